@@ -1,0 +1,126 @@
+//! Per-connection state. [`Client`] is owned by the connection task and handed to handlers;
+//! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL).
+
+use crate::reply::Reply;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub created: Instant,
+    pub name: Mutex<Option<Bytes>>,
+    pub lib_name: Mutex<Option<Bytes>>,
+    pub lib_ver: Mutex<Option<Bytes>>,
+    pub db: AtomicUsize,
+    pub resp: AtomicU8,
+    /// Milliseconds after `created` of the last command (CLIENT LIST's idle).
+    pub last_active_ms: AtomicU64,
+    /// Full name of the last command (CLIENT LIST's cmd).
+    pub last_cmd: Mutex<String>,
+    pub subscriptions: AtomicUsize,
+    pub pattern_subscriptions: AtomicUsize,
+    pub shard_subscriptions: AtomicUsize,
+    /// Cancelled by CLIENT KILL: the connection closes.
+    pub kill: CancellationToken,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, addr: String, laddr: String) -> Self {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            created: Instant::now(),
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            lib_ver: Mutex::new(None),
+            db: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            last_active_ms: AtomicU64::new(0),
+            last_cmd: Mutex::new("NULL".into()),
+            subscriptions: AtomicUsize::new(0),
+            pattern_subscriptions: AtomicUsize::new(0),
+            shard_subscriptions: AtomicUsize::new(0),
+            kill: CancellationToken::new(),
+        }
+    }
+
+    pub fn touch(&self, cmd: &str) {
+        self.last_active_ms
+            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
+        let mut c = self.last_cmd.lock();
+        c.clear();
+        c.push_str(cmd);
+    }
+}
+
+pub struct Client {
+    pub info: Arc<ClientInfo>,
+    pub id: u64,
+    pub db: usize,
+    /// RESP protocol version: 2 or 3.
+    pub resp: u8,
+    pub authenticated: bool,
+    /// Close the connection once the pending replies are written (QUIT, protocol errors).
+    pub close_after_reply: bool,
+    /// Out-of-band messages (pub/sub deliveries) for this connection, written in order with
+    /// its replies.
+    pub push_tx: mpsc::UnboundedSender<Reply>,
+}
+
+impl Client {
+    pub fn new(
+        info: Arc<ClientInfo>,
+        push_tx: mpsc::UnboundedSender<Reply>,
+        authenticated: bool,
+    ) -> Self {
+        Client {
+            id: info.id,
+            info,
+            db: 0,
+            resp: 2,
+            authenticated,
+            close_after_reply: false,
+            push_tx,
+        }
+    }
+
+    /// A client with no connection (the Lua caller's stand-in, embedded use).
+    pub fn detached(id: u64, db: usize, resp: u8) -> Self {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let info = Arc::new(ClientInfo::new(id, String::new(), String::new()));
+        Client {
+            id,
+            info,
+            db,
+            resp,
+            authenticated: true,
+            close_after_reply: false,
+            push_tx: tx,
+        }
+    }
+
+    /// Channels, patterns and shard channels this client is subscribed to.
+    pub fn subscription_count(&self) -> usize {
+        self.info.subscriptions.load(Ordering::Relaxed)
+            + self.info.pattern_subscriptions.load(Ordering::Relaxed)
+            + self.info.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
+    pub fn select(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db, Ordering::Relaxed);
+    }
+
+    pub fn set_resp(&mut self, resp: u8) {
+        self.resp = resp;
+        self.info.resp.store(resp, Ordering::Relaxed);
+    }
+}

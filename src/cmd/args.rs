@@ -1,0 +1,120 @@
+//! Argument parsing with Redis's exact rules and errors.
+
+use crate::error::{self, RedisError};
+use bytes::Bytes;
+
+/// Redis's string2ll: an optional '-' then digits, no '+', spaces or leading zeros.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = if s[0] == b'-' {
+        (true, &s[1..])
+    } else {
+        (false, s)
+    };
+    if digits.is_empty() || digits[0] == b'0' {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        let d = (c - b'0') as i64;
+        v = v.checked_mul(10)?;
+        v = if neg {
+            v.checked_sub(d)?
+        } else {
+            v.checked_add(d)?
+        };
+    }
+    Some(v)
+}
+
+/// An integer argument, or `ERR value is not an integer or out of range`.
+pub fn int(s: &[u8]) -> Result<i64, RedisError> {
+    parse_i64(s).ok_or(RedisError::new(error::NOT_INTEGER))
+}
+
+/// Redis's strtold-based float parsing: no leading space, whole string consumed, not NaN.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.is_empty() || s.len() > 5000 || s[0].is_ascii_whitespace() {
+        return None;
+    }
+    let st = std::str::from_utf8(s).ok()?;
+    let lower = st.to_ascii_lowercase();
+    let t = lower.trim_start_matches(['+', '-']);
+    // Rust accepts "infinity"/"inf"/"nan" like strtold; reject the NaN forms.
+    if t.starts_with("nan") {
+        return None;
+    }
+    // Rust does not accept hex floats or a trailing '.', strtold does; and Rust accepts "1_0"? no.
+    let v: f64 = st.parse().ok().or_else(|| {
+        // "1." and ".5" are fine for both; "0x10" only for strtold.
+        if let Some(h) = t.strip_prefix("0x") {
+            let n = i64::from_str_radix(h, 16).ok()? as f64;
+            Some(if st.starts_with('-') { -n } else { n })
+        } else {
+            None
+        }
+    })?;
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+pub fn float(s: &[u8]) -> Result<f64, RedisError> {
+    parse_f64(s).ok_or(RedisError::new(error::NOT_FLOAT))
+}
+
+/// Case-insensitive comparison of an argument with a lowercase option name.
+pub fn is(arg: &[u8], opt: &str) -> bool {
+    arg.eq_ignore_ascii_case(opt.as_bytes())
+}
+
+/// A SCAN cursor: an unsigned 64-bit decimal, or `ERR invalid cursor`.
+pub fn cursor(s: &[u8]) -> Result<u64, RedisError> {
+    let st = std::str::from_utf8(s).map_err(|_| RedisError::new(error::INVALID_CURSOR))?;
+    if st.is_empty() || !st.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(RedisError::new(error::INVALID_CURSOR));
+    }
+    st.parse::<u64>()
+        .map_err(|_| RedisError::new(error::INVALID_CURSOR))
+}
+
+/// Lossy UTF-8 view of an argument, for error messages.
+pub fn text(b: &Bytes) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"+1"), None);
+        assert_eq!(parse_i64(b"01"), None);
+        assert_eq!(parse_i64(b" 1"), None);
+        assert_eq!(parse_i64(b"-0"), None);
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn floats_follow_strtold() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b"1e3"), Some(1000.0));
+    }
+}

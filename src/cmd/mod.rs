@@ -1,0 +1,299 @@
+//! The command table and dispatch. Every command is one [`Command`] row in its family's
+//! `COMMANDS` slice; network clients and Lua's `redis.call` both go through [`dispatch`], so a
+//! command is added in one place and behaves the same everywhere.
+
+pub mod args;
+pub mod connection_cmds;
+pub mod notify;
+pub mod string;
+
+use crate::client::Client;
+use crate::db::Db;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use crate::shared::Shared;
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Handlers are synchronous and never touch a socket: they read arguments and the keyspace
+/// and return a reply value.
+pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
+
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const NO_MULTI: u32 = 1 << 14;
+    pub const ALLOW_BUSY: u32 = 1 << 15;
+    /// Allowed in RESP2 subscribed mode.
+    pub const SUBSCRIBED_OK: u32 = 1 << 16;
+    /// Runs a script: the connection runs it off the async runtime (spawn_blocking) holding
+    /// the gate exclusively instead of shared.
+    pub const SCRIPT_RUNNER: u32 = 1 << 17;
+    pub const RANDOM: u32 = 1 << 18;
+
+    /// (flag, name in COMMAND INFO's reply), in Redis's order.
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// One row of the command table (Redis's conventions: arity -N means at least N arguments
+/// counting the name; key positions are 1-based, last_key -1 means the last argument).
+pub struct Command {
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: u32,
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub handler: Handler,
+    pub group: &'static str,
+    pub summary: &'static str,
+    pub since: &'static str,
+    /// For container commands (CLIENT, CONFIG, SCRIPT, ...): the subcommands, named without
+    /// the container (`setname`). The container's own handler then never runs.
+    pub subcommands: &'static [Command],
+}
+
+impl Command {
+    /// A row with no key arguments and no subcommands; chain the `keys`/`subs`/`doc` helpers.
+    pub const fn new(name: &'static str, arity: i32, flags: u32, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            handler,
+            group: "generic",
+            summary: "",
+            since: "1.0.0",
+            subcommands: &[],
+        }
+    }
+    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Command {
+        self.first_key = first;
+        self.last_key = last;
+        self.step = step;
+        self
+    }
+    pub const fn doc(
+        mut self,
+        group: &'static str,
+        since: &'static str,
+        summary: &'static str,
+    ) -> Command {
+        self.group = group;
+        self.since = since;
+        self.summary = summary;
+        self
+    }
+    pub const fn subs(mut self, subs: &'static [Command]) -> Command {
+        self.subcommands = subs;
+        self
+    }
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+    /// The positions of the key arguments in `args` (args\[0\] is the command name).
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let first = self.first_key.max(0) as usize;
+        let last = if self.last_key < 0 {
+            (argc as i32 + self.last_key) as usize
+        } else {
+            self.last_key as usize
+        };
+        let step = self.step.max(1) as usize;
+        let valid = first > 0 && first < argc;
+        (first..=last.min(argc.saturating_sub(1)))
+            .step_by(step)
+            .filter(move |_| valid)
+    }
+}
+
+/// A noop handler for container rows, whose subcommands do the work.
+pub fn container(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::ok())
+}
+
+/// Everything a handler may touch.
+pub struct Ctx<'a> {
+    pub shared: &'a Shared,
+    pub client: &'a mut Client,
+    /// Milliseconds since the epoch, read once per command (and frozen for a whole script).
+    pub now: i64,
+    pub in_script: bool,
+}
+
+impl<'a> Ctx<'a> {
+    /// The client's selected database.
+    pub fn db(&self) -> &'a Db {
+        self.shared.keyspace.db(self.client.db)
+    }
+
+    /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
+    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        notify::keyspace_event(self.shared, class, event, key, self.client.db);
+    }
+}
+
+/// True when the client is in RESP2 subscribed mode (only a few commands allowed, PING
+/// answers as a message).
+pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
+    ctx.client.resp == 2 && ctx.client.subscription_count() > 0
+}
+
+/// Every family's rows; a new family is added here once.
+fn families() -> Vec<&'static [Command]> {
+    vec![connection_cmds::COMMANDS, string::COMMANDS]
+}
+
+fn table() -> &'static HashMap<&'static str, &'static Command> {
+    static TABLE: OnceLock<HashMap<&'static str, &'static Command>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut m = HashMap::new();
+        for fam in families() {
+            for c in fam {
+                let prev = m.insert(c.name, c);
+                assert!(prev.is_none(), "command {} defined twice", c.name);
+            }
+        }
+        m
+    })
+}
+
+/// All commands, sorted by name (COMMAND, COMMAND LIST, COMMAND COUNT).
+pub fn all_commands() -> Vec<&'static Command> {
+    let mut v: Vec<_> = table().values().copied().collect();
+    v.sort_by_key(|c| c.name);
+    v
+}
+
+/// Case-insensitive lookup without allocating for ordinary names.
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    let mut buf = [0u8; 32];
+    if name.len() > buf.len() {
+        return None;
+    }
+    for (d, s) in buf.iter_mut().zip(name) {
+        *d = s.to_ascii_lowercase();
+    }
+    let s = std::str::from_utf8(&buf[..name.len()]).ok()?;
+    table().get(s).copied()
+}
+
+/// Find the subcommand row of a container command.
+pub fn lookup_sub(parent: &'static Command, name: &[u8]) -> Option<&'static Command> {
+    parent
+        .subcommands
+        .iter()
+        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// The full name Redis uses in errors: `get`, or `client|setname`.
+pub fn fullname(parent: Option<&Command>, cmd: &Command) -> String {
+    match parent {
+        Some(p) => format!("{}|{}", p.name, cmd.name),
+        None => cmd.name.to_string(),
+    }
+}
+
+/// Resolve `args` to the row that will run: the command, or its subcommand for containers.
+/// Checks existence and arity with Redis's exact errors.
+pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
+    let cmd = match lookup(&args[0]) {
+        Some(c) => c,
+        None => return Err(error::unknown_command(&args[0], &args[1..])),
+    };
+    if cmd.subcommands.is_empty() {
+        if !cmd.arity_ok(args.len()) {
+            return Err(error::wrong_arity(cmd.name));
+        }
+        return Ok((cmd, None));
+    }
+    if args.len() < 2 {
+        return Err(error::wrong_arity(cmd.name));
+    }
+    match lookup_sub(cmd, &args[1]) {
+        None => Err(error::unknown_subcommand(&args[1], cmd.name)),
+        Some(sub) => {
+            if !sub.arity_ok(args.len()) {
+                return Err(error::wrong_arity(&fullname(Some(cmd), sub)));
+            }
+            Ok((sub, Some(cmd)))
+        }
+    }
+}
+
+/// Run an already resolved command. The caller holds the gate (shared for clients, exclusive
+/// for scripts) and has checked authentication and the connection's mode.
+pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    match (cmd.handler)(ctx, args) {
+        Ok(r) => r,
+        Err(e) => Reply::error(e),
+    }
+}
+
+/// RESP2 subscribed mode allows only a few commands (filled in by the pub/sub family).
+pub fn pubsub_context_error(
+    _client: &Client,
+    _cmd: &Command,
+    _parent: Option<&Command>,
+) -> Option<RedisError> {
+    None
+}
+
+/// The error a client gets while a script holds the gate (filled in by scripting).
+pub fn busy_error(_shared: &Shared, _cmd: &Command) -> Option<RedisError> {
+    None
+}
+
+/// Run a script command off the runtime (filled in by scripting).
+pub async fn run_script_command(
+    _shared: &std::sync::Arc<Shared>,
+    _client: &mut Client,
+    cmd: &'static Command,
+    args: Vec<Bytes>,
+) -> Reply {
+    let _ = cmd;
+    Reply::error(error::unknown_command(&args[0], &args[1..]))
+}
+
+/// Families that keep server-wide state register it here (e.g. the expired-key hook).
+pub fn on_server_start(_shared: &std::sync::Arc<Shared>) {}
+
+/// Families that keep per-client state forget the client here (e.g. its subscriptions).
+pub fn on_client_gone(_shared: &Shared, _client: &Client) {}

@@ -1,0 +1,346 @@
+//! The keyspace: databases of sharded `key -> Entry` maps with millisecond expiry.
+//!
+//! A key lives in the shard chosen by the top bits of its hash, so single-key commands on
+//! different keys take different mutexes and run in parallel. Commands that touch several keys
+//! lock every shard they need in ascending order ([`Db::lock_keys`]), which makes them atomic
+//! and deadlock-free. Scripts are isolated by the [`Gate`]: every command holds it shared, a
+//! script holds it exclusively. Knows nothing of sockets or RESP.
+//!
+//! Each shard is an `IndexMap` because its dense entry vector gives the active expirer a cheap
+//! rotating scan and RANDOMKEY an O(1) random pick, which a plain `HashMap` cannot.
+
+mod gate;
+mod scan;
+mod value;
+
+pub use gate::{Gate, GateGuard};
+pub use scan::{scan_by_hash, ScanPage};
+pub use value::{Entry, Hash, Value};
+
+use ahash::RandomState;
+use bytes::Bytes;
+use indexmap::IndexMap;
+use parking_lot::{Mutex, MutexGuard};
+
+/// 2^SHARD_BITS shards per database.
+const SHARD_BITS: u32 = 6;
+pub const SHARDS: usize = 1 << SHARD_BITS;
+
+pub type Map = IndexMap<Bytes, Entry, RandomState>;
+
+/// Called with (db, key) for every key removed because its time ran out; the pub/sub layer
+/// turns this into `expired` keyspace events.
+pub type ExpiredHook = Box<dyn Fn(usize, &Bytes) + Send + Sync>;
+
+pub struct Shard {
+    pub map: Map,
+    /// Next index the active expirer looks at.
+    expire_cursor: usize,
+    /// Keys removed by lazy expiry since the last [`Shard::take_expired`].
+    expired: Vec<Bytes>,
+    /// Number of keys that carry a TTL (INFO keyspace's `expires=`).
+    pub volatile: usize,
+}
+
+impl Shard {
+    fn new(hasher: RandomState) -> Self {
+        Shard {
+            map: IndexMap::with_hasher(hasher),
+            expire_cursor: 0,
+            expired: Vec::new(),
+            volatile: 0,
+        }
+    }
+
+    /// Remove `key` if its time ran out; true if it is (still) present afterwards.
+    fn expire_if_needed(&mut self, key: &[u8], now: i64) -> bool {
+        match self.map.get_index_of(key) {
+            None => false,
+            Some(i) => {
+                let (_, e) = self.map.get_index(i).expect("index");
+                if e.is_expired(now) {
+                    let (k, _) = self.map.swap_remove_index(i).expect("index");
+                    self.volatile -= 1;
+                    self.expired.push(k);
+                    false
+                } else {
+                    true
+                }
+            }
+        }
+    }
+
+    /// The live entry of `key`, removing it first if it has expired.
+    pub fn get(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
+        if self.expire_if_needed(key, now) {
+            self.map.get(key)
+        } else {
+            None
+        }
+    }
+
+    pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
+        if self.expire_if_needed(key, now) {
+            self.map.get_mut(key)
+        } else {
+            None
+        }
+    }
+
+    pub fn contains(&mut self, key: &[u8], now: i64) -> bool {
+        self.expire_if_needed(key, now)
+    }
+
+    /// Insert or replace `key`; the key's bytes are copied so the entry does not pin the
+    /// request buffer it was parsed from.
+    pub fn insert(&mut self, key: &[u8], entry: Entry) {
+        let new_volatile = entry.expires_at != 0;
+        match self.map.get_full_mut(key) {
+            Some((_, _, old)) => {
+                let old_volatile = old.expires_at != 0;
+                *old = entry;
+                self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
+            }
+            None => {
+                self.map.insert(Bytes::copy_from_slice(key), entry);
+                self.volatile += new_volatile as usize;
+            }
+        }
+    }
+
+    /// Remove a live key; None if it is missing or expired.
+    pub fn remove(&mut self, key: &[u8], now: i64) -> Option<Entry> {
+        if !self.expire_if_needed(key, now) {
+            return None;
+        }
+        let e = self.map.swap_remove(key)?;
+        if e.expires_at != 0 {
+            self.volatile -= 1;
+        }
+        Some(e)
+    }
+
+    /// Set or clear the expiry of a live key. Returns false if the key is missing.
+    pub fn set_expiry(&mut self, key: &[u8], at: i64, now: i64) -> bool {
+        match self.get_mut(key, now) {
+            None => false,
+            Some(e) => {
+                let was = e.expires_at != 0;
+                e.expires_at = at;
+                let is = at != 0;
+                self.volatile = self.volatile + is as usize - was as usize;
+                true
+            }
+        }
+    }
+
+    /// Keys lazily expired since the last call (for `expired` notifications).
+    pub fn take_expired(&mut self) -> Vec<Bytes> {
+        std::mem::take(&mut self.expired)
+    }
+
+    pub fn has_expired_pending(&self) -> bool {
+        !self.expired.is_empty()
+    }
+
+    /// Live keys (expired ones still present are skipped, not removed).
+    pub fn live_keys(&self, now: i64) -> impl Iterator<Item = (&Bytes, &Entry)> {
+        self.map.iter().filter(move |(_, e)| !e.is_expired(now))
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.map.shrink_to_fit();
+        self.volatile = 0;
+        self.expire_cursor = 0;
+    }
+
+    /// Look at up to `budget` entries from the rotating cursor and remove the expired ones.
+    /// Returns the removed keys.
+    fn active_expire(&mut self, budget: usize, now: i64, out: &mut Vec<Bytes>) {
+        if self.volatile == 0 {
+            return;
+        }
+        let mut seen = 0;
+        while seen < budget && !self.map.is_empty() {
+            if self.expire_cursor >= self.map.len() {
+                self.expire_cursor = 0;
+            }
+            let i = self.expire_cursor;
+            let expired = self.map.get_index(i).map(|(_, e)| e.is_expired(now)) == Some(true);
+            if expired {
+                // swap_remove moves the last entry into slot i: look at i again next.
+                let (k, _) = self.map.swap_remove_index(i).expect("index");
+                self.volatile -= 1;
+                out.push(k);
+            } else {
+                self.expire_cursor += 1;
+            }
+            seen += 1;
+        }
+        if self.map.capacity() > 64 && self.map.len() * 4 < self.map.capacity() {
+            self.map.shrink_to(self.map.len() * 2);
+        }
+    }
+}
+
+pub type ShardGuard<'a> = MutexGuard<'a, Shard>;
+
+pub struct Db {
+    shards: Box<[Mutex<Shard>]>,
+    hasher: RandomState,
+}
+
+/// Several shards of one database, locked in ascending order.
+pub struct MultiGuard<'a> {
+    db: &'a Db,
+    guards: Vec<(usize, ShardGuard<'a>)>,
+}
+
+impl<'a> MultiGuard<'a> {
+    /// The shard holding `key`; it must be one of the keys this guard was built from.
+    pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
+        let idx = self.db.shard_of(key);
+        let pos = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == idx)
+            .expect("key was not locked by this command");
+        &mut self.guards[pos].1
+    }
+
+    /// Every locked shard (all of them when built by [`Db::lock_all`]).
+    pub fn shards(&mut self) -> impl Iterator<Item = &mut Shard> + use<'_, 'a> {
+        self.guards.iter_mut().map(|(_, g)| &mut **g)
+    }
+}
+
+impl Db {
+    fn new(hasher: RandomState) -> Self {
+        Db {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Shard::new(hasher.clone())))
+                .collect(),
+            hasher,
+        }
+    }
+
+    /// The 64-bit hash of `key`: its top bits pick the shard, and SCAN walks keys in its order.
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    pub fn shard_of(&self, key: &[u8]) -> usize {
+        (self.hash_key(key) >> (64 - SHARD_BITS)) as usize
+    }
+
+    pub fn lock(&self, key: &[u8]) -> ShardGuard<'_> {
+        self.shards[self.shard_of(key)].lock()
+    }
+
+    pub fn lock_shard(&self, idx: usize) -> ShardGuard<'_> {
+        self.shards[idx].lock()
+    }
+
+    /// Lock the shards of all `keys` at once, in ascending shard order.
+    pub fn lock_keys<'k, I: IntoIterator<Item = &'k [u8]>>(&self, keys: I) -> MultiGuard<'_> {
+        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.shard_of(k)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        MultiGuard {
+            db: self,
+            guards: idx
+                .into_iter()
+                .map(|i| (i, self.shards[i].lock()))
+                .collect(),
+        }
+    }
+
+    /// Lock every shard (KEYS, DBSIZE, FLUSHDB, RANDOMKEY: a consistent view of the whole db).
+    pub fn lock_all(&self) -> MultiGuard<'_> {
+        MultiGuard {
+            db: self,
+            guards: (0..SHARDS).map(|i| (i, self.shards[i].lock())).collect(),
+        }
+    }
+
+    /// Number of keys, counting expired ones not yet reclaimed (as DBSIZE does in Redis).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().map.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn volatile(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().volatile).sum()
+    }
+}
+
+pub struct Keyspace {
+    dbs: Box<[Db]>,
+    pub gate: Gate,
+    expired_hook: parking_lot::RwLock<Option<ExpiredHook>>,
+    /// Keys removed by expiry, lazily or actively (INFO's expired_keys).
+    pub expired_keys: std::sync::atomic::AtomicU64,
+}
+
+impl Keyspace {
+    pub fn new(databases: usize) -> Self {
+        let hasher = RandomState::new();
+        Keyspace {
+            dbs: (0..databases.max(1))
+                .map(|_| Db::new(hasher.clone()))
+                .collect(),
+            gate: Gate::new(),
+            expired_hook: parking_lot::RwLock::new(None),
+            expired_keys: Default::default(),
+        }
+    }
+
+    pub fn db(&self, i: usize) -> &Db {
+        &self.dbs[i]
+    }
+
+    pub fn databases(&self) -> usize {
+        self.dbs.len()
+    }
+
+    pub fn set_expired_hook(&self, hook: ExpiredHook) {
+        *self.expired_hook.write() = Some(hook);
+    }
+
+    /// Report keys removed by expiry: counts them and calls the hook.
+    pub fn report_expired(&self, db: usize, keys: &[Bytes]) {
+        if keys.is_empty() {
+            return;
+        }
+        self.expired_keys
+            .fetch_add(keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.expired_hook.read().as_ref() {
+            for k in keys {
+                h(db, k);
+            }
+        }
+    }
+
+    /// One round of active expiry over every shard: each round looks at a tenth of each shard,
+    /// so at 10 rounds a second every expired key is reclaimed within about a second.
+    pub fn active_expire_round(&self, now: i64) {
+        let mut removed = Vec::new();
+        for (dbi, db) in self.dbs.iter().enumerate() {
+            for s in db.shards.iter() {
+                {
+                    let mut g = s.lock();
+                    let budget = g.map.len() / 10 + 16;
+                    g.active_expire(budget, now, &mut removed);
+                    let lazy = g.take_expired();
+                    removed.extend(lazy);
+                }
+                self.report_expired(dbi, &removed);
+                removed.clear();
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+use crate::reply::Reply;
+use bytes::{BufMut, BytesMut};
+
+fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
+    let mut b = itoa::Buffer::new();
+    out.put_u8(prefix);
+    out.put_slice(b.format(n).as_bytes());
+    out.put_slice(b"\r\n");
+}
+
+fn put_bulk(out: &mut BytesMut, prefix: u8, data: &[u8]) {
+    put_int_line(out, prefix, data.len() as i64);
+    out.put_slice(data);
+    out.put_slice(b"\r\n");
+}
+
+/// C's `%.17g`, which Redis 7.0 uses for doubles in replies.
+pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        return if d.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    format_g(d, 17)
+}
+
+/// printf's `%.{p}g` for finite values.
+pub fn format_g(d: f64, p: usize) -> String {
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let e = format!("{:.*e}", p - 1, d);
+    let (mant, exp) = e.split_once('e').expect("exponent");
+    let x: i32 = exp.parse().expect("exponent digits");
+    if x < -4 || x >= p as i32 {
+        let mant = trim_zeros(mant);
+        let sign = if x < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", x.abs())
+    } else {
+        let decimals = (p as i32 - 1 - x).max(0) as usize;
+        trim_zeros(&format!("{d:.decimals$}")).to_string()
+    }
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Append `reply` to `out` in RESP `proto` (2 or 3).
+pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
+    let resp3 = proto >= 3;
+    match reply {
+        Reply::Simple(s) => {
+            out.put_u8(b'+');
+            out.put_slice(s);
+            out.put_slice(b"\r\n");
+        }
+        Reply::Error(e) => {
+            out.put_u8(b'-');
+            out.put_slice(e);
+            out.put_slice(b"\r\n");
+        }
+        Reply::Int(n) => put_int_line(out, b':', *n),
+        Reply::Bulk(b) => put_bulk(out, b'$', b),
+        Reply::Nil => out.put_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
+        Reply::NilArray => out.put_slice(if resp3 { b"_\r\n" } else { b"*-1\r\n" }),
+        Reply::Array(items) => {
+            put_int_line(out, b'*', items.len() as i64);
+            for i in items {
+                encode(i, proto, out);
+            }
+        }
+        Reply::Set(items) => {
+            put_int_line(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
+            for i in items {
+                encode(i, proto, out);
+            }
+        }
+        Reply::Push(items) => {
+            put_int_line(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
+            for i in items {
+                encode(i, proto, out);
+            }
+        }
+        Reply::Map(pairs) => {
+            if resp3 {
+                put_int_line(out, b'%', pairs.len() as i64);
+            } else {
+                put_int_line(out, b'*', 2 * pairs.len() as i64);
+            }
+            for (k, v) in pairs {
+                encode(k, proto, out);
+                encode(v, proto, out);
+            }
+        }
+        Reply::Double(d) => {
+            let s = format_double(*d);
+            if resp3 {
+                out.put_u8(b',');
+                out.put_slice(s.as_bytes());
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, b'$', s.as_bytes());
+            }
+        }
+        Reply::Bool(b) => {
+            if resp3 {
+                out.put_slice(if *b { b"#t\r\n" } else { b"#f\r\n" });
+            } else {
+                out.put_slice(if *b { b":1\r\n" } else { b":0\r\n" });
+            }
+        }
+        Reply::Verbatim(b) => {
+            if resp3 {
+                put_int_line(out, b'=', b.len() as i64 + 4);
+                out.put_slice(b"txt:");
+                out.put_slice(b);
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, b'$', b);
+            }
+        }
+        Reply::BigNumber(b) => {
+            if resp3 {
+                out.put_u8(b'(');
+                out.put_slice(b);
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, b'$', b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_17g_matches_c() {
+        assert_eq!(format_double(1.5), "1.5");
+        assert_eq!(format_double(0.1), "0.10000000000000001");
+        assert_eq!(format_double(1e20), "1e+20");
+        assert_eq!(format_double(123456.0), "123456");
+        assert_eq!(format_double(1e-5), "1.0000000000000001e-05");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn null_and_map_differ_by_protocol() {
+        let mut b = BytesMut::new();
+        encode(&Reply::Nil, 2, &mut b);
+        encode(&Reply::Nil, 3, &mut b);
+        assert_eq!(&b[..], b"$-1\r\n_\r\n");
+    }
+}

@@ -1,0 +1,356 @@
+use bytes::{Buf, Bytes, BytesMut};
+
+/// Longest inline request, or count line, Redis accepts (PROTO_INLINE_MAX_SIZE).
+pub const PROTO_INLINE_MAX_SIZE: usize = 64 * 1024;
+/// proto-max-bulk-len's default.
+pub const PROTO_MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+/// Largest multibulk count accepted: Redis 7.0 takes up to INT_MAX (memory is bounded by the
+/// bytes that actually arrive, never by the declared count).
+const PROTO_MAX_MULTIBULK: i64 = i32::MAX as i64;
+
+/// Progress through a multibulk request that has not fully arrived, so a large request that
+/// trickles in is scanned once rather than from its start on every read.
+#[derive(Debug, Default)]
+pub struct ParseState {
+    /// Arguments still expected.
+    remaining: usize,
+    /// Offset in the buffer of the next unparsed argument.
+    pos: usize,
+    /// (start, len) of the arguments already located.
+    spans: Vec<(usize, usize)>,
+}
+
+/// A request that violates the protocol: the text after `-ERR Protocol error: `. The
+/// connection replies with it and closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+fn perr(s: impl Into<String>) -> ProtocolError {
+    ProtocolError(s.into())
+}
+
+/// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too.
+fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
+    buf[from..]
+        .iter()
+        .position(|&b| b == b'\r')
+        .map(|p| p + from)
+}
+
+/// Redis's string2ll: optional '-', digits, no leading '+', no spaces, no leading zeros
+/// except "0" itself.
+fn parse_ll(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let (neg, digits) = if s[0] == b'-' {
+        (true, &s[1..])
+    } else {
+        (false, s)
+    };
+    if digits.is_empty() || (digits[0] == b'0' && digits.len() > 1) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?;
+        v = if neg {
+            v.checked_sub((c - b'0') as i64)?
+        } else {
+            v.checked_add((c - b'0') as i64)?
+        };
+    }
+    if neg && v == 0 {
+        return None;
+    }
+    Some(v)
+}
+
+/// Parse one request from the front of `buf`, consuming it. `Ok(None)`: more bytes are
+/// needed (nothing consumed). `Ok(Some(vec![]))`: an empty request (blank line, `*0`) was
+/// consumed and needs no reply. Arguments share `buf`'s memory (no copy).
+/// `state` carries progress between calls and must be used with the same buffer.
+pub fn parse_request(
+    buf: &mut BytesMut,
+    state: &mut ParseState,
+) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+    if state.remaining > 0 {
+        return parse_bulks(buf, state);
+    }
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    if buf[0] == b'*' {
+        parse_multibulk(buf, state)
+    } else {
+        parse_inline(buf)
+    }
+}
+
+fn parse_multibulk(
+    buf: &mut BytesMut,
+    state: &mut ParseState,
+) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+    let nl = match find_cr(buf, 0) {
+        Some(p) => p,
+        None => {
+            if buf.len() > PROTO_INLINE_MAX_SIZE {
+                return Err(perr("too big mbulk count string"));
+            }
+            return Ok(None);
+        }
+    };
+    if nl + 1 >= buf.len() {
+        return Ok(None);
+    }
+    let count = match parse_ll(&buf[1..nl]) {
+        Some(n) if n <= PROTO_MAX_MULTIBULK => n,
+        _ => return Err(perr("invalid multibulk length")),
+    };
+    if count <= 0 {
+        buf.advance(nl + 2);
+        return Ok(Some(Vec::new()));
+    }
+    state.remaining = count as usize;
+    state.pos = nl + 2;
+    state.spans = Vec::with_capacity((count as usize).min(1024));
+    parse_bulks(buf, state)
+}
+
+/// Locate the remaining arguments of a multibulk request; consume it once all have arrived.
+fn parse_bulks(
+    buf: &mut BytesMut,
+    state: &mut ParseState,
+) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+    while state.remaining > 0 {
+        let pos = state.pos;
+        let nl = match find_cr(buf, pos) {
+            Some(p) => p,
+            None => {
+                if buf.len() - pos > PROTO_INLINE_MAX_SIZE {
+                    return Err(perr("too big bulk count string"));
+                }
+                return Ok(None);
+            }
+        };
+        if nl + 1 >= buf.len() {
+            return Ok(None);
+        }
+        if buf[pos] != b'$' {
+            return Err(perr(format!(
+                "expected '$', got '{}'",
+                char::from(buf[pos])
+            )));
+        }
+        let len = match parse_ll(&buf[pos + 1..nl]) {
+            Some(n) if (0..=PROTO_MAX_BULK_LEN).contains(&n) => n as usize,
+            _ => return Err(perr("invalid bulk length")),
+        };
+        let start = nl + 2;
+        if buf.len() < start + len + 2 {
+            return Ok(None);
+        }
+        state.spans.push((start, len));
+        state.pos = start + len + 2;
+        state.remaining -= 1;
+    }
+    let frame = buf.split_to(state.pos).freeze();
+    state.pos = 0;
+    Ok(Some(
+        std::mem::take(&mut state.spans)
+            .into_iter()
+            .map(|(s, l)| frame.slice(s..s + l))
+            .collect(),
+    ))
+}
+
+fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+    let nl = match buf.iter().position(|&b| b == b'\n') {
+        Some(p) => p,
+        None => {
+            if buf.len() > PROTO_INLINE_MAX_SIZE {
+                return Err(perr("too big inline request"));
+            }
+            return Ok(None);
+        }
+    };
+    let line = buf.split_to(nl + 1);
+    let mut end = nl;
+    if end > 0 && line[end - 1] == b'\r' {
+        end -= 1;
+    }
+    match split_args(&line[..end]) {
+        Some(args) => Ok(Some(args)),
+        None => Err(perr("unbalanced quotes in request")),
+    }
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Redis's sdssplitargs: space-separated words, "double quoted" with C escapes and \xHH,
+/// 'single quoted' with \' only. A closing quote must be followed by a space or the end.
+pub fn split_args(line: &[u8]) -> Option<Vec<Bytes>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    let n = line.len();
+    loop {
+        while i < n && is_space(line[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Some(args);
+        }
+        let mut cur = Vec::new();
+        let mut inq = false;
+        let mut insq = false;
+        loop {
+            if inq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\'
+                    && i + 3 < n
+                    && line[i + 1] == b'x'
+                    && hex_val(line[i + 2]).is_some()
+                    && hex_val(line[i + 3]).is_some()
+                {
+                    cur.push(hex_val(line[i + 2]).unwrap() * 16 + hex_val(line[i + 3]).unwrap());
+                    i += 3;
+                } else if c == b'\\' && i + 1 < n {
+                    i += 1;
+                    cur.push(match line[i] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        o => o,
+                    });
+                } else if c == b'"' {
+                    if i + 1 < n && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else if insq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\' && i + 1 < n && line[i + 1] == b'\'' {
+                    i += 1;
+                    cur.push(b'\'');
+                } else if c == b'\'' {
+                    if i + 1 < n && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else {
+                if i >= n {
+                    break;
+                }
+                match line[i] {
+                    c if is_space(c) => break,
+                    b'"' => inq = true,
+                    b'\'' => insq = true,
+                    c => cur.push(c),
+                }
+            }
+            i += 1;
+        }
+        args.push(Bytes::from(cur));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &[u8]) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        parse_request(&mut BytesMut::from(s), &mut ParseState::default())
+    }
+
+    #[test]
+    fn request_split_across_reads_resumes() {
+        let mut st = ParseState::default();
+        let mut b = BytesMut::from(&b"*3\r\n$3\r\nSET\r\n$1\r\nk"[..]);
+        assert_eq!(parse_request(&mut b, &mut st).unwrap(), None);
+        b.extend_from_slice(b"\r\n$2\r\nvv\r\nPING\r\n");
+        let v = parse_request(&mut b, &mut st).unwrap().unwrap();
+        assert_eq!(
+            v,
+            vec![Bytes::from("SET"), Bytes::from("k"), Bytes::from("vv")]
+        );
+        assert_eq!(
+            parse_request(&mut b, &mut st).unwrap().unwrap(),
+            vec![Bytes::from("PING")]
+        );
+    }
+
+    #[test]
+    fn multibulk_needs_whole_frame() {
+        assert_eq!(parse(b"*2\r\n$3\r\nGET\r\n$1\r\nk").unwrap(), None);
+        assert_eq!(
+            parse(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n").unwrap().unwrap(),
+            vec![Bytes::from("GET"), Bytes::from("k")]
+        );
+    }
+
+    #[test]
+    fn huge_declared_bulk_waits_without_allocating() {
+        let mut b = BytesMut::from(&b"*1\r\n$500000000\r\nabc"[..]);
+        assert_eq!(
+            parse_request(&mut b, &mut ParseState::default()).unwrap(),
+            None
+        );
+        assert!(b.capacity() < 1024 * 1024);
+    }
+
+    #[test]
+    fn protocol_errors_match_redis_texts() {
+        assert_eq!(parse(b"*x\r\n").unwrap_err().0, "invalid multibulk length");
+        assert_eq!(
+            parse(b"*1\r\n!3\r\n").unwrap_err().0,
+            "expected '$', got '!'"
+        );
+        assert_eq!(
+            parse(b"*1\r\n$-2\r\n").unwrap_err().0,
+            "invalid bulk length"
+        );
+        assert_eq!(
+            parse(b"*1\r\n$536870913\r\n").unwrap_err().0,
+            "invalid bulk length"
+        );
+        assert_eq!(
+            parse(b"set \"a\r\n").unwrap_err().0,
+            "unbalanced quotes in request"
+        );
+    }
+
+    #[test]
+    fn inline_splits_quotes_and_escapes() {
+        let v = parse(b"set \"a b\\x41\" 'c\\'d'\r\n").unwrap().unwrap();
+        assert_eq!(
+            v,
+            vec![Bytes::from("set"), Bytes::from("a bA"), Bytes::from("c'd")]
+        );
+        assert_eq!(parse(b"\r\n").unwrap().unwrap(), Vec::<Bytes>::new());
+    }
+}

@@ -1,0 +1,70 @@
+//! Replies as values. Handlers build them; the connection encodes them in the client's RESP
+//! version (see `protocol::encode`), and the Lua bridge converts them to Lua values, so one
+//! handler serves RESP2, RESP3 and scripts.
+
+use crate::error::RedisError;
+use bytes::Bytes;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// `+OK`
+    Simple(Bytes),
+    /// `-ERR ...` (text without the `-`)
+    Error(Bytes),
+    Int(i64),
+    Bulk(Bytes),
+    /// Null bulk string: `$-1` in RESP2, `_` in RESP3.
+    Nil,
+    /// Null array: `*-1` in RESP2, `_` in RESP3.
+    NilArray,
+    Array(Vec<Reply>),
+    /// RESP3 map; a flat array of key, value, ... in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3 set; an array in RESP2.
+    Set(Vec<Reply>),
+    /// RESP3 double; a bulk string in RESP2.
+    Double(f64),
+    /// RESP3 boolean; `:1`/`:0` in RESP2.
+    Bool(bool),
+    /// RESP3 verbatim string (`=len\r\ntxt:...`); a bulk string in RESP2.
+    Verbatim(Bytes),
+    /// RESP3 big number; a bulk string in RESP2.
+    BigNumber(Bytes),
+    /// RESP3 push (`>`); an array in RESP2.
+    Push(Vec<Reply>),
+}
+
+impl Reply {
+    pub const fn ok() -> Reply {
+        Reply::Simple(Bytes::from_static(b"OK"))
+    }
+    pub const fn simple(s: &'static str) -> Reply {
+        Reply::Simple(Bytes::from_static(s.as_bytes()))
+    }
+    pub fn bulk(b: impl Into<Bytes>) -> Reply {
+        Reply::Bulk(b.into())
+    }
+    pub fn bulk_copy(b: &[u8]) -> Reply {
+        Reply::Bulk(Bytes::copy_from_slice(b))
+    }
+    pub fn bulk_str(s: &str) -> Reply {
+        Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+    }
+    pub const fn bulk_static(s: &'static str) -> Reply {
+        Reply::Bulk(Bytes::from_static(s.as_bytes()))
+    }
+    pub fn error(e: RedisError) -> Reply {
+        Reply::Error(e.into_bytes())
+    }
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_))
+    }
+}
+
+impl From<RedisError> for Reply {
+    fn from(e: RedisError) -> Self {
+        Reply::error(e)
+    }
+}
+
+pub type CmdResult = Result<Reply, RedisError>;

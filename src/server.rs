@@ -1,0 +1,195 @@
+//! Accept loop, connection limit, active expiry and graceful shutdown; the embedding API.
+
+use crate::client::Client;
+use crate::config::Config;
+use crate::connection;
+use crate::shared::Shared;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
+use tokio_util::task::TaskTracker;
+
+/// A running server on the caller's Tokio runtime.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    done: tokio::task::JoinHandle<()>,
+}
+
+impl ServerHandle {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's state: its clock (tests move time with `shared().clock.advance_ms`),
+    /// keyspace and configuration.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Close the listener and every connection, and wait until they are gone.
+    pub async fn shutdown(self) {
+        self.shared.shutdown.cancel();
+        let _ = self.done.await;
+    }
+
+    /// Wait until the server stops (SHUTDOWN from a client, or [`ServerHandle::shutdown`]).
+    pub async fn wait(self) {
+        let _ = self.done.await;
+    }
+}
+
+/// Bind `config.bind:config.port` (port 0 picks a free one) and serve on the current runtime.
+pub async fn start(config: Config) -> io::Result<ServerHandle> {
+    let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
+    let addr = listener.local_addr()?;
+    let shared = Shared::new(config);
+    let _ = shared.local_addr.set(addr);
+    crate::cmd::on_server_start(&shared);
+    let done = tokio::spawn(run(listener, shared.clone()));
+    Ok(ServerHandle { addr, shared, done })
+}
+
+async fn run(listener: TcpListener, shared: Arc<Shared>) {
+    let tracker = TaskTracker::new();
+    tracker.spawn(active_expiry(shared.clone()));
+    loop {
+        let accepted = tokio::select! {
+            _ = shared.shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let (mut stream, _) = match accepted {
+            Ok(s) => s,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        shared
+            .stats
+            .total_connections
+            .fetch_add(1, Ordering::Relaxed);
+        let maxclients = shared.config.read().maxclients;
+        if shared.clients.lock().len() >= maxclients {
+            shared
+                .stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            tracker.spawn(async move {
+                let _ = stream
+                    .write_all(format!("-{}\r\n", crate::error::MAX_CLIENTS).as_bytes())
+                    .await;
+            });
+            continue;
+        }
+        tracker.spawn(connection::serve(shared.clone(), stream));
+    }
+    drop(listener);
+    tracker.close();
+    tracker.wait().await;
+}
+
+/// Reclaim expired keys nobody reads, ten rounds a second.
+async fn active_expiry(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shared.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        loop {
+            if let Some(guard) = shared.keyspace.gate.try_shared() {
+                shared.keyspace.active_expire_round(shared.clock.now_ms());
+                drop(guard);
+                break;
+            }
+            shared.keyspace.gate.wait_released().await;
+        }
+    }
+}
+
+/// Forget a closed connection everywhere.
+pub(crate) fn client_gone(shared: &Shared, client: &Client) {
+    shared.clients.lock().remove(&client.id);
+    crate::cmd::on_client_gone(shared, client);
+}
+
+/// A server on its own runtime thread, for blocking code (`#[test]` without async).
+pub struct BlockingServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BlockingServer {
+    pub fn start(config: Config) -> io::Result<BlockingServer> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("resplock-server".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    match start(config).await {
+                        Ok(h) => {
+                            let _ = tx.send(Ok((h.local_addr(), h.shared().clone())));
+                            h.wait().await;
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                        }
+                    }
+                });
+            })?;
+        let (addr, shared) = rx
+            .recv()
+            .map_err(|_| io::Error::other("server thread died"))??;
+        Ok(BlockingServer {
+            addr,
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Stop the server and join its thread.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.shared.shutdown.cancel();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for BlockingServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

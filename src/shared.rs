@@ -1,0 +1,67 @@
+//! State shared by every connection of one server.
+
+use crate::client::ClientInfo;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::db::Keyspace;
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Default)]
+pub struct Stats {
+    pub total_connections: AtomicU64,
+    pub total_commands: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub net_input_bytes: AtomicU64,
+    pub net_output_bytes: AtomicU64,
+    pub keyspace_hits: AtomicU64,
+    pub keyspace_misses: AtomicU64,
+}
+
+pub struct Shared {
+    pub keyspace: Keyspace,
+    pub clock: Clock,
+    pub config: RwLock<Config>,
+    pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    next_client_id: AtomicU64,
+    pub stats: Stats,
+    /// Cancelled to stop the server (SHUTDOWN, ServerHandle::shutdown).
+    pub shutdown: CancellationToken,
+    pub started: Instant,
+    /// 40 hex characters, as Redis's run_id.
+    pub run_id: String,
+    pub local_addr: OnceLock<SocketAddr>,
+}
+
+impl Shared {
+    pub fn new(config: Config) -> Arc<Shared> {
+        let run_id = (0..40)
+            .map(|_| char::from_digit(fastrand::u32(0..16), 16).expect("hex digit"))
+            .collect();
+        Arc::new(Shared {
+            keyspace: Keyspace::new(config.databases),
+            clock: Clock::new(),
+            config: RwLock::new(config),
+            clients: Mutex::new(BTreeMap::new()),
+            next_client_id: AtomicU64::new(1),
+            stats: Stats::default(),
+            shutdown: CancellationToken::new(),
+            started: Instant::now(),
+            run_id,
+            local_addr: OnceLock::new(),
+        })
+    }
+
+    pub fn next_client_id(&self) -> u64 {
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn requires_pass(&self) -> bool {
+        self.config.read().requirepass.is_some()
+    }
+}

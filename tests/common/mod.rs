@@ -1,0 +1,137 @@
+//! Shared by the integration tests: start an in-process server on an ephemeral port, talk to it
+//! through the `redis` crate or with raw bytes.
+#![allow(dead_code)]
+
+use resplock::{Config, ServerHandle};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+pub async fn server() -> ServerHandle {
+    server_with(Config::ephemeral()).await
+}
+
+pub async fn server_with(config: Config) -> ServerHandle {
+    resplock::start(config).await.expect("server starts")
+}
+
+pub async fn client(s: &ServerHandle) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(format!("redis://{}", s.local_addr()))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect")
+}
+
+/// Length of the first complete RESP2/RESP3 reply in `b`, if it is complete.
+pub fn frame_len(b: &[u8]) -> Option<usize> {
+    fn line(b: &[u8], from: usize) -> Option<usize> {
+        b[from..]
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .map(|p| from + p)
+    }
+    fn one(b: &[u8], pos: usize) -> Option<usize> {
+        let t = *b.get(pos)?;
+        let eol = line(b, pos)?;
+        let head = std::str::from_utf8(&b[pos + 1..eol]).ok()?;
+        let next = eol + 2;
+        match t {
+            b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Some(next),
+            b'$' | b'=' | b'!' => {
+                let n: i64 = head.parse().ok()?;
+                if n < 0 {
+                    return Some(next);
+                }
+                let end = next + n as usize + 2;
+                (b.len() >= end).then_some(end)
+            }
+            b'*' | b'~' | b'>' | b'%' | b'|' => {
+                let n: i64 = head.parse().ok()?;
+                let n = if t == b'%' || t == b'|' { n * 2 } else { n };
+                let mut p = next;
+                for _ in 0..n.max(0) {
+                    p = one(b, p)?;
+                }
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+    one(b, 0)
+}
+
+/// A raw connection: write any bytes, read back exact reply frames.
+pub struct Raw {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Raw {
+    pub async fn connect(s: &ServerHandle) -> Raw {
+        Raw {
+            stream: TcpStream::connect(s.local_addr()).await.expect("connect"),
+            buf: Vec::new(),
+        }
+    }
+
+    pub async fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).await.expect("write");
+    }
+
+    /// Send a command as a multibulk request.
+    pub async fn cmd(&mut self, args: &[&[u8]]) -> Vec<u8> {
+        let mut req = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            req.extend_from_slice(a);
+            req.extend_from_slice(b"\r\n");
+        }
+        self.send(&req).await;
+        self.reply().await
+    }
+
+    /// The next complete reply frame (panics after 5 s without one).
+    pub async fn reply(&mut self) -> Vec<u8> {
+        self.try_reply(Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|| {
+                panic!(
+                    "no reply; buffered {:?}",
+                    String::from_utf8_lossy(&self.buf)
+                )
+            })
+    }
+
+    /// The next reply frame within `wait`, or None (timeout or connection closed).
+    pub async fn try_reply(&mut self, wait: Duration) -> Option<Vec<u8>> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(n) = frame_len(&self.buf) {
+                return Some(self.buf.drain(..n).collect());
+            }
+            let mut chunk = [0u8; 65536];
+            match tokio::time::timeout_at(deadline, self.stream.read(&mut chunk)).await {
+                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return None,
+                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// True if the server closed the connection (EOF) within `wait`.
+    pub async fn closed(&mut self, wait: Duration) -> bool {
+        let mut chunk = [0u8; 1024];
+        matches!(
+            tokio::time::timeout(wait, self.stream.read(&mut chunk)).await,
+            Ok(Ok(0)) | Ok(Err(_))
+        )
+    }
+}
+
+/// Shorthand: `cmd!(raw, "SET", "k", "v")` returns the raw reply bytes.
+#[macro_export]
+macro_rules! cmd {
+    ($raw:expr, $($a:expr),+ $(,)?) => {
+        $raw.cmd(&[$(AsRef::<[u8]>::as_ref(&$a)),+]).await
+    };
+}
