@@ -29,12 +29,17 @@ fn perr(s: impl Into<String>) -> ProtocolError {
     ProtocolError(s.into())
 }
 
-/// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too.
+/// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too. Redis
+/// searches with strchr, which stops at a NUL byte: we do the same.
 fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
-    buf[from..]
-        .iter()
-        .position(|&b| b == b'\r')
-        .map(|p| p + from)
+    find_before_nul(&buf[from..], b'\r').map(|p| p + from)
+}
+
+fn find_before_nul(buf: &[u8], needle: u8) -> Option<usize> {
+    match buf.iter().position(|&b| b == needle || b == 0) {
+        Some(p) if buf[p] == needle => Some(p),
+        _ => None,
+    }
 }
 
 /// Redis's string2ll: optional '-', digits, no leading '+', no spaces, no leading zeros
@@ -168,7 +173,7 @@ fn parse_bulks(
 }
 
 fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-    let nl = match buf.iter().position(|&b| b == b'\n') {
+    let nl = match find_before_nul(buf, b'\n') {
         Some(p) => p,
         None => {
             if buf.len() > PROTO_INLINE_MAX_SIZE {
