@@ -1,6 +1,7 @@
 //! Per-connection state. [`Client`] is owned by the connection task and handed to handlers;
 //! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL).
 
+use crate::pubsub::{ClientSubs, PushQueue};
 use crate::reply::Reply;
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -73,6 +74,11 @@ pub struct Client {
     /// Out-of-band messages (pub/sub deliveries) for this connection, written in order with
     /// its replies.
     pub push_tx: mpsc::UnboundedSender<Reply>,
+    /// The publishers' handle on `push_tx`, with the backlog accounting that enforces the
+    /// pubsub output-buffer limits.
+    pub push: Arc<PushQueue>,
+    /// Channels, patterns and shard channels this client subscribed to.
+    pub pubsub: ClientSubs,
 }
 
 impl Client {
@@ -81,6 +87,7 @@ impl Client {
         push_tx: mpsc::UnboundedSender<Reply>,
         authenticated: bool,
     ) -> Self {
+        let push = PushQueue::new(info.id, push_tx.clone(), info.kill.clone());
         Client {
             id: info.id,
             info,
@@ -89,6 +96,8 @@ impl Client {
             authenticated,
             close_after_reply: false,
             push_tx,
+            push,
+            pubsub: ClientSubs::default(),
         }
     }
 
@@ -96,6 +105,7 @@ impl Client {
     pub fn detached(id: u64, db: usize, resp: u8) -> Self {
         let (tx, _rx) = mpsc::unbounded_channel();
         let info = Arc::new(ClientInfo::new(id, String::new(), String::new()));
+        let push = PushQueue::new(id, tx.clone(), info.kill.clone());
         Client {
             id,
             info,
@@ -104,6 +114,8 @@ impl Client {
             authenticated: true,
             close_after_reply: false,
             push_tx: tx,
+            push,
+            pubsub: ClientSubs::default(),
         }
     }
 

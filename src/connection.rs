@@ -1,10 +1,21 @@
 //! One task per client: read what arrived, run every complete request in order, write all
 //! replies with one write, and interleave out-of-band pushes (pub/sub) between batches.
+//!
+//! Pushes: publishers append frames to the client's unbounded queue (`Client::push`, which
+//! counts the bytes queued). Before each reply the queue is drained into the output, so a
+//! frame queued before a reply was produced (a message this client published to itself,
+//! subscribe confirmations) is written before it, as in Redis. While a script holds the gate
+//! exclusively the connection does not write queued pushes: Redis delivers what a script
+//! publishes when the script ends, and since the script blocks every other command anyway,
+//! holding the queued frames until then is observably the same. A client closed for its
+//! output-buffer limit (`ClientInfo::kill`) stops at once, even in the middle of a write to a
+//! peer that does not read.
 
 use crate::client::{Client, ClientInfo};
 use crate::cmd::{self, flags, Ctx};
 use crate::error::{self, RedisError};
 use crate::protocol::{encode, parse_request, ParseState};
+use crate::pubsub::{self, PushQueue};
 use crate::reply::Reply;
 use crate::shared::Shared;
 use bytes::{Bytes, BytesMut};
@@ -31,6 +42,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
     shared.clients.lock().insert(id, info.clone());
     let (push_tx, mut push_rx) = mpsc::unbounded_channel();
     let mut client = Client::new(info.clone(), push_tx, !shared.requires_pass());
+    let push = client.push.clone();
     let (mut rd, mut wr) = stream.into_split();
     let mut inbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut out = BytesMut::with_capacity(READ_CHUNK);
@@ -47,13 +59,18 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { shared.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
-                process_input(&shared, &mut client, &mut inbuf, &mut parse_state, &mut out).await;
+                process_input(&shared, &mut client, &mut push_rx, &mut inbuf, &mut parse_state, &mut out).await;
             }
             Some(msg) = push_rx.recv() => {
-                encode(&msg, client.resp, &mut out);
-                while let Ok(msg) = push_rx.try_recv() {
-                    encode(&msg, client.resp, &mut out);
-                    if out.len() > 64 * 1024 { break; }
+                if shared.keyspace.gate.is_exclusive() && !script_done(&shared, &info).await {
+                    break;
+                }
+                take_push(&push, &msg, client.resp, &mut out);
+                while out.len() <= 64 * 1024 {
+                    match push_rx.try_recv() {
+                        Ok(msg) => take_push(&push, &msg, client.resp, &mut out),
+                        Err(_) => break,
+                    }
                 }
             }
         }
@@ -62,7 +79,15 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                 .stats
                 .net_output_bytes
                 .fetch_add(out.len() as u64, Ordering::Relaxed);
-            if wr.write_all(&out).await.is_err() {
+            // A peer that stops reading must not pin this task: CLIENT KILL, the pubsub
+            // output-buffer limit and shutdown interrupt the write (written first if it can).
+            let written = tokio::select! {
+                biased;
+                r = wr.write_all(&out) => r.is_ok(),
+                _ = info.kill.cancelled() => false,
+                _ = shared.shutdown.cancelled() => false,
+            };
+            if !written {
                 break;
             }
             out.clear();
@@ -82,10 +107,30 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
     crate::server::client_gone(&shared, &client);
 }
 
-/// Run every complete request in `inbuf`, appending the replies to `out`.
+/// Encode one queued push frame and release its bytes from the client's backlog.
+fn take_push(push: &PushQueue, msg: &Reply, resp: u8, out: &mut BytesMut) {
+    push.taken(pubsub::frame_cost(msg));
+    encode(msg, resp, out);
+}
+
+/// Wait until the script holding the gate ends; false if the connection must close meanwhile.
+async fn script_done(shared: &Shared, info: &ClientInfo) -> bool {
+    while shared.keyspace.gate.is_exclusive() {
+        tokio::select! {
+            _ = shared.shutdown.cancelled() => return false,
+            _ = info.kill.cancelled() => return false,
+            _ = shared.keyspace.gate.wait_released() => {}
+        }
+    }
+    true
+}
+
+/// Run every complete request in `inbuf`, appending the replies to `out` (after any push
+/// frames queued before each reply was produced).
 async fn process_input(
     shared: &Arc<Shared>,
     client: &mut Client,
+    push_rx: &mut mpsc::UnboundedReceiver<Reply>,
     inbuf: &mut BytesMut,
     state: &mut ParseState,
     out: &mut BytesMut,
@@ -96,7 +141,17 @@ async fn process_input(
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
                 let reply = execute(shared, client, args).await;
-                encode(&reply, client.resp, out);
+                // Bounded by what was queued before the reply, so a stream of messages
+                // cannot hold the reply back.
+                let mut backlog = client.push.pending();
+                while backlog > 0 {
+                    let Ok(msg) = push_rx.try_recv() else { break };
+                    backlog = backlog.saturating_sub(pubsub::frame_cost(&msg));
+                    take_push(&client.push, &msg, client.resp, out);
+                }
+                if !pubsub::is_no_reply(&reply) {
+                    encode(&reply, client.resp, out);
+                }
             }
             Err(e) => {
                 let msg = format!("ERR Protocol error: {}", e.0);

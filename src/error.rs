@@ -14,6 +14,7 @@ pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+pub const DECR_OVERFLOW: &str = "ERR decrement would overflow";
 pub const INCR_NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
@@ -122,4 +123,51 @@ pub fn invalid_expire(cmd: &str) -> RedisError {
 /// Any error text built at run time (already carrying its code).
 pub fn err(text: impl Into<String>) -> RedisError {
     RedisError::owned(sanitize(&text.into()))
+}
+
+pub const EXPIRE_NX_CONFLICT: &str =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const EXPIRE_GT_LT_CONFLICT: &str = "ERR GT and LT options at the same time are not compatible";
+pub const INVALID_FIRST_DB: &str = "ERR invalid first DB index";
+pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
+
+/// `ERR Unsupported option x` (EXPIRE's flags); Redis prints the option with %s, so it stops
+/// at a NUL byte.
+pub fn unsupported_option(opt: &[u8]) -> RedisError {
+    let end = opt.iter().position(|&b| b == 0).unwrap_or(opt.len());
+    err(format!(
+        "ERR Unsupported option {}",
+        String::from_utf8_lossy(&opt[..end])
+    ))
+}
+
+// Hashes, connection and server commands.
+pub const VALUE_NAN_OR_INF: &str = "ERR value is NaN or Infinity";
+pub const VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";
+pub const NO_SUCH_CLIENT: &str = "ERR No such client";
+pub const CLIENT_ID_INVALID: &str = "ERR client-id should be greater than 0";
+pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+pub const CLIENT_NAME_INVALID: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+pub const HELLO_PROTO_NOT_INT: &str = "ERR Protocol version is not an integer or out of range";
+pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
+pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+
+/// `ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.`
+/// (Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.)
+pub fn subcommand_syntax(sub: &[u8], cmd: &[u8]) -> RedisError {
+    RedisError::owned(sanitize(&format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        cut128(sub),
+        String::from_utf8_lossy(cmd).to_ascii_uppercase()
+    )))
+}
+
+/// `ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are
+/// allowed in this context` (RESP2 subscribed mode).
+pub fn pubsub_context(fullname: &str) -> RedisError {
+    RedisError::owned(format!(
+        "ERR Can't execute '{fullname}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+    ))
 }

@@ -36,6 +36,8 @@ pub struct Shared {
     /// 40 hex characters, as Redis's run_id.
     pub run_id: String,
     pub local_addr: OnceLock<SocketAddr>,
+    /// Channel and pattern subscriptions (PUBLISH, keyspace notifications).
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 impl Shared {
@@ -54,6 +56,7 @@ impl Shared {
             started: Instant::now(),
             run_id,
             local_addr: OnceLock::new(),
+            pubsub: crate::pubsub::PubSub::new(),
         })
     }
 

@@ -72,6 +72,7 @@ fn main() {
         notify_keyspace_events: args.notify_keyspace_events,
         save: args.save.unwrap_or_default(),
         appendonly: args.appendonly.unwrap_or_else(|| "no".into()),
+        ..Config::default()
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,31 +1,113 @@
-//! Connection commands: PING, ECHO, SELECT, QUIT, ...
+//! Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET and the CLIENT container.
 
-use super::args;
+use super::args::{self, is};
 use super::flags::*;
 use super::{Command, Ctx};
+use crate::client::ClientInfo;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Flags Redis gives the commands a client needs before and while it authenticates.
+const HANDSHAKE: u32 = NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY;
 
 pub const COMMANDS: &[Command] = &[
     Command::new("ping", -1, FAST | SUBSCRIBED_OK, ping).doc(
         "connection",
         "1.0.0",
-        "Returns the server's liveliness response.",
+        "Ping the server",
     ),
-    Command::new("echo", 2, FAST, echo).doc("connection", "1.0.0", "Returns the given string."),
+    Command::new("echo", 2, LOADING | STALE | FAST, echo).doc(
+        "connection",
+        "1.0.0",
+        "Echo the given string",
+    ),
     Command::new("select", 2, LOADING | STALE | FAST, select).doc(
         "connection",
         "1.0.0",
-        "Changes the selected database.",
+        "Change the selected database for the current connection",
     ),
-    Command::new(
-        "quit",
-        -1,
-        ALLOW_BUSY | NO_AUTH | LOADING | STALE | FAST | SUBSCRIBED_OK,
-        quit,
-    )
-    .doc("connection", "1.0.0", "Closes the connection."),
+    Command::new("quit", -1, HANDSHAKE | SUBSCRIBED_OK, quit).doc(
+        "connection",
+        "1.0.0",
+        "Close the connection",
+    ),
+    Command::new("hello", -1, HANDSHAKE, hello).doc("connection", "6.0.0", "Handshake with Redis"),
+    Command::new("auth", -2, HANDSHAKE, auth).doc(
+        "connection",
+        "1.0.0",
+        "Authenticate to the server",
+    ),
+    Command::new("reset", 1, HANDSHAKE | SUBSCRIBED_OK, reset).doc(
+        "connection",
+        "6.2.0",
+        "Reset the connection",
+    ),
+    Command::new("client", -2, 0, super::container)
+        .subs(CLIENT_SUBS)
+        .doc(
+            "connection",
+            "2.4.0",
+            "A container for client connection commands",
+        ),
+];
+
+const CLIENT_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
+const CLIENT_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+const CLIENT_SUBS: &[Command] = &[
+    Command::new("id", 2, CLIENT_FLAGS, client_id).doc(
+        "connection",
+        "5.0.0",
+        "Returns the client ID for the current connection",
+    ),
+    Command::new("setname", 3, CLIENT_FLAGS, client_setname).doc(
+        "connection",
+        "2.6.9",
+        "Set the current connection name",
+    ),
+    Command::new("getname", 2, CLIENT_FLAGS, client_getname).doc(
+        "connection",
+        "2.6.9",
+        "Get the current connection name",
+    ),
+    Command::new("setinfo", 4, CLIENT_FLAGS, client_setinfo).doc(
+        "connection",
+        "7.2.0",
+        "Set client or connection specific info",
+    ),
+    Command::new("list", -2, CLIENT_ADMIN, client_list).doc(
+        "connection",
+        "2.4.0",
+        "Get the list of client connections",
+    ),
+    Command::new("info", 2, CLIENT_FLAGS, client_info).doc(
+        "connection",
+        "6.2.0",
+        "Returns information about the current client connection.",
+    ),
+    Command::new("kill", -3, CLIENT_ADMIN, client_kill).doc(
+        "connection",
+        "2.4.0",
+        "Kill the connection of a client",
+    ),
+    Command::new("no-evict", 3, CLIENT_ADMIN, client_on_off).doc(
+        "connection",
+        "7.0.0",
+        "Set client eviction mode for the current connection",
+    ),
+    Command::new("no-touch", 3, CLIENT_FLAGS, client_on_off).doc(
+        "connection",
+        "7.2.0",
+        "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.",
+    ),
+    Command::new("help", 2, LOADING | STALE, client_help).doc(
+        "connection",
+        "5.0.0",
+        "Show helpful text about the different subcommands",
+    ),
 ];
 
 fn ping(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -61,4 +143,419 @@ fn select(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn quit(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ctx.client.close_after_reply = true;
     Ok(Reply::ok())
+}
+
+/// Redis's authentication of `user`/`pass` against the only user, "default", whose password
+/// is requirepass (any password when none is set, as Redis's nopass).
+fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
+    if user != b"default" {
+        return false;
+    }
+    match &ctx.shared.config.read().requirepass {
+        None => true,
+        Some(p) => p.as_bytes() == pass,
+    }
+}
+
+fn auth(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 3 {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let (user, pass): (&[u8], &[u8]) = if a.len() == 2 {
+        if !ctx.shared.requires_pass() {
+            return Err(RedisError::new(error::AUTH_NO_PASSWORD));
+        }
+        (b"default", &a[1])
+    } else {
+        (&a[1], &a[2])
+    };
+    if check_credentials(ctx, user, pass) {
+        ctx.client.authenticated = true;
+        Ok(Reply::ok())
+    } else {
+        Err(RedisError::new(error::WRONGPASS))
+    }
+}
+
+/// Redis accepts client names and library attributes made of printable ASCII except space.
+fn valid_client_attr(v: &[u8]) -> bool {
+    v.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+fn set_name(info: &ClientInfo, name: &[u8]) {
+    *info.name.lock() = if name.is_empty() {
+        None
+    } else {
+        Some(Bytes::copy_from_slice(name))
+    };
+}
+
+fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut ver = 0;
+    if a.len() >= 2 {
+        ver = args::parse_i64(&a[1]).ok_or(RedisError::new(error::HELLO_PROTO_NOT_INT))?;
+        if !(2..=3).contains(&ver) {
+            return Err(RedisError::new(error::NOPROTO));
+        }
+    }
+    let mut creds = None;
+    let mut name = None;
+    let mut j = 2;
+    while j < a.len() {
+        let more = a.len() - 1 - j;
+        if is(&a[j], "auth") && more >= 2 {
+            creds = Some((&a[j + 1], &a[j + 2]));
+            j += 3;
+        } else if is(&a[j], "setname") && more >= 1 {
+            if !valid_client_attr(&a[j + 1]) {
+                return Err(RedisError::new(error::CLIENT_NAME_INVALID));
+            }
+            name = Some(&a[j + 1]);
+            j += 2;
+        } else {
+            return Err(error::err(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                args::text(&a[j])
+            )));
+        }
+    }
+    if let Some((user, pass)) = creds {
+        if !check_credentials(ctx, user, pass) {
+            return Err(RedisError::new(error::WRONGPASS));
+        }
+        ctx.client.authenticated = true;
+    }
+    if !ctx.client.authenticated {
+        return Err(RedisError::new(error::HELLO_NOAUTH));
+    }
+    if let Some(n) = name {
+        set_name(&ctx.client.info, n);
+    }
+    if ver != 0 {
+        ctx.client.set_resp(ver as u8);
+    }
+    let s = |v: &'static str| Reply::bulk_static(v);
+    Ok(Reply::Map(vec![
+        (s("server"), s("redis")),
+        (s("version"), s(crate::REDIS_VERSION)),
+        (s("proto"), Reply::Int(ctx.client.resp as i64)),
+        (s("id"), Reply::Int(ctx.client.id as i64)),
+        (s("mode"), s("standalone")),
+        (s("role"), s("master")),
+        (s("modules"), Reply::Array(vec![])),
+    ]))
+}
+
+/// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
+/// unauthenticated when a password is required).
+fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    crate::pubsub::forget_client(ctx.shared, ctx.client);
+    ctx.client.select(0);
+    ctx.client.set_resp(2);
+    set_name(&ctx.client.info, b"");
+    ctx.client.authenticated = !ctx.shared.requires_pass();
+    Ok(Reply::simple("RESET"))
+}
+
+fn client_id(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Int(ctx.client.id as i64))
+}
+
+fn client_setname(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if !valid_client_attr(&a[2]) {
+        return Err(RedisError::new(error::CLIENT_NAME_INVALID));
+    }
+    set_name(&ctx.client.info, &a[2]);
+    Ok(Reply::ok())
+}
+
+fn client_getname(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(match ctx.client.info.name.lock().as_ref() {
+        Some(n) => Reply::Bulk(n.clone()),
+        None => Reply::Nil,
+    })
+}
+
+/// CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2; clients send it at connect).
+fn client_setinfo(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let slot = if is(&a[2], "lib-name") {
+        &ctx.client.info.lib_name
+    } else if is(&a[2], "lib-ver") {
+        &ctx.client.info.lib_ver
+    } else {
+        return Err(error::err(format!(
+            "ERR Unrecognized option '{}'",
+            args::text(&a[2])
+        )));
+    };
+    if !valid_client_attr(&a[3]) {
+        return Err(error::err(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            args::text(&a[2])
+        )));
+    }
+    *slot.lock() = if a[3].is_empty() {
+        None
+    } else {
+        Some(Bytes::copy_from_slice(&a[3]))
+    };
+    Ok(Reply::ok())
+}
+
+/// CLIENT NO-EVICT / NO-TOUCH: accepted (resplock never evicts and keeps no LRU).
+fn client_on_off(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if is(&a[2], "on") || is(&a[2], "off") {
+        Ok(Reply::ok())
+    } else {
+        Err(RedisError::new(error::SYNTAX))
+    }
+}
+
+fn is_pubsub(c: &ClientInfo) -> bool {
+    c.subscriptions.load(Ordering::Relaxed)
+        + c.pattern_subscriptions.load(Ordering::Relaxed)
+        + c.shard_subscriptions.load(Ordering::Relaxed)
+        > 0
+}
+
+/// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
+pub fn client_line(c: &ClientInfo) -> String {
+    let age_ms = c.created.elapsed().as_millis() as u64;
+    let idle = age_ms.saturating_sub(c.last_active_ms.load(Ordering::Relaxed)) / 1000;
+    let name = c
+        .name
+        .lock()
+        .as_ref()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_default();
+    let cmd = c.last_cmd.lock().clone();
+    format!(
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
+         multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
+         tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
+        c.id,
+        c.addr,
+        c.laddr,
+        c.id + 7,
+        name,
+        age_ms / 1000,
+        idle,
+        if is_pubsub(c) { "P" } else { "N" },
+        c.db.load(Ordering::Relaxed),
+        c.subscriptions.load(Ordering::Relaxed),
+        c.pattern_subscriptions.load(Ordering::Relaxed),
+        c.shard_subscriptions.load(Ordering::Relaxed),
+        cmd,
+        c.resp.load(Ordering::Relaxed),
+    )
+}
+
+/// The clients of a CLIENT LIST / KILL TYPE: normal, master, replica (slave), pubsub.
+#[derive(Clone, Copy, PartialEq)]
+enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+}
+
+fn client_type(name: &[u8]) -> Option<ClientType> {
+    if is(name, "normal") {
+        Some(ClientType::Normal)
+    } else if is(name, "replica") || is(name, "slave") || is(name, "master") {
+        // resplock has no replication links: such a filter matches no client.
+        Some(ClientType::Replica)
+    } else if is(name, "pubsub") {
+        Some(ClientType::PubSub)
+    } else {
+        None
+    }
+}
+
+fn type_of(c: &ClientInfo) -> ClientType {
+    if is_pubsub(c) {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
+}
+
+fn snapshot(ctx: &Ctx) -> Vec<Arc<ClientInfo>> {
+    ctx.shared.clients.lock().values().cloned().collect()
+}
+
+fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut out = String::new();
+    if a.len() == 4 && is(&a[2], "type") {
+        let t = client_type(&a[3]).ok_or_else(|| {
+            error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
+        })?;
+        for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
+            out.push_str(&client_line(c));
+        }
+    } else if a.len() > 3 && is(&a[2], "id") {
+        let mut ids = Vec::with_capacity(a.len() - 3);
+        for x in &a[3..] {
+            ids.push(args::parse_i64(x).ok_or(RedisError::new(error::INVALID_CLIENT_ID))?);
+        }
+        let clients = ctx.shared.clients.lock().clone();
+        for id in ids {
+            if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
+                out.push_str(&client_line(c));
+            }
+        }
+    } else if a.len() != 2 {
+        return Err(RedisError::new(error::SYNTAX));
+    } else {
+        for c in snapshot(ctx) {
+            out.push_str(&client_line(&c));
+        }
+    }
+    Ok(Reply::Verbatim(Bytes::from(out)))
+}
+
+fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Verbatim(Bytes::from(client_line(&ctx.client.info))))
+}
+
+/// CLIENT KILL addr (old form: +OK or an error) or CLIENT KILL filter value ... (new form:
+/// the number killed; the caller itself only with SKIPME no).
+fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() == 3 {
+        let target = snapshot(ctx)
+            .into_iter()
+            .find(|c| c.addr.as_bytes() == a[2].as_ref());
+        return match target {
+            None => Err(RedisError::new(error::NO_SUCH_CLIENT)),
+            Some(c) => {
+                kill(ctx, &c);
+                Ok(Reply::ok())
+            }
+        };
+    }
+    let mut id = None;
+    let mut ctype = None;
+    let mut addr = None;
+    let mut laddr = None;
+    let mut skipme = true;
+    let mut i = 2;
+    while i < a.len() {
+        let Some(v) = a.get(i + 1) else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        let opt = &a[i];
+        if is(opt, "id") {
+            match args::parse_i64(v) {
+                Some(n) if n >= 1 => id = Some(n as u64),
+                _ => return Err(RedisError::new(error::CLIENT_ID_INVALID)),
+            }
+        } else if is(opt, "type") {
+            ctype = Some(client_type(v).ok_or_else(|| {
+                error::err(format!("ERR Unknown client type '{}'", args::text(v)))
+            })?);
+        } else if is(opt, "addr") {
+            addr = Some(v);
+        } else if is(opt, "laddr") {
+            laddr = Some(v);
+        } else if is(opt, "user") {
+            if v.as_ref() != b"default" {
+                return Err(error::err(format!(
+                    "ERR No such user '{}'",
+                    args::text(v)
+                )));
+            }
+        } else if is(opt, "skipme") {
+            if is(v, "yes") {
+                skipme = true;
+            } else if is(v, "no") {
+                skipme = false;
+            } else {
+                return Err(RedisError::new(error::SYNTAX));
+            }
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+        i += 2;
+    }
+    let me = ctx.client.id;
+    let victims: Vec<_> = snapshot(ctx)
+        .into_iter()
+        .filter(|c| id.is_none_or(|id| c.id == id))
+        .filter(|c| ctype.is_none_or(|t| type_of(c) == t))
+        .filter(|c| addr.is_none_or(|x| c.addr.as_bytes() == x.as_ref()))
+        .filter(|c| laddr.is_none_or(|x| c.laddr.as_bytes() == x.as_ref()))
+        .filter(|c| !(skipme && c.id == me))
+        .collect();
+    for c in &victims {
+        kill(ctx, c);
+    }
+    Ok(Reply::Int(victims.len() as i64))
+}
+
+/// Close a client: another connection at once, this one after its reply is written.
+fn kill(ctx: &mut Ctx, c: &ClientInfo) {
+    if c.id == ctx.client.id {
+        ctx.client.close_after_reply = true;
+    } else {
+        c.kill.cancel();
+    }
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// A HELP reply: status lines, as Redis's addReplyHelp.
+pub fn help_reply(lines: &[&'static str]) -> Reply {
+    Reply::Array(lines.iter().map(|l| Reply::simple(l)).collect())
+}
+
+fn client_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CLIENT_HELP))
 }

@@ -4,7 +4,12 @@
 
 pub mod args;
 pub mod connection_cmds;
+pub mod float80;
+pub mod hash;
+pub mod keys;
 pub mod notify;
+pub mod pubsub;
+pub mod server_cmds;
 pub mod string;
 
 use crate::client::Client;
@@ -178,7 +183,7 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 
 /// Every family's rows; a new family is added here once.
 fn families() -> Vec<&'static [Command]> {
-    vec![connection_cmds::COMMANDS, string::COMMANDS]
+    vec![connection_cmds::COMMANDS, string::COMMANDS, keys::COMMANDS, hash::COMMANDS, server_cmds::COMMANDS, pubsub::COMMANDS]
 }
 
 fn table() -> &'static HashMap<&'static str, &'static Command> {
@@ -269,11 +274,17 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
 
 /// RESP2 subscribed mode allows only a few commands (filled in by the pub/sub family).
 pub fn pubsub_context_error(
-    _client: &Client,
-    _cmd: &Command,
-    _parent: Option<&Command>,
+    client: &Client,
+    cmd: &Command,
+    parent: Option<&Command>,
 ) -> Option<RedisError> {
-    None
+    if client.resp != 2 || client.subscription_count() == 0 {
+        return None;
+    }
+    if cmd.has(flags::SUBSCRIBED_OK) || parent.is_some_and(|p| p.has(flags::SUBSCRIBED_OK)) {
+        return None;
+    }
+    Some(error::pubsub_context(&fullname(parent, cmd)))
 }
 
 /// The error a client gets while a script holds the gate (filled in by scripting).
@@ -293,7 +304,20 @@ pub async fn run_script_command(
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
-pub fn on_server_start(_shared: &std::sync::Arc<Shared>) {}
+pub fn on_server_start(shared: &std::sync::Arc<Shared>) {
+    // Active and lazy expiry report removed keys here: publish `expired` events. Weak, so the
+    // keyspace's hook does not keep its own server alive.
+    let weak = std::sync::Arc::downgrade(shared);
+    shared
+        .keyspace
+        .set_expired_hook(Box::new(move |db, key: &Bytes| {
+            if let Some(s) = weak.upgrade() {
+                notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+            }
+        }));
+}
 
 /// Families that keep per-client state forget the client here (e.g. its subscriptions).
-pub fn on_client_gone(_shared: &Shared, _client: &Client) {}
+pub fn on_client_gone(shared: &Shared, client: &Client) {
+    crate::pubsub::forget_client(shared, client);
+}

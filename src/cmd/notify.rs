@@ -1,6 +1,7 @@
 //! Keyspace notifications: event classes, as the flags of notify-keyspace-events.
-//! Delivery (publishing to `__keyspace@db__:key` / `__keyevent@db__:event`) belongs to the
-//! pub/sub family; commands only say what happened through [`crate::cmd::Ctx::notify`].
+//! Delivery publishes to `__keyspace@<db>__:<key>` (message: the event) and
+//! `__keyevent@<db>__:<event>` (message: the key) like PUBLISH; commands only say what
+//! happened through [`crate::cmd::Ctx::notify`].
 
 use crate::shared::Shared;
 
@@ -19,7 +20,64 @@ pub const KEY_MISS: u32 = 1 << 11; // m
 pub const MODULE: u32 = 1 << 12; // d
 pub const NEW: u32 = 1 << 13; // n
 
+/// Redis's NOTIFY_ALL, the `A` alias: every class but key-miss and new.
+pub const ALL: u32 = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+
+/// Redis's keyspaceEventsStringToFlags: None for a character it rejects.
+pub fn parse_flags(s: &str) -> Option<u32> {
+    let mut f = 0;
+    for c in s.bytes() {
+        f |= match c {
+            b'A' => ALL,
+            b'g' => GENERIC,
+            b'$' => STRING,
+            b'l' => LIST,
+            b's' => SET,
+            b'h' => HASH,
+            b'z' => ZSET,
+            b'x' => EXPIRED,
+            b'e' => EVICTED,
+            b'K' => KEYSPACE,
+            b'E' => KEYEVENT,
+            b't' => STREAM,
+            b'm' => KEY_MISS,
+            b'd' => MODULE,
+            b'n' => NEW,
+            _ => return None,
+        };
+    }
+    Some(f)
+}
+
 /// Raise an event; does nothing unless notify-keyspace-events enables its class.
+///
+/// On the hot path of every write: events only reach pub/sub subscribers, so with no channel
+/// or pattern subscription anywhere this is one atomic load. Otherwise the flags are parsed
+/// from the live configuration (a few characters), so CONFIG SET takes effect at once.
 pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: usize) {
-    let _ = (shared, class, event, key, db);
+    if shared.pubsub.subscriptions() == 0 {
+        return;
+    }
+    let flags = parse_flags(&shared.config.read().notify_keyspace_events).unwrap_or(0);
+    if flags & class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
+        return;
+    }
+    let mut db_buf = itoa::Buffer::new();
+    let db = db_buf.format(db).as_bytes();
+    if flags & KEYSPACE != 0 {
+        let mut ch = Vec::with_capacity(16 + key.len());
+        ch.extend_from_slice(b"__keyspace@");
+        ch.extend_from_slice(db);
+        ch.extend_from_slice(b"__:");
+        ch.extend_from_slice(key);
+        crate::pubsub::publish(shared, &ch, event.as_bytes());
+    }
+    if flags & KEYEVENT != 0 {
+        let mut ch = Vec::with_capacity(16 + event.len());
+        ch.extend_from_slice(b"__keyevent@");
+        ch.extend_from_slice(db);
+        ch.extend_from_slice(b"__:");
+        ch.extend_from_slice(event.as_bytes());
+        crate::pubsub::publish(shared, &ch, key);
+    }
 }

@@ -110,10 +110,12 @@ impl Raw {
             if let Some(n) = frame_len(&self.buf) {
                 return Some(self.buf.drain(..n).collect());
             }
-            let mut chunk = [0u8; 65536];
-            match tokio::time::timeout_at(deadline, self.stream.read(&mut chunk)).await {
+            // read_buf appends to the heap buffer: a stack array here would sit in every
+            // test future and overflow the test thread's stack in long tests.
+            self.buf.reserve(65536);
+            match tokio::time::timeout_at(deadline, self.stream.read_buf(&mut self.buf)).await {
                 Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return None,
-                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(Ok(_)) => {}
             }
         }
     }

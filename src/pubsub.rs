@@ -1,0 +1,511 @@
+//! The pub/sub registry: channels, patterns and shard channels -> the subscribers' push queues.
+//!
+//! Publishing never blocks and never waits for a subscriber: a message is appended to each
+//! subscriber's unbounded queue (drained by its connection task) and the bytes queued but not
+//! yet written are counted per subscriber. A subscriber whose backlog passes Redis's pubsub
+//! output-buffer limits (hard 32 MB, or soft 8 MB for 60 s by default) is closed, as Redis
+//! does, so a vanished or slow reader costs at most its limit in memory.
+//!
+//! Channel maps are sharded by hash so concurrent PUBLISH/SUBSCRIBE on different channels do
+//! not contend; patterns are few in practice and live in one map that PUBLISH skips with one
+//! atomic load when it is empty. Empty channels and patterns are dropped at once, so
+//! subscribe/unsubscribe cycles leave nothing behind.
+
+use crate::client::Client;
+use crate::glob::Glob;
+use crate::reply::Reply;
+use crate::shared::Shared;
+use ahash::RandomState;
+use bytes::Bytes;
+use indexmap::{IndexMap, IndexSet};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Redis's default `client-output-buffer-limit`.
+pub const DEFAULT_OUTPUT_BUFFER_LIMITS: &str = crate::config::DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT;
+
+/// How long a parsed `client-output-buffer-limit` is reused before the configuration is read
+/// again (publishers must not take the config lock for every message).
+const LIMITS_REFRESH_MS: i64 = 1000;
+
+const CHANNEL_SHARDS: usize = 16;
+
+/// A frame returned by a handler that already queued all its output on the client's push
+/// queue (SUBSCRIBE and friends); the connection writes nothing for it. Simple strings never
+/// contain NUL, so this cannot collide with a real reply.
+pub const NO_REPLY_TEXT: &[u8] = b"\0resplock:no-reply";
+
+pub const fn no_reply() -> Reply {
+    Reply::Simple(Bytes::from_static(NO_REPLY_TEXT))
+}
+
+pub fn is_no_reply(r: &Reply) -> bool {
+    matches!(r, Reply::Simple(s) if s.as_ref() == NO_REPLY_TEXT)
+}
+
+/// The pubsub class of `client-output-buffer-limit` (0 disables a limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub hard_bytes: usize,
+    pub soft_bytes: usize,
+    pub soft_seconds: i64,
+}
+
+/// Redis's memtoull: a number with an optional unit (b, k, kb, m, mb, g, gb; any case).
+fn parse_mem(s: &str) -> Option<usize> {
+    let s = s.to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let mul: usize = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    num.parse::<usize>().ok()?.checked_mul(mul)
+}
+
+/// The `pubsub` class of a `client-output-buffer-limit` string (`class hard soft seconds`
+/// groups), falling back to Redis's defaults when it is absent or malformed.
+pub fn parse_pubsub_limits(s: &str) -> Limits {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    for g in words.chunks(4) {
+        if g.len() == 4 && g[0].eq_ignore_ascii_case("pubsub") {
+            if let (Some(h), Some(soft), Ok(secs)) =
+                (parse_mem(g[1]), parse_mem(g[2]), g[3].parse::<i64>())
+            {
+                return Limits {
+                    hard_bytes: h,
+                    soft_bytes: soft,
+                    soft_seconds: secs,
+                };
+            }
+        }
+    }
+    Limits {
+        hard_bytes: 32 * 1024 * 1024,
+        soft_bytes: 8 * 1024 * 1024,
+        soft_seconds: 60,
+    }
+}
+
+/// The exact RESP2 size of a frame (RESP3 push frames have the same size): what the
+/// subscriber's connection will have to write, counted against its output-buffer limit.
+pub fn frame_cost(r: &Reply) -> usize {
+    fn digits(n: usize) -> usize {
+        let mut d = 1;
+        let mut n = n / 10;
+        while n > 0 {
+            d += 1;
+            n /= 10;
+        }
+        d
+    }
+    match r {
+        Reply::Bulk(b) | Reply::Verbatim(b) | Reply::BigNumber(b) => {
+            1 + digits(b.len()) + 2 + b.len() + 2
+        }
+        Reply::Simple(s) | Reply::Error(s) => 1 + s.len() + 2,
+        Reply::Int(n) => 1 + digits(n.unsigned_abs() as usize) + (*n < 0) as usize + 2,
+        Reply::Nil | Reply::NilArray => 5,
+        Reply::Array(v) | Reply::Push(v) | Reply::Set(v) => {
+            1 + digits(v.len()) + 2 + v.iter().map(frame_cost).sum::<usize>()
+        }
+        Reply::Map(v) => {
+            1 + digits(v.len() * 2)
+                + 2
+                + v.iter()
+                    .map(|(k, x)| frame_cost(k) + frame_cost(x))
+                    .sum::<usize>()
+        }
+        Reply::Double(_) | Reply::Bool(_) => 32,
+    }
+}
+
+/// One client's outgoing queue for out-of-band frames, shared by the publishers (who append)
+/// and the client's connection (which drains and writes).
+pub struct PushQueue {
+    pub id: u64,
+    tx: mpsc::UnboundedSender<Reply>,
+    /// Bytes queued and not yet taken by the connection for writing.
+    pending: AtomicUsize,
+    /// When the backlog first went over the soft limit (clock ms), 0 while under it.
+    soft_since_ms: AtomicI64,
+    /// Set once the client is being closed for its backlog: nothing more is queued.
+    closing: AtomicBool,
+    kill: CancellationToken,
+}
+
+impl PushQueue {
+    pub fn new(id: u64, tx: mpsc::UnboundedSender<Reply>, kill: CancellationToken) -> Arc<Self> {
+        Arc::new(PushQueue {
+            id,
+            tx,
+            pending: AtomicUsize::new(0),
+            soft_since_ms: AtomicI64::new(0),
+            closing: AtomicBool::new(false),
+            kill,
+        })
+    }
+
+    /// Bytes queued for this client and not yet taken for writing.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::Acquire)
+    }
+
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+
+    /// The connection took a frame of `cost` bytes off the queue.
+    pub fn taken(&self, cost: usize) {
+        // Saturating: a frame sent on the raw `push_tx` was never counted.
+        let _ = self
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
+                Some(p.saturating_sub(cost))
+            });
+    }
+
+    /// Queue a reply frame of the client's own command (subscribe confirmations): ordered
+    /// with the messages, never limited.
+    pub fn push_own(&self, frame: Reply) {
+        let cost = frame_cost(&frame);
+        self.pending.fetch_add(cost, Ordering::AcqRel);
+        if self.tx.send(frame).is_err() {
+            self.pending.fetch_sub(cost, Ordering::AcqRel);
+        }
+    }
+
+    /// Queue a message without ever blocking. Returns false (and queues nothing) when the
+    /// client is closed or is now closed because its backlog passed the limits, as Redis's
+    /// checkClientOutputBufferLimits does on every append.
+    pub fn deliver(&self, frame: Reply, cost: usize, limits: Limits, now_ms: i64) -> bool {
+        if self.is_closing() {
+            return false;
+        }
+        let used = self.pending.fetch_add(cost, Ordering::AcqRel) + cost;
+        if self.over_limit(used, limits, now_ms) {
+            self.pending.fetch_sub(cost, Ordering::AcqRel);
+            self.close();
+            return false;
+        }
+        if self.tx.send(frame).is_err() {
+            self.pending.fetch_sub(cost, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    fn over_limit(&self, used: usize, l: Limits, now_ms: i64) -> bool {
+        if l.hard_bytes > 0 && used >= l.hard_bytes {
+            return true;
+        }
+        if l.soft_bytes > 0 && used >= l.soft_bytes {
+            let since = self.soft_since_ms.load(Ordering::Relaxed);
+            if since == 0 {
+                self.soft_since_ms.store(now_ms.max(1), Ordering::Relaxed);
+                return false;
+            }
+            // Redis counts whole seconds and closes once more than soft_seconds elapsed.
+            return (now_ms - since) / 1000 > l.soft_seconds;
+        }
+        if self.soft_since_ms.load(Ordering::Relaxed) != 0 {
+            self.soft_since_ms.store(0, Ordering::Relaxed);
+        }
+        false
+    }
+
+    /// Close the client asynchronously (Redis's freeClientAsync): its connection stops at once,
+    /// even in the middle of a blocked write, and then forgets every subscription.
+    fn close(&self) {
+        if !self.closing.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                "closing client id={} for overcoming of output buffer limits (pubsub)",
+                self.id
+            );
+            self.kill.cancel();
+        }
+    }
+}
+
+/// What one client is subscribed to (in subscription order; Redis lists patterns that way).
+#[derive(Default, Debug)]
+pub struct ClientSubs {
+    pub channels: IndexSet<Bytes, RandomState>,
+    pub patterns: IndexSet<Bytes, RandomState>,
+    pub shard_channels: IndexSet<Bytes, RandomState>,
+}
+
+type Subscribers = IndexMap<u64, Arc<PushQueue>, RandomState>;
+type ChannelMap = HashMap<Bytes, Subscribers, RandomState>;
+
+struct Pattern {
+    glob: Glob,
+    subs: Subscribers,
+}
+
+/// Ordinary channels or shard channels (SSUBSCRIBE/SPUBLISH): separate namespaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Channel,
+    Shard,
+}
+
+pub struct PubSub {
+    channels: Box<[RwLock<ChannelMap>]>,
+    shard_channels: Box<[RwLock<ChannelMap>]>,
+    patterns: RwLock<IndexMap<Bytes, Pattern, RandomState>>,
+    /// Distinct patterns (PUBSUB NUMPAT); 0 lets PUBLISH skip the pattern map.
+    npatterns: AtomicUsize,
+    /// Channel plus pattern subscriptions of every client: keyspace notifications return at
+    /// once while it is 0.
+    subscriptions: AtomicUsize,
+    hasher: RandomState,
+    limits: RwLock<(i64, Limits)>,
+}
+
+impl Default for PubSub {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PubSub {
+    pub fn new() -> Self {
+        let maps = || -> Box<[RwLock<ChannelMap>]> {
+            (0..CHANNEL_SHARDS)
+                .map(|_| RwLock::new(HashMap::default()))
+                .collect()
+        };
+        PubSub {
+            channels: maps(),
+            shard_channels: maps(),
+            patterns: RwLock::new(IndexMap::default()),
+            npatterns: AtomicUsize::new(0),
+            subscriptions: AtomicUsize::new(0),
+            hasher: RandomState::new(),
+            limits: RwLock::new((i64::MIN, parse_pubsub_limits(DEFAULT_OUTPUT_BUFFER_LIMITS))),
+        }
+    }
+
+    fn map(&self, kind: Kind, channel: &[u8]) -> &RwLock<ChannelMap> {
+        let i = (self.hasher.hash_one(channel) as usize) % CHANNEL_SHARDS;
+        match kind {
+            Kind::Channel => &self.channels[i],
+            Kind::Shard => &self.shard_channels[i],
+        }
+    }
+
+    /// Channel plus pattern subscriptions of all clients.
+    pub fn subscriptions(&self) -> usize {
+        self.subscriptions.load(Ordering::Acquire)
+    }
+
+    pub fn subscribe(&self, kind: Kind, channel: Bytes, q: &Arc<PushQueue>) {
+        let mut m = self.map(kind, &channel).write();
+        m.entry(channel).or_default().insert(q.id, q.clone());
+        if kind == Kind::Channel {
+            self.subscriptions.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    pub fn unsubscribe(&self, kind: Kind, channel: &[u8], id: u64) {
+        let mut m = self.map(kind, channel).write();
+        if let Some(subs) = m.get_mut(channel) {
+            if subs.swap_remove(&id).is_some() && kind == Kind::Channel {
+                self.subscriptions.fetch_sub(1, Ordering::AcqRel);
+            }
+            if subs.is_empty() {
+                m.remove(channel);
+            }
+        }
+    }
+
+    pub fn psubscribe(&self, pattern: Bytes, q: &Arc<PushQueue>) {
+        let mut m = self.patterns.write();
+        let p = m.entry(pattern).or_insert_with_key(|k| Pattern {
+            glob: Glob::new(k, false),
+            subs: IndexMap::default(),
+        });
+        p.subs.insert(q.id, q.clone());
+        self.npatterns.store(m.len(), Ordering::Release);
+        self.subscriptions.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn punsubscribe(&self, pattern: &[u8], id: u64) {
+        let mut m = self.patterns.write();
+        if let Some(p) = m.get_mut(pattern) {
+            if p.subs.swap_remove(&id).is_some() {
+                self.subscriptions.fetch_sub(1, Ordering::AcqRel);
+            }
+            if p.subs.is_empty() {
+                m.swap_remove(pattern);
+            }
+        }
+        self.npatterns.store(m.len(), Ordering::Release);
+    }
+
+    /// The pubsub output-buffer limits, re-read from the configuration at most once a second.
+    pub fn limits(&self, shared: &Shared, now_ms: i64) -> Limits {
+        {
+            let l = self.limits.read();
+            if now_ms.wrapping_sub(l.0) < LIMITS_REFRESH_MS && now_ms >= l.0 {
+                return l.1;
+            }
+        }
+        let fresh = configured_limits(shared);
+        *self.limits.write() = (now_ms, fresh);
+        fresh
+    }
+
+    /// Deliver `msg` to the subscribers of `channel` and of every matching pattern; returns
+    /// the number of receivers as Redis counts them (one per channel subscriber plus one per
+    /// matching (pattern, client) subscription).
+    pub fn publish(&self, channel: &[u8], msg: &[u8], limits: Limits, now_ms: i64) -> usize {
+        let mut receivers = 0;
+        // Copied once and shared by every subscriber, so a backlog never pins request buffers.
+        let mut owned: Option<(Bytes, Bytes)> = None;
+        let mut own = || {
+            owned
+                .get_or_insert_with(|| (Bytes::copy_from_slice(channel), Bytes::copy_from_slice(msg)))
+                .clone()
+        };
+        {
+            let m = self.map(Kind::Channel, channel).read();
+            if let Some(subs) = m.get(channel) {
+                let (ch, body) = own();
+                let frame = Reply::Push(vec![
+                    Reply::bulk_static("message"),
+                    Reply::Bulk(ch),
+                    Reply::Bulk(body),
+                ]);
+                let cost = frame_cost(&frame);
+                for q in subs.values() {
+                    if !q.is_closing() {
+                        q.deliver(frame.clone(), cost, limits, now_ms);
+                        receivers += 1;
+                    }
+                }
+            }
+        }
+        if self.npatterns.load(Ordering::Acquire) > 0 {
+            let m = self.patterns.read();
+            for (pat, p) in m.iter() {
+                if !p.glob.matches(channel) {
+                    continue;
+                }
+                let (ch, body) = own();
+                let frame = Reply::Push(vec![
+                    Reply::bulk_static("pmessage"),
+                    Reply::Bulk(pat.clone()),
+                    Reply::Bulk(ch),
+                    Reply::Bulk(body),
+                ]);
+                let cost = frame_cost(&frame);
+                for q in p.subs.values() {
+                    if !q.is_closing() {
+                        q.deliver(frame.clone(), cost, limits, now_ms);
+                        receivers += 1;
+                    }
+                }
+            }
+        }
+        receivers
+    }
+
+    /// SPUBLISH: shard channel subscribers only (patterns never see shard messages).
+    pub fn spublish(&self, channel: &[u8], msg: &[u8], limits: Limits, now_ms: i64) -> usize {
+        let m = self.map(Kind::Shard, channel).read();
+        let Some(subs) = m.get(channel) else {
+            return 0;
+        };
+        let frame = Reply::Push(vec![
+            Reply::bulk_static("smessage"),
+            Reply::bulk_copy(channel),
+            Reply::bulk_copy(msg),
+        ]);
+        let cost = frame_cost(&frame);
+        let mut receivers = 0;
+        for q in subs.values() {
+            if !q.is_closing() {
+                q.deliver(frame.clone(), cost, limits, now_ms);
+                receivers += 1;
+            }
+        }
+        receivers
+    }
+
+    /// Active channels (with at least one subscriber) matching `pattern`, if given.
+    pub fn channels(&self, kind: Kind, pattern: Option<&[u8]>) -> Vec<Bytes> {
+        let glob = pattern.map(|p| Glob::new(p, false));
+        let maps = match kind {
+            Kind::Channel => &self.channels,
+            Kind::Shard => &self.shard_channels,
+        };
+        let mut out = Vec::new();
+        for m in maps.iter() {
+            let m = m.read();
+            out.extend(
+                m.keys()
+                    .filter(|c| glob.as_ref().is_none_or(|g| g.matches(c)))
+                    .cloned(),
+            );
+        }
+        out
+    }
+
+    /// Subscribers of one channel, excluding pattern subscriptions (PUBSUB NUMSUB).
+    pub fn numsub(&self, kind: Kind, channel: &[u8]) -> usize {
+        self.map(kind, channel)
+            .read()
+            .get(channel)
+            .map_or(0, |s| s.len())
+    }
+
+    /// Distinct patterns with at least one subscriber (PUBSUB NUMPAT).
+    pub fn numpat(&self) -> usize {
+        self.npatterns.load(Ordering::Acquire)
+    }
+
+    /// Remove one client from everything it subscribed to (disconnect, RESET).
+    pub fn forget(&self, id: u64, subs: &ClientSubs) {
+        for c in &subs.channels {
+            self.unsubscribe(Kind::Channel, c, id);
+        }
+        for c in &subs.shard_channels {
+            self.unsubscribe(Kind::Shard, c, id);
+        }
+        for p in &subs.patterns {
+            self.punsubscribe(p, id);
+        }
+    }
+}
+
+/// The pubsub class of the configured `client-output-buffer-limit`.
+fn configured_limits(shared: &Shared) -> Limits {
+    parse_pubsub_limits(&shared.config.read().client_output_buffer_limit)
+}
+
+/// Forget a client's subscriptions in the registry and zero its counters (CLIENT LIST).
+pub fn forget_client(shared: &Shared, client: &Client) {
+    shared.pubsub.forget(client.id, &client.pubsub);
+    client.info.subscriptions.store(0, Ordering::Relaxed);
+    client.info.pattern_subscriptions.store(0, Ordering::Relaxed);
+    client.info.shard_subscriptions.store(0, Ordering::Relaxed);
+}
+
+/// Publish a message as PUBLISH does, from anywhere in the server (keyspace notifications).
+pub fn publish(shared: &Shared, channel: &[u8], msg: &[u8]) -> usize {
+    let now = shared.clock.now_ms();
+    let limits = shared.pubsub.limits(shared, now);
+    shared.pubsub.publish(channel, msg, limits, now)
+}

@@ -1,0 +1,77 @@
+//! The few raw C functions the Lua environment needs. They exist because Redis raises errors
+//! whose value is a Lua table (`{err=...}`) from C functions, and reports the caller's line;
+//! mlua callbacks can only raise wrapped Rust errors, so every library function that may fail
+//! is an mlua callback wrapped in [`tramp`], a C closure that raises what the callback asks for.
+//! None of these functions keeps a Rust value with a destructor alive across `lua_error`.
+
+use mlua::ffi;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Registry key of the light userdata pointing at the kill flag of the engine.
+pub const KILL_FLAG_KEY: &std::ffi::CStr = c"resplock.kill";
+
+/// Calls its upvalue (the implementation) with all arguments. The implementation returns a
+/// status first: `false` then the results; `true` then a value to raise as is; the string
+/// `"where"` then a message to raise prefixed with the caller's position (as `luaL_error`).
+pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
+    let n = ffi::lua_gettop(l);
+    ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+    ffi::lua_insert(l, 1);
+    ffi::lua_call(l, n, ffi::LUA_MULTRET);
+    let nres = ffi::lua_gettop(l);
+    if nres == 0 {
+        return 0;
+    }
+    match ffi::lua_type(l, 1) {
+        ffi::LUA_TBOOLEAN if ffi::lua_toboolean(l, 1) != 0 => {
+            ffi::lua_settop(l, 2);
+            ffi::lua_error(l)
+        }
+        ffi::LUA_TSTRING => {
+            ffi::lua_settop(l, 2);
+            ffi::luaL_where(l, 1);
+            ffi::lua_insert(l, 2);
+            ffi::lua_concat(l, 2);
+            ffi::lua_error(l)
+        }
+        _ => {
+            ffi::lua_remove(l, 1);
+            nres - 1
+        }
+    }
+}
+
+/// `make_tramp(impl)` returns the C closure [`tramp`] over `impl`.
+pub unsafe extern "C-unwind" fn make_tramp(l: *mut ffi::lua_State) -> c_int {
+    ffi::lua_settop(l, 1);
+    ffi::lua_pushcclosure(l, tramp, 1);
+    1
+}
+
+/// The count hook of a running script: once SCRIPT KILL set the flag it raises Redis's error,
+/// and from then on fires on every line so `pcall` cannot swallow it for long.
+pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
+    ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, KILL_FLAG_KEY.as_ptr());
+    let flag = ffi::lua_touserdata(l, -1) as *const AtomicBool;
+    ffi::lua_settop(l, -2);
+    if flag.is_null() || !(*flag).load(Ordering::Acquire) {
+        return;
+    }
+    ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKLINE, 0);
+    ffi::lua_createtable(l, 0, 1);
+    ffi::lua_pushstring(l, c"ERR Script killed by user with SCRIPT KILL...".as_ptr());
+    ffi::lua_setfield(l, -2, c"err".as_ptr());
+    ffi::lua_error(l);
+}
+
+/// Install (count > 0) or remove the kill hook and register the flag's address.
+pub unsafe extern "C-unwind" fn set_hook(l: *mut ffi::lua_State, flag: *const AtomicBool, count: c_int) {
+    ffi::lua_pushlightuserdata(l, flag as *mut _);
+    ffi::lua_setfield(l, ffi::LUA_REGISTRYINDEX, KILL_FLAG_KEY.as_ptr());
+    if count > 0 {
+        ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKCOUNT, count);
+    } else {
+        ffi::lua_sethook(l, None, 0, 0);
+    }
+}

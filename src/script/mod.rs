@@ -1,0 +1,779 @@
+//! Lua scripting as Redis 7.0 does it: one Lua 5.1 interpreter per server, scripts cached by
+//! the SHA-1 of their text, the `redis` library dispatching through the command table, and
+//! Redis's replies and error texts both ways.
+//!
+//! Atomicity comes from the keyspace gate: a script runs on a blocking thread holding
+//! `gate.exclusive()`, so no other client's command interleaves with it, whatever keys it
+//! touches. Lock order is always gate, then the interpreter mutex.
+
+mod convert;
+mod ffi;
+mod libs;
+
+use crate::client::Client;
+use crate::cmd::{self, flags, Command, Ctx};
+use crate::error::{self, RedisError};
+use crate::reply::Reply;
+use crate::shared::Shared;
+use bytes::Bytes;
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use convert::c_ll;
+
+/// Instructions between two checks of the kill flag.
+const HOOK_EVERY: i32 = 10_000;
+/// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
+pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+
+/// Script flags from a `#!lua flags=...` shebang.
+pub mod script_flags {
+    pub const EVAL_COMPAT: u32 = 1;
+    pub const NO_WRITES: u32 = 1 << 1;
+    pub const ALLOW_OOM: u32 = 1 << 2;
+    pub const ALLOW_STALE: u32 = 1 << 3;
+    pub const NO_CLUSTER: u32 = 1 << 4;
+    pub const ALLOW_CROSS_SLOT: u32 = 1 << 5;
+}
+
+/// Server-wide script state, kept in [`Shared`].
+pub struct Scripting {
+    engine: Mutex<Option<Engine>>,
+    /// Set by SCRIPT KILL, read by the Lua count hook (its address is in the Lua registry).
+    kill: Box<AtomicBool>,
+    running: AtomicBool,
+    started: Mutex<Option<Instant>>,
+    /// The running script called a write command: SCRIPT KILL must refuse.
+    wrote: AtomicBool,
+    memory_limit: AtomicUsize,
+}
+
+impl Default for Scripting {
+    fn default() -> Self {
+        Scripting {
+            engine: Mutex::new(None),
+            kill: Box::new(AtomicBool::new(false)),
+            running: AtomicBool::new(false),
+            started: Mutex::new(None),
+            wrote: AtomicBool::new(false),
+            memory_limit: AtomicUsize::new(DEFAULT_MEMORY_LIMIT),
+        }
+    }
+}
+
+struct Script {
+    func: Function,
+    flags: u32,
+}
+
+struct Engine {
+    lua: Lua,
+    scripts: HashMap<String, Script>,
+    setenv: Function,
+    run: Function,
+    runs: u64,
+}
+
+/// What redis.call needs during one run (kept in the interpreter's app data).
+struct RunCtx {
+    shared: Arc<Shared>,
+    client: Client,
+    now: i64,
+    readonly: bool,
+}
+
+impl Scripting {
+    /// Cap the interpreter's memory (bytes); applies to the next script run.
+    pub fn set_memory_limit(&self, bytes: usize) {
+        self.memory_limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// How long the current script has run, if one runs.
+    pub fn running_for(&self) -> Option<std::time::Duration> {
+        if !self.running.load(Ordering::Acquire) {
+            return None;
+        }
+        self.started.lock().map(|s| s.elapsed())
+    }
+
+    /// SCRIPT LOAD: compile and cache, returning the SHA.
+    pub fn load(&self, body: &[u8]) -> Result<String, RedisError> {
+        let mut g = self.engine.lock();
+        let eng = engine(&mut g)?;
+        eng.compile(body)
+    }
+
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        let g = self.engine.lock();
+        let key = String::from_utf8_lossy(sha).to_ascii_lowercase();
+        g.as_ref().is_some_and(|e| e.scripts.contains_key(&key))
+    }
+
+    /// SCRIPT FLUSH: a new interpreter and an empty cache, as Redis.
+    pub fn flush(&self) {
+        let old = self.engine.lock().take();
+        drop(old);
+    }
+}
+
+fn engine(slot: &mut Option<Engine>) -> Result<&mut Engine, RedisError> {
+    if slot.is_none() {
+        let e = Engine::new().map_err(|e| error::err(format!("ERR Lua init failed: {e}")))?;
+        *slot = Some(e);
+    }
+    Ok(slot.as_mut().expect("engine present"))
+}
+
+pub fn sha1_hex(b: &[u8]) -> String {
+    sha1_smol::Sha1::from(b).digest().to_string()
+}
+
+/// Parse a `#!lua ...` first line as evalExtractShebangFlags does; returns (flags, has_shebang).
+fn shebang_flags(body: &[u8]) -> Result<(u32, bool), RedisError> {
+    if !body.starts_with(b"#!") {
+        return Ok((script_flags::EVAL_COMPAT, false));
+    }
+    let end = body
+        .iter()
+        .position(|&c| c == b'\n')
+        .ok_or(RedisError::new(error::SCRIPT_INVALID_SHEBANG))?;
+    let line = String::from_utf8_lossy(&body[..end]);
+    let parts: Vec<&str> = line.split_ascii_whitespace().collect();
+    if parts.is_empty() {
+        return Err(RedisError::new(error::SCRIPT_INVALID_ENGINE));
+    }
+    if parts[0] != "#!lua" {
+        return Err(error::err(format!(
+            "ERR Unexpected engine in script shebang: {}",
+            parts[0]
+        )));
+    }
+    let mut f = 0;
+    for p in &parts[1..] {
+        let Some(list) = p.strip_prefix("flags=") else {
+            return Err(error::err(format!("ERR Unknown lua shebang option: {p}")));
+        };
+        for name in list.split(',').filter(|s| !s.is_empty()) {
+            f |= match name {
+                "no-writes" => script_flags::NO_WRITES,
+                "allow-oom" => script_flags::ALLOW_OOM,
+                "allow-stale" => script_flags::ALLOW_STALE,
+                "no-cluster" => script_flags::NO_CLUSTER,
+                "allow-cross-slot-keys" => script_flags::ALLOW_CROSS_SLOT,
+                _ => {
+                    return Err(error::err(format!(
+                        "ERR Unexpected flag in script shebang: {name}"
+                    )))
+                }
+            };
+        }
+    }
+    Ok((f, true))
+}
+
+impl Engine {
+    fn new() -> mlua::Result<Engine> {
+        // The debug library is needed by Redis's error handler; the prelude hides it again.
+        let lua = unsafe {
+            Lua::unsafe_new_with(
+                StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG,
+                LuaOptions::new(),
+            )
+        };
+        let make_tramp = unsafe { lua.create_c_function(ffi::make_tramp)? };
+        let libs = lua.create_table()?;
+        libs.raw_set("redis", redis_lib(&lua, &make_tramp)?)?;
+        libs.raw_set("cjson", libs::cjson(&lua, &make_tramp)?)?;
+        libs.raw_set("bit", libs::bit(&lua, &make_tramp)?)?;
+        libs.raw_set("struct", libs::structlib(&lua, &make_tramp)?)?;
+        libs.raw_set("cmsgpack", libs::cmsgpack(&lua, &make_tramp)?)?;
+        let (setenv, run): (Function, Function) = lua
+            .load(include_str!("prelude.lua"))
+            .set_name("=resplock_prelude")
+            .call((make_tramp, libs))?;
+        Ok(Engine {
+            lua,
+            scripts: HashMap::new(),
+            setenv,
+            run,
+            runs: 0,
+        })
+    }
+
+    /// Compile `body` once and cache it by SHA (luaCreateFunction).
+    fn compile(&mut self, body: &[u8]) -> Result<String, RedisError> {
+        let sha = sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let (flags, shebang) = shebang_flags(body)?;
+        let mut code = body.to_vec();
+        if shebang {
+            // Keep the line count: Redis reports positions counting the shebang line.
+            code[0] = b'-';
+            code[1] = b'-';
+        }
+        if code.first() == Some(&0x1b) {
+            return Err(RedisError::new(error::SCRIPT_BINARY_CHUNK));
+        }
+        let func = self
+            .lua
+            .load(&code[..])
+            .set_name("@user_script")
+            .set_mode(mlua::ChunkMode::Text)
+            .into_function()
+            .map_err(|e| {
+                let msg = match &e {
+                    mlua::Error::SyntaxError { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                error::err(format!("ERR Error compiling script (new function): {msg}"))
+            })?;
+        let func: Function = self
+            .setenv
+            .call(func)
+            .map_err(|e| error::err(format!("ERR {e}")))?;
+        self.scripts.insert(sha.clone(), Script { func, flags });
+        Ok(sha)
+    }
+}
+
+/// Which of the four script commands runs.
+#[derive(Clone, Copy)]
+pub struct EvalKind {
+    pub by_sha: bool,
+    pub readonly: bool,
+}
+
+/// Wait (asynchronously) until no script holds the gate, or fail with BUSY.
+async fn wait_no_script(shared: &Shared, cmd: &Command) -> Result<(), RedisError> {
+    loop {
+        if !shared.keyspace.gate.is_exclusive() {
+            return Ok(());
+        }
+        if let Some(e) = busy_error(shared, cmd) {
+            return Err(e);
+        }
+        shared.keyspace.gate.wait_released().await;
+    }
+}
+
+/// The BUSY error other clients get once a script ran past busy-reply-threshold.
+pub fn busy_error(shared: &Shared, cmd: &Command) -> Option<RedisError> {
+    if cmd.has(flags::ALLOW_BUSY) {
+        return None;
+    }
+    let threshold = shared.config.read().busy_reply_threshold_ms;
+    let ran = shared.scripting.running_for()?;
+    (threshold > 0 && ran.as_millis() as u64 >= threshold).then(|| RedisError::new(error::BUSY))
+}
+
+/// Entry point for rows flagged SCRIPT_RUNNER: EVAL and friends run on a blocking thread
+/// holding the gate exclusively; SCRIPT KILL runs without the gate.
+pub async fn run_command(
+    shared: &Arc<Shared>,
+    client: &mut Client,
+    cmd: &'static Command,
+    args: Vec<Bytes>,
+) -> Reply {
+    if cmd.name == "kill" {
+        return match script_kill(shared).await {
+            Ok(r) => r,
+            Err(e) => Reply::error(e),
+        };
+    }
+    let kind = match cmd.name {
+        "eval" => EvalKind { by_sha: false, readonly: false },
+        "evalsha" => EvalKind { by_sha: true, readonly: false },
+        "eval_ro" => EvalKind { by_sha: false, readonly: true },
+        "evalsha_ro" => EvalKind { by_sha: true, readonly: true },
+        _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
+    };
+    if let Err(e) = wait_no_script(shared, cmd).await {
+        return Reply::error(e);
+    }
+    let sh = shared.clone();
+    let db = client.db;
+    let task = tokio::task::spawn_blocking(move || {
+        let _gate = sh.keyspace.gate.exclusive();
+        eval(&sh, db, kind, &args)
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
+    }
+}
+
+/// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
+/// served once it has (or once the script ended: NOTBUSY).
+async fn script_kill(shared: &Shared) -> Result<Reply, RedisError> {
+    let s = &shared.scripting;
+    loop {
+        let Some(ran) = s.running_for() else {
+            return Err(RedisError::new(error::NOTBUSY));
+        };
+        let threshold = shared.config.read().busy_reply_threshold_ms;
+        if threshold > 0 && ran.as_millis() as u64 >= threshold {
+            if s.wrote.load(Ordering::Acquire) {
+                return Err(RedisError::new(error::UNKILLABLE));
+            }
+            s.kill.store(true, Ordering::Release);
+            return Ok(Reply::ok());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+}
+
+/// evalGenericCommand, run with the gate held exclusively.
+pub fn eval(shared: &Arc<Shared>, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {
+    match eval_inner(shared, db, kind, args) {
+        Ok(r) => r,
+        Err(e) => Reply::error(e),
+    }
+}
+
+fn eval_inner(
+    shared: &Arc<Shared>,
+    db: usize,
+    kind: EvalKind,
+    args: &[Bytes],
+) -> Result<Reply, RedisError> {
+    let numkeys = cmd::args::int(&args[2])?;
+    if numkeys > args.len() as i64 - 3 {
+        return Err(RedisError::new(error::SCRIPT_TOO_MANY_KEYS));
+    }
+    if numkeys < 0 {
+        return Err(RedisError::new(error::SCRIPT_NEGATIVE_KEYS));
+    }
+    let numkeys = numkeys as usize;
+    let s = &shared.scripting;
+    let mut guard = s.engine.lock();
+    let eng = engine(&mut guard)?;
+    let sha = if kind.by_sha {
+        let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+        if args[1].len() != 40 || !eng.scripts.contains_key(&sha) {
+            return Err(RedisError::new(error::NOSCRIPT));
+        }
+        sha
+    } else {
+        eng.compile(&args[1])?
+    };
+    let (func, sflags) = {
+        let sc = &eng.scripts[&sha];
+        (sc.func.clone(), sc.flags)
+    };
+    let compat = sflags & script_flags::EVAL_COMPAT != 0;
+    if !compat && sflags & script_flags::NO_WRITES == 0 && kind.readonly {
+        return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
+    }
+    let readonly = kind.readonly || (!compat && sflags & script_flags::NO_WRITES != 0);
+    let lua = &eng.lua;
+    let to_lua_err = |e: mlua::Error| error::err(format!("ERR {e}"));
+    let keys = str_array(lua, &args[3..3 + numkeys]).map_err(to_lua_err)?;
+    let argv = str_array(lua, &args[3 + numkeys..]).map_err(to_lua_err)?;
+    let g = lua.globals();
+    g.raw_set("KEYS", keys).map_err(to_lua_err)?;
+    g.raw_set("ARGV", argv).map_err(to_lua_err)?;
+    let limit = s.memory_limit.load(Ordering::Relaxed);
+    let _ = lua.set_memory_limit(limit);
+
+    let now = shared.clock.now_ms();
+    let client = Client::detached(0, db, 2);
+    lua.set_app_data(RunCtx {
+        shared: shared.clone(),
+        client,
+        now,
+        readonly,
+    });
+    s.kill.store(false, Ordering::Release);
+    s.wrote.store(false, Ordering::Release);
+    *s.started.lock() = Some(Instant::now());
+    s.running.store(true, Ordering::Release);
+    let flag: *const AtomicBool = &*s.kill;
+    set_hook(lua, flag, HOOK_EVERY);
+
+    let result = eng.run.call::<(bool, Value)>(func);
+
+    set_hook(lua, flag, 0);
+    s.running.store(false, Ordering::Release);
+    *s.started.lock() = None;
+    let ctx = lua.remove_app_data::<RunCtx>();
+    let resp = ctx.map(|c| c.client.resp).unwrap_or(2);
+    let reply = match result {
+        Ok((true, v)) => convert::lua_to_reply(&v, resp, 0),
+        Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, &sha)),
+        Ok((false, v)) => {
+            let msg = match &v {
+                Value::String(s) => s.to_string_lossy(),
+                _ => "execution failure".to_string(),
+            };
+            Reply::error(run_error(&sha, &msg))
+        }
+        Err(mlua::Error::MemoryError(_)) => Reply::error(run_error(&sha, "not enough memory")),
+        Err(e) => Reply::error(run_error(&sha, &e.to_string())),
+    };
+    eng.runs += 1;
+    if eng.runs % 50 == 0 || matches!(reply, Reply::Error(_)) {
+        let _ = lua.gc_step_kbytes(50);
+    }
+    if lua.used_memory() > limit / 2 {
+        let _ = lua.gc_collect();
+    }
+    Ok(reply)
+}
+
+/// `Error running script <sha>, <msg>` as luaCallFunction words non-table errors.
+fn run_error(sha: &str, msg: &str) -> RedisError {
+    let msg: String = msg.chars().take(100).collect();
+    error::err(format!("ERR Error running script {sha}, {msg}\n"))
+}
+
+/// The final error of a failed script: `<err> script: <sha>, on <source>:<line>.`
+fn error_from_table(t: &Table, sha: &str) -> Bytes {
+    let msg = match t.raw_get::<Value>("err") {
+        Ok(Value::String(s)) => s.as_bytes().to_vec(),
+        Ok(Value::Number(n)) => crate::protocol::format_double(n).into_bytes(),
+        Ok(Value::Integer(n)) => n.to_string().into_bytes(),
+        _ => b"ERR unknown error".to_vec(),
+    };
+    let mut out = msg;
+    let source = t.raw_get::<Value>("source").ok();
+    let line = t.raw_get::<Value>("line").ok();
+    if let (Some(Value::String(src)), Some(line)) = (source, line) {
+        let line = match line {
+            Value::Integer(i) => Some(i.to_string()),
+            Value::Number(n) => Some(crate::protocol::format_double(n)),
+            Value::String(s) => Some(s.to_string_lossy()),
+            _ => None,
+        };
+        if let Some(line) = line {
+            out.extend_from_slice(format!(" script: {sha}, on ").as_bytes());
+            out.extend_from_slice(&src.as_bytes());
+            out.extend_from_slice(format!(":{line}.").as_bytes());
+        }
+    }
+    for c in out.iter_mut() {
+        if *c == b'\r' || *c == b'\n' {
+            *c = b' ';
+        }
+    }
+    Bytes::from(out)
+}
+
+fn set_hook(lua: &Lua, flag: *const AtomicBool, count: i32) {
+    let flag_addr = flag as usize;
+    let _ = unsafe {
+        lua.exec_raw::<()>((), move |state| {
+            ffi::set_hook(state, flag_addr as *const AtomicBool, count);
+        })
+    };
+}
+
+fn str_array(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, b) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(b)?)?;
+    }
+    Ok(t)
+}
+
+// ---- the `redis` library -------------------------------------------------------------------
+
+/// Results of a library function for [`ffi::tramp`]: `Ok` values are returned, `Raise` is
+/// raised as is, `Where` is raised with the caller's position.
+pub(crate) enum Out {
+    Ok(Vec<Value>),
+    Raise(Value),
+    Where(String),
+}
+
+pub(crate) fn lib_fn<F>(lua: &Lua, make_tramp: &Function, f: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> mlua::Result<Out> + Send + 'static,
+{
+    let inner = lua.create_function(move |lua, args: MultiValue| {
+        let mut v = Vec::new();
+        match f(lua, args)? {
+            Out::Ok(vals) => {
+                v.push(Value::Boolean(false));
+                v.extend(vals);
+            }
+            Out::Raise(e) => {
+                v.push(Value::Boolean(true));
+                v.push(e);
+            }
+            Out::Where(msg) => {
+                v.push(Value::String(lua.create_string("where")?));
+                v.push(Value::String(lua.create_string(msg)?));
+            }
+        }
+        Ok(MultiValue::from_vec(v))
+    })?;
+    make_tramp.call(inner)
+}
+
+/// Raise `{err="ERR <msg>"}` as luaPushError + luaError do.
+fn raise(lua: &Lua, msg: &str) -> mlua::Result<Out> {
+    Ok(Out::Raise(Value::Table(convert::error_table(lua, msg.as_bytes())?)))
+}
+
+fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
+    let r = lua.create_table()?;
+    r.raw_set("call", lib_fn(lua, mt, |lua, a| redis_call(lua, a, true))?)?;
+    r.raw_set("pcall", lib_fn(lua, mt, |lua, a| redis_call(lua, a, false))?)?;
+    r.raw_set(
+        "error_reply",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let t = match v.as_slice() {
+                [Value::String(s)] => {
+                    let b = s.as_bytes();
+                    let text = if b.first() == Some(&b'-') {
+                        b.to_vec()
+                    } else {
+                        [b"-".as_slice(), &b].concat()
+                    };
+                    convert::error_table(lua, &text)?
+                }
+                _ => convert::error_table(lua, b"wrong number or type of arguments")?,
+            };
+            Ok(Out::Ok(vec![Value::Table(t)]))
+        })?,
+    )?;
+    r.raw_set(
+        "status_reply",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let t = match v.as_slice() {
+                [Value::String(s)] => {
+                    let t = lua.create_table()?;
+                    t.raw_set("ok", s.clone())?;
+                    t
+                }
+                _ => convert::error_table(lua, b"wrong number or type of arguments")?,
+            };
+            Ok(Out::Ok(vec![Value::Table(t)]))
+        })?,
+    )?;
+    r.raw_set(
+        "sha1hex",
+        lib_fn(lua, mt, |lua, a| {
+            if a.len() != 1 {
+                return raise(lua, "wrong number of arguments");
+            }
+            let v = a.into_iter().next().unwrap_or(Value::Nil);
+            let bytes = match lua.coerce_string(v)? {
+                Some(s) => s.as_bytes().to_vec(),
+                None => Vec::new(),
+            };
+            Ok(Out::Ok(vec![Value::String(lua.create_string(sha1_hex(&bytes))?)]))
+        })?,
+    )?;
+    r.raw_set(
+        "log",
+        lib_fn(lua, mt, |lua, a| {
+            if a.len() < 2 {
+                return raise(lua, "redis.log() requires two arguments or more.");
+            }
+            let v: Vec<Value> = a.into_iter().collect();
+            let level = match &v[0] {
+                Value::Integer(i) => *i as f64,
+                Value::Number(n) => *n,
+                _ => return raise(lua, "First argument must be a number."),
+            };
+            if !(0.0..=3.0).contains(&level) || level.fract() != 0.0 {
+                return raise(lua, "Invalid debug level.");
+            }
+            let mut msg = Vec::new();
+            for (i, x) in v[1..].iter().enumerate() {
+                if i > 0 {
+                    msg.push(b' ');
+                }
+                if let Some(s) = lua.coerce_string(x.clone())? {
+                    msg.extend_from_slice(&s.as_bytes());
+                }
+            }
+            let msg = String::from_utf8_lossy(&msg);
+            match level as i32 {
+                0 => tracing::debug!(target: "lua", "{msg}"),
+                1 => tracing::info!(target: "lua", "{msg}"),
+                2 => tracing::info!(target: "lua", "{msg}"),
+                _ => tracing::warn!(target: "lua", "{msg}"),
+            }
+            Ok(Out::Ok(vec![]))
+        })?,
+    )?;
+    r.raw_set(
+        "setresp",
+        lib_fn(lua, mt, |lua, a| {
+            if a.len() != 1 {
+                return raise(lua, "redis.setresp() requires one argument.");
+            }
+            let resp = match a.into_iter().next() {
+                Some(Value::Integer(i)) => i as f64,
+                Some(Value::Number(n)) => n,
+                Some(Value::String(s)) => s.to_str().ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0.0),
+                _ => 0.0,
+            } as i64;
+            if resp != 2 && resp != 3 {
+                return raise(lua, "RESP version must be 2 or 3.");
+            }
+            if let Some(mut rc) = lua.app_data_mut::<RunCtx>() {
+                rc.client.resp = resp as u8;
+            }
+            Ok(Out::Ok(vec![]))
+        })?,
+    )?;
+    r.raw_set(
+        "set_repl",
+        lib_fn(lua, mt, |lua, a| {
+            if a.len() != 1 {
+                return raise(lua, "redis.set_repl() requires two arguments.");
+            }
+            let f = match a.into_iter().next() {
+                Some(Value::Integer(i)) => i,
+                Some(Value::Number(n)) => n as i64,
+                _ => 0,
+            };
+            if f & !3 != 0 {
+                return raise(
+                    lua,
+                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                );
+            }
+            Ok(Out::Ok(vec![]))
+        })?,
+    )?;
+    r.raw_set(
+        "replicate_commands",
+        lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(true)])))?,
+    )?;
+    r.raw_set(
+        "breakpoint",
+        lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(false)])))?,
+    )?;
+    r.raw_set("debug", lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![])))?)?;
+    r.raw_set(
+        "acl_check_cmd",
+        lib_fn(lua, mt, |lua, a| {
+            let args = match lua_args(lua, a)? {
+                Ok(v) => v,
+                Err(msg) => return raise(lua, msg),
+            };
+            if script_lookup(&args).is_none() {
+                return raise(lua, "Invalid command passed to redis.acl_check_cmd()");
+            }
+            Ok(Out::Ok(vec![Value::Boolean(true)]))
+        })?,
+    )?;
+    r.raw_set("REDIS_VERSION", crate::REDIS_VERSION)?;
+    r.raw_set("REDIS_VERSION_NUM", version_num(crate::REDIS_VERSION))?;
+    for (k, v) in [
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+    ] {
+        r.raw_set(k, v)?;
+    }
+    Ok(r)
+}
+
+/// 7.0.15 -> 0x07000f.
+fn version_num(v: &str) -> i64 {
+    let p: Vec<i64> = v.split('.').map(|x| x.parse().unwrap_or(0)).collect();
+    (p.first().copied().unwrap_or(0) << 16)
+        | (p.get(1).copied().unwrap_or(0) << 8)
+        | p.get(2).copied().unwrap_or(0)
+}
+
+/// Lua arguments to command arguments (luaArgsToRedisArgv): numbers as `%.17g`.
+fn lua_args(lua: &Lua, a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'static str>> {
+    let _ = lua;
+    if a.is_empty() {
+        return Ok(Err("Please specify at least one argument for this redis lib call"));
+    }
+    let mut out = Vec::with_capacity(a.len());
+    for v in a {
+        match v {
+            Value::String(s) => out.push(Bytes::copy_from_slice(&s.as_bytes())),
+            Value::Integer(i) => out.push(Bytes::from(i.to_string())),
+            Value::Number(n) => out.push(Bytes::from(crate::protocol::format_double(n))),
+            _ => return Ok(Err("Lua redis lib command arguments must be strings or integers")),
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// lookupCommand as scripts see it: a container with a subcommand argument resolves to the
+/// subcommand (unknown subcommand: no command); alone, to the container itself.
+fn script_lookup(args: &[Bytes]) -> Option<(&'static Command, Option<&'static Command>)> {
+    let c = cmd::lookup(&args[0])?;
+    if c.subcommands.is_empty() || args.len() < 2 {
+        return Some((c, None));
+    }
+    cmd::lookup_sub(c, &args[1]).map(|s| (s, Some(c)))
+}
+
+/// redis.call (raise = true) and redis.pcall (scriptCall's checks, then the command).
+fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
+    let fail = |lua: &Lua, msg: &str| -> mlua::Result<Out> {
+        let t = convert::error_table(lua, msg.as_bytes())?;
+        Ok(if raise_err {
+            Out::Raise(Value::Table(t))
+        } else {
+            Out::Ok(vec![Value::Table(t)])
+        })
+    };
+    let args = match lua_args(lua, a)? {
+        Ok(v) => v,
+        Err(msg) => return fail(lua, msg),
+    };
+    let Some((c, parent)) = script_lookup(&args) else {
+        return fail(lua, "Unknown Redis command called from script");
+    };
+    if !c.arity_ok(args.len()) {
+        return fail(lua, "Wrong number of args calling Redis command from script");
+    }
+    if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
+        return fail(lua, "This Redis command is not allowed from script");
+    }
+    let (reply, resp) = {
+        let Some(mut rc) = lua.app_data_mut::<RunCtx>() else {
+            return fail(lua, "redis.call/pcall can only be called inside a script invocation");
+        };
+        if rc.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
+            drop(rc);
+            return fail(lua, "Write commands are not allowed from read-only scripts.");
+        }
+        let rc = &mut *rc;
+        if c.has(flags::WRITE) {
+            rc.shared.scripting.wrote.store(true, Ordering::Release);
+        }
+        let shared = rc.shared.clone();
+        let mut ctx = Ctx {
+            shared: &shared,
+            client: &mut rc.client,
+            now: rc.now,
+            in_script: true,
+        };
+        let reply = cmd::call(&mut ctx, c, &args);
+        (reply, rc.client.resp)
+    };
+    let is_err = reply.is_error();
+    let v = convert::reply_to_lua(lua, &reply, resp)?;
+    Ok(if is_err && raise_err {
+        Out::Raise(v)
+    } else {
+        Out::Ok(vec![v])
+    })
+}

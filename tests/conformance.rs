@@ -1,0 +1,643 @@
+//! The conformance suite: every case in conformance/*.case was recorded from a real
+//! redis-server 7.0 and is replayed here against resplock, byte for byte (with the matchers the
+//! case file states). See conformance/README.md.
+//!
+//! - `cargo test --test conformance`: replay against an in-process resplock (no Redis needed).
+//! - `CONFORMANCE_REDIS=127.0.0.1:PORT cargo test --test conformance`: live mode, every case
+//!   runs against that redis-server and resplock side by side; both must match the file.
+//! - `CONFORMANCE_RECORD=127.0.0.1:PORT cargo test --test conformance -- --nocapture`:
+//!   re-record every reply from that redis-server and rewrite the files in place.
+//! - `CONFORMANCE_FILTER=text`: only cases whose file name or case name contains `text`.
+
+#[path = "conformance/format.rs"]
+mod format;
+
+use format::{check, show, Doc, Entry, Expected, StepKind};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const GROUPS: &[&str] = &[
+    "strings",
+    "counters",
+    "keys",
+    "expiry",
+    "hashes",
+    "connection",
+    "server",
+    "locks",
+    "protocol",
+];
+
+/// How long a reply may take before the step counts as unanswered.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+/// Recording a raw send: replies are collected until the server stays quiet this long.
+const RAW_QUIET: Duration = Duration::from_millis(150);
+
+struct Conn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// No further steps run on it (it timed out or closed unexpectedly).
+    dead: bool,
+}
+
+enum Read {
+    Frame(Vec<u8>),
+    Timeout,
+    Closed,
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            stream,
+            buf: Vec::new(),
+            dead: false,
+        })
+    }
+
+    async fn send(&mut self, b: &[u8]) -> bool {
+        self.stream.write_all(b).await.is_ok()
+    }
+
+    async fn read(&mut self, wait: Duration) -> Read {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match format::parse_frame(&self.buf, 0) {
+                Ok(n) => return Read::Frame(self.buf.drain(..n.end).collect()),
+                Err(format::ParseErr::Invalid(_)) => {
+                    // Not RESP: hand back everything so the mismatch shows it.
+                    return Read::Frame(std::mem::take(&mut self.buf));
+                }
+                Err(format::ParseErr::Incomplete) => {}
+            }
+            let mut chunk = [0u8; 65536];
+            match tokio::time::timeout_at(deadline, self.stream.read(&mut chunk)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => {
+                    if self.buf.is_empty() {
+                        return Read::Closed;
+                    }
+                    return Read::Frame(std::mem::take(&mut self.buf));
+                }
+                Err(_) => return Read::Timeout,
+                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// True if the server closes the connection (with nothing more to read) within `wait`.
+    async fn closed(&mut self, wait: Duration) -> Result<(), String> {
+        if !self.buf.is_empty() {
+            return Err(format!("unread bytes {}", show(&self.buf)));
+        }
+        let mut chunk = [0u8; 4096];
+        match tokio::time::timeout(wait, self.stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => Ok(()),
+            Ok(Ok(n)) => Err(format!("still open, sent {}", show(&chunk[..n]))),
+            Err(_) => Err("still open".into()),
+        }
+    }
+}
+
+fn request(args: &[Vec<u8>]) -> Vec<u8> {
+    let mut r = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        r.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        r.extend_from_slice(a);
+        r.extend_from_slice(b"\r\n");
+    }
+    r
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Redis,
+    Resplock,
+}
+
+/// A server a case runs against, with the case's named connections.
+struct Target {
+    kind: Kind,
+    label: String,
+    addr: SocketAddr,
+    /// For resplock: a fresh in-process server per case.
+    server: Option<resplock::ServerHandle>,
+    /// For redis: the connection that resets state between cases.
+    control: Option<Conn>,
+    conns: HashMap<String, Conn>,
+}
+
+impl Target {
+    async fn redis(addr: &str) -> Target {
+        let addr: SocketAddr = addr.parse().expect("address like 127.0.0.1:6379");
+        let mut control = Conn::open(addr)
+            .await
+            .unwrap_or_else(|e| panic!("cannot reach redis-server at {addr}: {e}"));
+        control
+            .send(&request(&[b"INFO".to_vec(), b"server".to_vec()]))
+            .await;
+        let Read::Frame(info) = control.read(REPLY_TIMEOUT).await else {
+            panic!("redis-server at {addr} does not answer INFO");
+        };
+        let info = String::from_utf8_lossy(&info).to_string();
+        let version = info
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap_or("?")
+            .trim()
+            .to_string();
+        assert!(
+            version.starts_with("7.0."),
+            "the reference must be redis-server 7.0, {addr} runs {version}"
+        );
+        Target {
+            kind: Kind::Redis,
+            label: format!("redis-server {version} at {addr}"),
+            addr,
+            server: None,
+            control: Some(control),
+            conns: HashMap::new(),
+        }
+    }
+
+    fn resplock() -> Target {
+        Target {
+            kind: Kind::Resplock,
+            label: "resplock".into(),
+            addr: "127.0.0.1:0".parse().unwrap(),
+            server: None,
+            control: None,
+            conns: HashMap::new(),
+        }
+    }
+
+    /// Fresh state: no connections, empty keyspace.
+    async fn begin_case(&mut self) {
+        self.conns.clear();
+        match self.kind {
+            Kind::Resplock => {
+                let s = resplock::start(resplock::Config::ephemeral())
+                    .await
+                    .expect("resplock starts");
+                self.addr = s.local_addr();
+                self.server = Some(s);
+            }
+            Kind::Redis => {
+                let c = self.control.as_mut().unwrap();
+                c.send(&request(&[b"FLUSHALL".to_vec()])).await;
+                match c.read(REPLY_TIMEOUT).await {
+                    Read::Frame(f) if f == b"+OK\r\n" => {}
+                    _ => panic!("FLUSHALL failed on {}", self.label),
+                }
+            }
+        }
+    }
+
+    async fn end_case(&mut self) {
+        self.conns.clear();
+        if let Some(s) = self.server.take() {
+            s.shutdown().await;
+        }
+    }
+
+    async fn conn(&mut self, name: &str) -> Option<&mut Conn> {
+        if !self.conns.contains_key(name) {
+            let c = Conn::open(self.addr).await.ok()?;
+            self.conns.insert(name.to_string(), c);
+        }
+        self.conns.get_mut(name)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Replay,
+    Live,
+    Record,
+}
+
+struct Failure {
+    group: String,
+    case: String,
+    line: usize,
+    target: String,
+    step: String,
+    why: String,
+    expected: Option<Vec<u8>>,
+    got: Option<Vec<u8>>,
+}
+
+#[derive(Default)]
+struct Totals {
+    cases: usize,
+    commands: usize,
+    failures: Vec<Failure>,
+}
+
+fn case_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance")
+}
+
+fn filter_matches(filter: &Option<String>, group: &str, case: &str) -> bool {
+    match filter {
+        None => true,
+        Some(f) => group.contains(f.as_str()) || case.contains(f.as_str()),
+    }
+}
+
+/// Run (or record) one case. Steps run on every target in lockstep.
+async fn run_case(
+    mode: Mode,
+    group: &str,
+    case: &str,
+    steps: &mut [&mut format::Step],
+    targets: &mut [Target],
+    totals: &mut Totals,
+) {
+    for t in targets.iter_mut() {
+        t.begin_case().await;
+    }
+    let mut conn_name = "main".to_string();
+    for step in steps.iter_mut() {
+        if step.kind.is_request() {
+            totals.commands += 1;
+        }
+        let mut recorded: Option<Vec<Expected>> = None;
+        for t in targets.iter_mut() {
+            let label = t.label.clone();
+            let fail = |why: String, expected: Option<Vec<u8>>, got: Option<Vec<u8>>| Failure {
+                group: group.to_string(),
+                case: case.to_string(),
+                line: step.line,
+                target: label.clone(),
+                step: step.text.clone(),
+                why,
+                expected,
+                got,
+            };
+            if let StepKind::Conn(name) = &step.kind {
+                conn_name = name.clone();
+                continue;
+            }
+            let Some(c) = t.conn(&conn_name).await else {
+                totals
+                    .failures
+                    .push(fail("cannot connect".into(), None, None));
+                continue;
+            };
+            if c.dead {
+                continue;
+            }
+            let (bytes, want) = match &step.kind {
+                StepKind::Conn(_) => unreachable!(),
+                StepKind::Closed => {
+                    if let Err(e) = c.closed(REPLY_TIMEOUT).await {
+                        totals.failures.push(fail(
+                            format!("expected the connection closed: {e}"),
+                            None,
+                            None,
+                        ));
+                        c.dead = true;
+                    }
+                    continue;
+                }
+                StepKind::Cmd(args) => (request(args), Some(1)),
+                StepKind::Raw(b) => (
+                    b.clone(),
+                    if mode == Mode::Record {
+                        None
+                    } else {
+                        Some(step.frames.len())
+                    },
+                ),
+            };
+            if !c.send(&bytes).await {
+                totals
+                    .failures
+                    .push(fail("write failed".into(), None, None));
+                c.dead = true;
+                continue;
+            }
+            let mut got = Vec::new();
+            match want {
+                Some(n) => {
+                    for _ in 0..n {
+                        match c.read(REPLY_TIMEOUT).await {
+                            Read::Frame(f) => got.push(f),
+                            Read::Timeout => {
+                                c.dead = true;
+                                break;
+                            }
+                            Read::Closed => {
+                                c.dead = true;
+                                break;
+                            }
+                        }
+                    }
+                }
+                None => {
+                    while let Read::Frame(f) = c.read(RAW_QUIET).await {
+                        got.push(f);
+                    }
+                }
+            }
+            if mode == Mode::Record {
+                if c.dead && matches!(step.kind, StepKind::Cmd(_)) {
+                    panic!(
+                        "{group}: case {case:?} line {}: {} gave no reply",
+                        step.line, t.label
+                    );
+                }
+                // A reply that the old recording still matches (under its matchers) keeps the
+                // old bytes, so re-recording only changes what really changed.
+                let frames = got
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, bytes)| match step.frames.get(i) {
+                        Some(old)
+                            if check(old, &bytes).is_ok() && check(old, &old.bytes).is_ok() =>
+                        {
+                            old.clone()
+                        }
+                        Some(old) => Expected {
+                            matchers: old.matchers.clone(),
+                            bytes,
+                        },
+                        None => Expected {
+                            matchers: Vec::new(),
+                            bytes,
+                        },
+                    })
+                    .collect::<Vec<_>>();
+                for (i, f) in frames.iter().enumerate() {
+                    if let Err(why) = check(f, &f.bytes.clone()) {
+                        panic!(
+                            "{group}: case {case:?} line {}: the matchers reject the new \
+                             recording of reply {i}: {why}",
+                            step.line
+                        );
+                    }
+                }
+                recorded = Some(frames);
+                continue;
+            }
+            if step.kind.is_request()
+                && step.frames.is_empty()
+                && matches!(step.kind, StepKind::Cmd(_))
+            {
+                totals.failures.push(fail(
+                    "no recorded reply: run the recorder (CONFORMANCE_RECORD)".into(),
+                    None,
+                    got.into_iter().next(),
+                ));
+                continue;
+            }
+            for (i, exp) in step.frames.iter().enumerate() {
+                match got.get(i) {
+                    None => {
+                        totals.failures.push(fail(
+                            if c.dead {
+                                "no reply (timeout or connection closed)".into()
+                            } else {
+                                "no reply".into()
+                            },
+                            Some(exp.bytes.clone()),
+                            None,
+                        ));
+                        break;
+                    }
+                    Some(g) => {
+                        if let Err(why) = check(exp, g) {
+                            totals.failures.push(fail(
+                                why,
+                                Some(exp.bytes.clone()),
+                                Some(g.clone()),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(frames) = recorded {
+            step.frames = frames;
+        }
+    }
+    // Replies nobody asked for (e.g. to a raw send that should get none) must not pass
+    // unnoticed at the end of a case.
+    if mode != Mode::Record {
+        for t in targets.iter_mut() {
+            for (name, c) in t.conns.iter() {
+                if !c.dead && !c.buf.is_empty() {
+                    totals.failures.push(Failure {
+                        group: group.to_string(),
+                        case: case.to_string(),
+                        line: steps.last().map_or(0, |s| s.line),
+                        target: t.label.clone(),
+                        step: format!("(end of case, connection {name})"),
+                        why: "unexpected extra reply bytes".into(),
+                        expected: None,
+                        got: Some(c.buf.clone()),
+                    });
+                }
+            }
+        }
+    }
+    for t in targets.iter_mut() {
+        t.end_case().await;
+    }
+}
+
+fn report(totals: &Totals, mode: Mode) -> bool {
+    if totals.failures.is_empty() {
+        println!(
+            "conformance: {} cases, {} commands, all matched redis 7.0",
+            totals.cases, totals.commands
+        );
+        return true;
+    }
+    let mut failed_cases: Vec<(String, String)> = Vec::new();
+    let mut last = None;
+    for f in &totals.failures {
+        let key = (f.group.clone(), f.case.clone());
+        if last.as_ref() != Some(&key) {
+            println!("\nFAIL {}.case: {}", f.group, f.case);
+            failed_cases.push(key.clone());
+            last = Some(key);
+        }
+        let who = if mode == Mode::Live {
+            format!(" [{}]", f.target)
+        } else {
+            String::new()
+        };
+        println!(
+            "  conformance/{}.case:{}{}: {}",
+            f.group, f.line, who, f.step
+        );
+        println!("    {}", f.why);
+        if let Some(e) = &f.expected {
+            println!("    expected (redis 7.0):");
+            for l in format::show_lines(e, 12) {
+                println!("      {l}");
+            }
+        }
+        if let Some(g) = &f.got {
+            println!(
+                "    got ({}):",
+                if mode == Mode::Live {
+                    "this server"
+                } else {
+                    "resplock"
+                }
+            );
+            for l in format::show_lines(g, 12) {
+                println!("      {l}");
+            }
+        }
+    }
+    let mut per_group: Vec<(String, usize)> = Vec::new();
+    for (g, _) in &failed_cases {
+        match per_group.iter_mut().find(|(n, _)| n == g) {
+            Some((_, c)) => *c += 1,
+            None => per_group.push((g.clone(), 1)),
+        }
+    }
+    let groups: Vec<String> = per_group.iter().map(|(g, n)| format!("{g} {n}")).collect();
+    println!(
+        "\nconformance: {} cases, {} commands, {} cases ({} commands) did not match redis 7.0 [{}]",
+        totals.cases,
+        totals.commands,
+        failed_cases.len(),
+        totals.failures.len(),
+        groups.join(", ")
+    );
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance() {
+    let record = std::env::var("CONFORMANCE_RECORD")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let live = std::env::var("CONFORMANCE_REDIS")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let filter = std::env::var("CONFORMANCE_FILTER")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let (mode, mut targets) = match (&record, &live) {
+        (Some(addr), _) => (Mode::Record, vec![Target::redis(addr).await]),
+        (None, Some(addr)) => (
+            Mode::Live,
+            vec![Target::redis(addr).await, Target::resplock()],
+        ),
+        (None, None) => (Mode::Replay, vec![Target::resplock()]),
+    };
+    if mode != Mode::Replay {
+        let what = if mode == Mode::Record {
+            "recording from"
+        } else {
+            "live against resplock and"
+        };
+        println!("conformance: {what} {}", targets[0].label);
+    }
+    let mut totals = Totals::default();
+    for group in GROUPS {
+        let path = case_dir().join(format!("{group}.case"));
+        let src =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut doc = Doc::parse(&format!("conformance/{group}.case"), &src)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Group the steps by case.
+        let mut cases: Vec<(String, Vec<&mut format::Step>)> = Vec::new();
+        for e in doc.entries.iter_mut() {
+            match e {
+                Entry::Header { name, .. } => cases.push((name.clone(), Vec::new())),
+                Entry::Step(s) => cases.last_mut().expect("steps follow a header").1.push(s),
+                Entry::Text(_) => {}
+            }
+        }
+        for (name, mut steps) in cases {
+            if !filter_matches(&filter, group, &name) {
+                continue;
+            }
+            totals.cases += 1;
+            run_case(mode, group, &name, &mut steps, &mut targets, &mut totals).await;
+        }
+        if mode == Mode::Record {
+            let out = doc.render().unwrap_or_else(|e| panic!("{e}"));
+            if out != src {
+                std::fs::write(&path, out).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                println!("conformance: rewrote {}", path.display());
+            }
+        }
+    }
+    if mode == Mode::Record {
+        println!(
+            "conformance: recorded {} cases, {} commands from {}",
+            totals.cases, totals.commands, targets[0].label
+        );
+        if !totals.failures.is_empty() {
+            report(&totals, mode);
+            panic!("recording failed");
+        }
+        return;
+    }
+    if !report(&totals, mode) {
+        panic!(
+            "{} conformance mismatches (details above)",
+            totals.failures.len()
+        );
+    }
+}
+
+#[test]
+fn format_roundtrip_and_matchers() {
+    let src = "### case: t\n> SET k \"a b\\x00\"\n+OK\n> GET k\n$3\na b\n> TTL k\n:5 ~int 0..10\n> HGETALL h\n%2 ~unordered\n$1\na\n$1\n1\n$1\nb\n$1\n2\n> GET e\n$0\n\n";
+    let doc = Doc::parse("t", src).unwrap();
+    assert_eq!(doc.render().unwrap(), src);
+    let Entry::Step(s) = &doc.entries[1] else {
+        panic!()
+    };
+    let StepKind::Cmd(args) = &s.kind else {
+        panic!()
+    };
+    assert_eq!(args[2], b"a b\0");
+    let Entry::Step(ttl) = &doc.entries[3] else {
+        panic!()
+    };
+    assert!(check(&ttl.frames[0], b":7\r\n").is_ok());
+    assert!(check(&ttl.frames[0], b":11\r\n").is_err());
+    assert!(check(&ttl.frames[0], b"$1\r\n7\r\n").is_err());
+    let Entry::Step(h) = &doc.entries[4] else {
+        panic!()
+    };
+    assert!(check(
+        &h.frames[0],
+        b"%2\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n1\r\n"
+    )
+    .is_ok());
+    assert!(check(
+        &h.frames[0],
+        b"%2\r\n$1\r\nb\r\n$1\r\n1\r\n$1\r\na\r\n$1\r\n2\r\n"
+    )
+    .is_err());
+    let Entry::Step(g) = &doc.entries[2] else {
+        panic!()
+    };
+    assert!(check(&g.frames[0], b"$3\r\na b\r\n").is_ok());
+    assert!(check(&g.frames[0], b"$3\r\na c\r\n").is_err());
+    assert!(format::glob(b"id=* name=x *", b"id=3 addr=1 name=x age=0"));
+    assert!(!format::glob(b"id=* name=x *", b"id=3 name=y age=0"));
+    for b in [&b"a \x7e~ \\\r\n\xff "[..], b"", b"~x"] {
+        assert_eq!(format::unescape(&format::escape(b)).unwrap(), b);
+    }
+    assert_eq!(
+        format::split_args("\"ab\"*3 'c d' e").unwrap(),
+        vec![b"ababab".to_vec(), b"c d".to_vec(), b"e".to_vec()]
+    );
+}

@@ -1,0 +1,737 @@
+//! Pub/sub: frames byte for byte as redis-server 7.0.15 sends them (RESP2 and RESP3), the
+//! Redisson lock-waiter pattern, slow and vanished subscribers, keyspace notifications.
+mod common;
+use common::*;
+use resplock::Config;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Nothing more arrives within a short wait.
+async fn quiet(c: &mut Raw) {
+    assert_eq!(c.try_reply(Duration::from_millis(100)).await, None);
+}
+
+fn resp_cmd(args: &[&[u8]]) -> Vec<u8> {
+    let mut req = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        req.extend_from_slice(a);
+        req.extend_from_slice(b"\r\n");
+    }
+    req
+}
+
+#[tokio::test]
+async fn subscribe_confirmations_and_messages_are_byte_exact_in_resp2() {
+    let s = server().await;
+    let mut sub = Raw::connect(&s).await;
+    let mut publ = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(sub, "SUBSCRIBE", "ch1", "ch2", "ch1"),
+        b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n"
+    );
+    assert_eq!(sub.reply().await, b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n");
+    assert_eq!(sub.reply().await, b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:2\r\n");
+    assert_eq!(
+        cmd!(sub, "PSUBSCRIBE", "c*", "h?"),
+        b"*3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n"
+    );
+    assert_eq!(sub.reply().await, b"*3\r\n$10\r\npsubscribe\r\n$2\r\nh?\r\n:4\r\n");
+    // Shard channels are counted apart from channels and patterns.
+    assert_eq!(
+        cmd!(sub, "SSUBSCRIBE", "s1", "s2"),
+        b"*3\r\n$10\r\nssubscribe\r\n$2\r\ns1\r\n:1\r\n"
+    );
+    assert_eq!(sub.reply().await, b"*3\r\n$10\r\nssubscribe\r\n$2\r\ns2\r\n:2\r\n");
+
+    assert_eq!(cmd!(publ, "PUBLISH", "ch1", "hello"), b":2\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$3\r\nch1\r\n$5\r\nhello\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$3\r\nch1\r\n$5\r\nhello\r\n"
+    );
+    assert_eq!(cmd!(publ, "SPUBLISH", "s1", "hello"), b":1\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$8\r\nsmessage\r\n$2\r\ns1\r\n$5\r\nhello\r\n"
+    );
+    assert_eq!(cmd!(publ, "PUBLISH", "nobody", "x"), b":0\r\n");
+    quiet(&mut sub).await;
+
+    assert_eq!(
+        cmd!(sub, "UNSUBSCRIBE", "ch1", "zz"),
+        b"*3\r\n$11\r\nunsubscribe\r\n$3\r\nch1\r\n:3\r\n"
+    );
+    assert_eq!(sub.reply().await, b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nzz\r\n:3\r\n");
+    assert_eq!(
+        cmd!(sub, "UNSUBSCRIBE"),
+        b"*3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:2\r\n"
+    );
+    // Patterns are unsubscribed in subscription order, as Redis's pattern list.
+    assert_eq!(
+        cmd!(sub, "PUNSUBSCRIBE"),
+        b"*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n"
+    );
+    assert_eq!(sub.reply().await, b"*3\r\n$12\r\npunsubscribe\r\n$2\r\nh?\r\n:0\r\n");
+    // Still in subscribed mode: a shard channel is left.
+    assert_eq!(
+        cmd!(sub, "GET", "x"),
+        &b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(sub, "SUNSUBSCRIBE", "s2", "s1"),
+        b"*3\r\n$12\r\nsunsubscribe\r\n$2\r\ns2\r\n:1\r\n"
+    );
+    assert_eq!(sub.reply().await, b"*3\r\n$12\r\nsunsubscribe\r\n$2\r\ns1\r\n:0\r\n");
+    assert_eq!(cmd!(sub, "GET", "x"), b"$-1\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn unsubscribe_without_subscriptions_replies_with_a_nil_channel() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "UNSUBSCRIBE"),
+        b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "PUNSUBSCRIBE"),
+        b"*3\r\n$12\r\npunsubscribe\r\n$-1\r\n:0\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "SUNSUBSCRIBE"),
+        b"*3\r\n$12\r\nsunsubscribe\r\n$-1\r\n:0\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "UNSUBSCRIBE", "x", "y"),
+        b"*3\r\n$11\r\nunsubscribe\r\n$1\r\nx\r\n:0\r\n"
+    );
+    assert_eq!(c.reply().await, b"*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:0\r\n");
+    // With only a pattern, the nil-channel frame carries the pattern count.
+    assert_eq!(
+        cmd!(c, "PSUBSCRIBE", "p*"),
+        b"*3\r\n$10\r\npsubscribe\r\n$2\r\np*\r\n:1\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "UNSUBSCRIBE"),
+        b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n"
+    );
+    assert_eq!(cmd!(c, "HELLO", "3")[0], b'%');
+    assert_eq!(cmd!(c, "PUNSUBSCRIBE"), b">3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n");
+    assert_eq!(cmd!(c, "UNSUBSCRIBE"), b">3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n");
+    assert_eq!(cmd!(c, "PUNSUBSCRIBE"), b">3\r\n$12\r\npunsubscribe\r\n_\r\n:0\r\n");
+    assert_eq!(cmd!(c, "SUNSUBSCRIBE"), b">3\r\n$12\r\nsunsubscribe\r\n_\r\n:0\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn resp2_subscribed_mode_allows_only_pubsub_ping_quit_and_reset() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(c, "SUBSCRIBE", "a");
+    assert_eq!(
+        cmd!(c, "GET", "x"),
+        &b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CLIENT", "ID"),
+        &b"-ERR Can't execute 'client|id': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBLISH", "a", "x"),
+        &b"-ERR Can't execute 'publish': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n"[..]
+    );
+    // Unknown commands and arity errors come first, as in Redis.
+    assert_eq!(
+        cmd!(c, "SUBSCRIBE"),
+        &b"-ERR wrong number of arguments for 'subscribe' command\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "PING"), b"*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+    assert_eq!(cmd!(c, "PING", "hi"), b"*2\r\n$4\r\npong\r\n$2\r\nhi\r\n");
+    assert_eq!(cmd!(c, "QUIT"), b"+OK\r\n");
+    assert!(c.closed(Duration::from_secs(2)).await);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn resp3_subscriptions_are_push_frames_and_commands_keep_working() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "HELLO", "3")[0], b'%');
+    assert_eq!(
+        cmd!(c, "SUBSCRIBE", "ch1", "ch2"),
+        b">3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n"
+    );
+    assert_eq!(c.reply().await, b">3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n");
+    assert_eq!(cmd!(c, "GET", "x"), b"_\r\n");
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    assert_eq!(cmd!(c, "PING", "x"), b"$1\r\nx\r\n");
+    assert_eq!(
+        cmd!(c, "PSUBSCRIBE", "c*"),
+        b">3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "SSUBSCRIBE", "s1"),
+        b">3\r\n$10\r\nssubscribe\r\n$2\r\ns1\r\n:1\r\n"
+    );
+    // Publishing to itself: the messages come before the PUBLISH reply, as in Redis.
+    assert_eq!(
+        cmd!(c, "PUBLISH", "ch2", "self"),
+        b">3\r\n$7\r\nmessage\r\n$3\r\nch2\r\n$4\r\nself\r\n"
+    );
+    assert_eq!(
+        c.reply().await,
+        b">4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$3\r\nch2\r\n$4\r\nself\r\n"
+    );
+    assert_eq!(c.reply().await, b":2\r\n");
+    let mut p = Raw::connect(&s).await;
+    assert_eq!(cmd!(p, "SPUBLISH", "s1", "hello"), b":1\r\n");
+    assert_eq!(
+        c.reply().await,
+        b">3\r\n$8\r\nsmessage\r\n$2\r\ns1\r\n$5\r\nhello\r\n"
+    );
+    assert_eq!(cmd!(c, "PUBSUB", "NUMSUB", "ch1"), b"*2\r\n$3\r\nch1\r\n:1\r\n");
+    assert_eq!(
+        cmd!(c, "UNSUBSCRIBE", "ch1", "zz"),
+        b">3\r\n$11\r\nunsubscribe\r\n$3\r\nch1\r\n:2\r\n"
+    );
+    assert_eq!(c.reply().await, b">3\r\n$11\r\nunsubscribe\r\n$2\r\nzz\r\n:2\r\n");
+    // Back to RESP2 while subscribed: the context rule applies again.
+    assert_eq!(cmd!(c, "HELLO", "2")[0], b'*');
+    assert_eq!(
+        cmd!(c, "GET", "x"),
+        &b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n"[..]
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn publish_counts_channel_subscribers_and_matching_pattern_subscriptions() {
+    let s = server().await;
+    let mut a = Raw::connect(&s).await;
+    let mut b = Raw::connect(&s).await;
+    let mut p = Raw::connect(&s).await;
+    cmd!(a, "SUBSCRIBE", "news.it");
+    cmd!(a, "PSUBSCRIBE", "news.*");
+    cmd!(a, "PSUBSCRIBE", "*.it");
+    cmd!(b, "PSUBSCRIBE", "news.*");
+    // a: channel + 2 patterns, b: 1 pattern.
+    assert_eq!(cmd!(p, "PUBLISH", "news.it", "m"), b":4\r\n");
+    assert_eq!(cmd!(p, "PUBLISH", "news.fr", "m"), b":2\r\n");
+    assert_eq!(cmd!(p, "PUBSUB", "NUMPAT"), b":2\r\n");
+    assert_eq!(
+        b.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$6\r\nnews.*\r\n$7\r\nnews.it\r\n$1\r\nm\r\n"
+    );
+    assert_eq!(
+        b.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$6\r\nnews.*\r\n$7\r\nnews.fr\r\n$1\r\nm\r\n"
+    );
+    // The empty channel matches no non-empty pattern, only the empty one.
+    assert_eq!(cmd!(p, "PUBLISH", "", "m"), b":0\r\n");
+    assert_eq!(
+        cmd!(b, "PSUBSCRIBE", ""),
+        b"*3\r\n$10\r\npsubscribe\r\n$0\r\n\r\n:2\r\n"
+    );
+    assert_eq!(cmd!(p, "PUBLISH", "", "m"), b":1\r\n");
+    assert_eq!(
+        b.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$0\r\n\r\n$0\r\n\r\n$1\r\nm\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn channel_names_and_messages_are_binary_safe() {
+    let s = server().await;
+    let mut sub = Raw::connect(&s).await;
+    let mut p = Raw::connect(&s).await;
+    let ch: &[u8] = b"a\0b\r\n\xff";
+    assert_eq!(
+        sub.cmd(&[b"SUBSCRIBE", ch]).await,
+        b"*3\r\n$9\r\nsubscribe\r\n$6\r\na\0b\r\n\xff\r\n:1\r\n"
+    );
+    assert_eq!(p.cmd(&[b"PUBLISH", ch, b"\0\r\n"]).await, b":1\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$6\r\na\0b\r\n\xff\r\n$3\r\n\0\r\n\r\n"
+    );
+    assert_eq!(
+        p.cmd(&[b"PUBSUB", b"NUMSUB", ch]).await,
+        b"*2\r\n$6\r\na\0b\r\n\xff\r\n:1\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn pubsub_introspection_matches_redis() {
+    let s = server().await;
+    let mut a = Raw::connect(&s).await;
+    let mut b = Raw::connect(&s).await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "PUBSUB", "CHANNELS"), b"*0\r\n");
+    cmd!(a, "SUBSCRIBE", "ch1");
+    cmd!(b, "SUBSCRIBE", "ch1");
+    cmd!(b, "SUBSCRIBE", "other");
+    cmd!(a, "PSUBSCRIBE", "x*");
+    cmd!(b, "PSUBSCRIBE", "x*");
+    cmd!(a, "SSUBSCRIBE", "s1");
+    assert_eq!(cmd!(c, "PUBSUB", "CHANNELS", "ch*"), b"*1\r\n$3\r\nch1\r\n");
+    assert_eq!(cmd!(c, "pubsub", "channels")[..4], b"*2\r\n"[..]);
+    assert_eq!(
+        cmd!(c, "PUBSUB", "NUMSUB", "ch1", "zz"),
+        b"*4\r\n$3\r\nch1\r\n:2\r\n$2\r\nzz\r\n:0\r\n"
+    );
+    assert_eq!(cmd!(c, "PUBSUB", "NUMSUB"), b"*0\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "NUMPAT"), b":1\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "SHARDCHANNELS"), b"*1\r\n$2\r\ns1\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "SHARDCHANNELS", "z*"), b"*0\r\n");
+    assert_eq!(
+        cmd!(c, "PUBSUB", "SHARDNUMSUB", "s1", "x"),
+        b"*4\r\n$2\r\ns1\r\n:1\r\n$1\r\nx\r\n:0\r\n"
+    );
+    assert_eq!(cmd!(c, "PUBSUB", "SHARDNUMSUB"), b"*0\r\n");
+    assert_eq!(
+        cmd!(c, "PUBSUB", "HELP"),
+        &b"*14\r\n+PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+CHANNELS [<pattern>]\r\n+    Return the currently active channels matching a <pattern> (default: '*').\r\n+NUMPAT\r\n+    Return number of subscriptions to patterns.\r\n+NUMSUB [<channel> ...]\r\n+    Return the number of subscribers for the specified channels, excluding\r\n+    pattern subscriptions(default: no channels).\r\n+SHARDCHANNELS [<pattern>]\r\n+    Return the currently active shard level channels matching a <pattern> (default: '*').\r\n+SHARDNUMSUB [<shardchannel> ...]\r\n+    Return the number of subscribers for the specified shard level channel(s)\r\n+HELP\r\n+    Prints this help.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBSUB", "foo"),
+        &b"-ERR unknown subcommand 'foo'. Try PUBSUB HELP.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBSUB"),
+        &b"-ERR wrong number of arguments for 'pubsub' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBSUB", "NUMPAT", "x"),
+        &b"-ERR wrong number of arguments for 'pubsub|numpat' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBSUB", "help", "x"),
+        &b"-ERR wrong number of arguments for 'pubsub|help' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBSUB", "CHANNELS", "a", "b"),
+        &b"-ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "pubsub", "shardchannels", "a", "b"),
+        &b"-ERR unknown subcommand or wrong number of arguments for 'shardchannels'. Try PUBSUB HELP.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "PUBLISH", "x"),
+        &b"-ERR wrong number of arguments for 'publish' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "SPUBLISH", "x"),
+        &b"-ERR wrong number of arguments for 'spublish' command\r\n"[..]
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn vanished_subscriber_is_removed_everywhere_and_cycles_leave_nothing() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    {
+        let mut gone = Raw::connect(&s).await;
+        cmd!(gone, "SUBSCRIBE", "a", "b");
+        gone.reply().await;
+        cmd!(gone, "PSUBSCRIBE", "p*");
+        cmd!(gone, "SSUBSCRIBE", "s");
+        assert_eq!(cmd!(c, "PUBLISH", "a", "x"), b":1\r\n");
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while cmd!(c, "PUBSUB", "NUMPAT") != b":0\r\n" && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(cmd!(c, "PUBSUB", "CHANNELS"), b"*0\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "SHARDCHANNELS"), b"*0\r\n");
+    assert_eq!(cmd!(c, "PUBLISH", "a", "x"), b":0\r\n");
+
+    // Many subscribe/unsubscribe cycles on distinct names: the registry drops empty entries.
+    let mut sub = Raw::connect(&s).await;
+    let mut pipeline = Vec::new();
+    for i in 0..2000 {
+        let ch = format!("chan:{i}");
+        let pat = format!("pat:{i}*");
+        pipeline.extend(resp_cmd(&[b"SUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(resp_cmd(&[b"PSUBSCRIBE", pat.as_bytes()]));
+        pipeline.extend(resp_cmd(&[b"SSUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(resp_cmd(&[b"UNSUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(resp_cmd(&[b"PUNSUBSCRIBE", pat.as_bytes()]));
+        pipeline.extend(resp_cmd(&[b"SUNSUBSCRIBE", ch.as_bytes()]));
+    }
+    sub.send(&pipeline).await;
+    for _ in 0..2000 * 6 {
+        sub.reply().await;
+    }
+    assert_eq!(cmd!(sub, "GET", "x"), b"$-1\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "CHANNELS"), b"*0\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "SHARDCHANNELS"), b"*0\r\n");
+    assert_eq!(cmd!(c, "PUBSUB", "NUMPAT"), b":0\r\n");
+    assert_eq!(s.shared().pubsub.subscriptions(), 0);
+    s.shutdown().await;
+}
+
+/// One client holds a Redisson-style lock hash; a waiter subscribes to the lock's channel,
+/// the holder deletes the lock and publishes the unlock message, the waiter wakes and takes
+/// the lock with SET NX.
+async fn redisson_waiter(resp3: bool) {
+    let s = server().await;
+    let channel = "redisson_lock__channel:{order-42}";
+    let mut holder = Raw::connect(&s).await;
+    let mut waiter = Raw::connect(&s).await;
+    assert_eq!(cmd!(holder, "HSET", "order-42", "uuid-a:1", "1"), b":1\r\n");
+    assert_eq!(cmd!(holder, "PEXPIRE", "order-42", "30000"), b":1\r\n");
+    let mut taker = if resp3 {
+        assert_eq!(cmd!(waiter, "HELLO", "3")[0], b'%');
+        None
+    } else {
+        Some(Raw::connect(&s).await)
+    };
+    let lock_attempt = |c: &mut Raw| {
+        let req = resp_cmd(&[b"SET", b"order-42", b"uuid-b:1", b"NX", b"PX", b"30000"]);
+        async move { c.send(&req).await }
+    };
+    let confirm = format!(
+        "{}3\r\n$9\r\nsubscribe\r\n${}\r\n{}\r\n:1\r\n",
+        if resp3 { '>' } else { '*' },
+        channel.len(),
+        channel
+    );
+    assert_eq!(cmd!(waiter, "SUBSCRIBE", channel), confirm.as_bytes());
+    // The lock is held: a first attempt fails.
+    {
+        let c = taker.as_mut().unwrap_or(&mut waiter);
+        lock_attempt(c).await;
+        assert_eq!(c.reply().await, if resp3 { &b"_\r\n"[..] } else { b"$-1\r\n" });
+    }
+    let started = Instant::now();
+    assert_eq!(cmd!(holder, "DEL", "order-42"), b":1\r\n");
+    assert_eq!(cmd!(holder, "PUBLISH", channel, "0"), b":1\r\n");
+    let msg = waiter
+        .try_reply(Duration::from_secs(2))
+        .await
+        .expect("the waiter wakes within 2 s");
+    let expected = format!(
+        "{}3\r\n$7\r\nmessage\r\n${}\r\n{}\r\n$1\r\n0\r\n",
+        if resp3 { '>' } else { '*' },
+        channel.len(),
+        channel
+    );
+    assert_eq!(msg, expected.as_bytes());
+    {
+        let c = taker.as_mut().unwrap_or(&mut waiter);
+        lock_attempt(c).await;
+        assert_eq!(c.reply().await, b"+OK\r\n");
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(cmd!(holder, "GET", "order-42"), b"$8\r\nuuid-b:1\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn redisson_waiter_wakes_on_unlock_message_and_takes_the_lock() {
+    redisson_waiter(false).await;
+}
+
+#[tokio::test]
+async fn redisson_waiter_on_resp3_gets_push_frames_and_locks_on_the_same_connection() {
+    redisson_waiter(true).await;
+}
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
+    const PUBLISHERS: usize = 4;
+    const PER_PUBLISHER: usize = 800;
+    const SIZE: usize = 64 * 1024; // 4 x 800 x 64 KiB = 200 MiB published
+    const BATCH: usize = 8;
+    let s = server().await;
+    let start_rss = rss_bytes();
+
+    // A subscriber that never reads after its confirmation.
+    let mut slow = Raw::connect(&s).await;
+    cmd!(slow, "SUBSCRIBE", "firehose");
+
+    // A subscriber that reads everything and counts bytes.
+    let mut reader = TcpStream::connect(s.local_addr()).await.unwrap();
+    reader
+        .write_all(&resp_cmd(&[b"SUBSCRIBE", b"firehose"]))
+        .await
+        .unwrap();
+    let confirm = b"*3\r\n$9\r\nsubscribe\r\n$8\r\nfirehose\r\n:1\r\n";
+    let mut head = vec![0u8; confirm.len()];
+    reader.read_exact(&mut head).await.unwrap();
+    assert_eq!(head, confirm);
+    let frame_len = b"*3\r\n$7\r\nmessage\r\n$8\r\nfirehose\r\n".len()
+        + format!("${SIZE}\r\n").len()
+        + SIZE
+        + 2;
+    let total = (PUBLISHERS * PER_PUBLISHER * frame_len) as u64;
+    let received = Arc::new(AtomicU64::new(0));
+    let reading = {
+        let received = received.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 256 * 1024];
+            let mut first = Vec::new();
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+            while received.load(Ordering::Relaxed) < total {
+                match tokio::time::timeout_at(deadline, reader.read(&mut buf)).await {
+                    Ok(Ok(n)) if n > 0 => {
+                        if first.len() < 64 {
+                            first.extend_from_slice(&buf[..n.min(64)]);
+                        }
+                        received.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                    _ => break,
+                }
+            }
+            first
+        })
+    };
+
+    // Sample the process RSS while publishing.
+    let done = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicU64::new(start_rss));
+    let sampler = {
+        let (done, peak) = (done.clone(), peak.clone());
+        tokio::spawn(async move {
+            for _ in 0..20_000 {
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
+                peak.fetch_max(rss_bytes(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+
+    let began = Instant::now();
+    let mut pubs = Vec::new();
+    for p in 0..PUBLISHERS {
+        let addr = s.local_addr();
+        pubs.push(tokio::spawn(async move {
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            let payload = vec![b'a' + p as u8; SIZE];
+            let one = resp_cmd(&[b"PUBLISH", b"firehose", &payload]);
+            let mut batch = Vec::with_capacity(one.len() * BATCH);
+            for _ in 0..BATCH {
+                batch.extend_from_slice(&one);
+            }
+            let mut receivers = Vec::new();
+            let mut rbuf = Vec::new();
+            for _ in 0..PER_PUBLISHER / BATCH {
+                c.write_all(&batch).await.unwrap();
+                let mut got = 0;
+                while got < BATCH {
+                    let mut chunk = [0u8; 256];
+                    let n = c.read(&mut chunk).await.unwrap();
+                    assert!(n > 0, "publisher connection closed");
+                    rbuf.extend_from_slice(&chunk[..n]);
+                    while let Some(pos) = rbuf.windows(2).position(|w| w == b"\r\n") {
+                        let line: Vec<u8> = rbuf.drain(..pos + 2).collect();
+                        receivers.push(line);
+                        got += 1;
+                    }
+                }
+            }
+            receivers
+        }));
+    }
+    let mut replies = Vec::new();
+    for p in pubs {
+        replies.extend(p.await.unwrap());
+    }
+    let publish_secs = began.elapsed().as_secs_f64();
+    assert_eq!(replies.len(), PUBLISHERS * PER_PUBLISHER);
+    assert!(replies.iter().all(|r| r == b":2\r\n" || r == b":1\r\n"));
+    // The slow subscriber was dropped along the way.
+    assert_eq!(replies.last().unwrap(), b":1\r\n");
+
+    let first = reading.await.unwrap();
+    done.store(true, Ordering::Relaxed);
+    sampler.await.unwrap();
+    assert_eq!(received.load(Ordering::Relaxed), total, "the reader got every message");
+    assert!(first.starts_with(b"*3\r\n$7\r\nmessage\r\n$8\r\nfirehose\r\n$65536\r\n"));
+    let grown = peak.load(Ordering::Relaxed).saturating_sub(start_rss);
+    eprintln!(
+        "published 200 MiB in {publish_secs:.2} s ({:.0} MiB/s); peak RSS growth {} MiB",
+        200.0 / publish_secs,
+        grown / (1024 * 1024)
+    );
+    assert!(grown < 100 * 1024 * 1024, "RSS grew by {grown} bytes");
+
+    // The slow subscriber's connection is closed: what the kernel buffered, then EOF.
+    let mut buf = vec![0u8; 1 << 20];
+    let mut eof = false;
+    for _ in 0..10_000 {
+        match tokio::time::timeout(Duration::from_secs(5), slow.stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                eof = true;
+                break;
+            }
+            Ok(Ok(_)) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(eof, "the slow subscriber was disconnected");
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "PUBSUB", "NUMSUB", "firehose"),
+        b"*2\r\n$8\r\nfirehose\r\n:1\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn soft_output_buffer_limit_closes_a_subscriber_over_it_for_too_long() {
+    let s = server().await;
+    s.shared().config.write().client_output_buffer_limit =
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 0 1mb 60".into();
+    let mut slow = Raw::connect(&s).await;
+    cmd!(slow, "SUBSCRIBE", "c");
+    let mut p = Raw::connect(&s).await;
+    let payload = vec![b'x'; 1 << 20];
+    // Fill the socket buffers and then 1 MiB+ of backlog: over the soft limit, not for long.
+    for _ in 0..32 {
+        assert_eq!(p.cmd(&[b"PUBLISH", b"c", &payload]).await, b":1\r\n");
+    }
+    s.shared().clock.advance_ms(61_000);
+    assert_eq!(p.cmd(&[b"PUBLISH", b"c", b"x"]).await, b":1\r\n");
+    s.shared().clock.advance_ms(1_000);
+    assert_eq!(p.cmd(&[b"PUBLISH", b"c", b"x"]).await, b":0\r\n");
+    let mut buf = vec![0u8; 1 << 20];
+    let mut eof = false;
+    for _ in 0..1000 {
+        match tokio::time::timeout(Duration::from_secs(5), slow.stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                eof = true;
+                break;
+            }
+            Ok(Ok(_)) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(eof);
+    s.shutdown().await;
+}
+
+fn notifying(flags: &str) -> Config {
+    Config {
+        notify_keyspace_events: flags.into(),
+        ..Config::ephemeral()
+    }
+}
+
+#[tokio::test]
+async fn keyspace_events_for_set_expire_del_and_active_expiry() {
+    let s = server_with(notifying("KEA")).await;
+    let mut sub = Raw::connect(&s).await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(sub, "PSUBSCRIBE", "__key*@0__:*"),
+        b"*3\r\n$10\r\npsubscribe\r\n$12\r\n__key*@0__:*\r\n:1\r\n"
+    );
+    assert_eq!(cmd!(c, "SET", "k", "v"), b"+OK\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:k\r\n$3\r\nset\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$18\r\n__keyevent@0__:set\r\n$1\r\nk\r\n"
+    );
+    assert_eq!(cmd!(c, "EXPIRE", "k", "100"), b":1\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:k\r\n$6\r\nexpire\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$21\r\n__keyevent@0__:expire\r\n$1\r\nk\r\n"
+    );
+    assert_eq!(cmd!(c, "DEL", "k"), b":1\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:k\r\n$3\r\ndel\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$18\r\n__keyevent@0__:del\r\n$1\r\nk\r\n"
+    );
+    assert_eq!(cmd!(c, "SET", "e", "v", "PX", "50"), b"+OK\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:e\r\n$3\r\nset\r\n"
+    );
+    sub.reply().await; // __keyevent@0__:set
+    sub.reply().await; // __keyspace@0__:e expire
+    sub.reply().await; // __keyevent@0__:expire
+    quiet(&mut sub).await;
+    // Move time instead of sleeping: the active expirer (10 rounds a second) reclaims it.
+    s.shared().clock.advance_ms(1_000);
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:e\r\n$7\r\nexpired\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$22\r\n__keyevent@0__:expired\r\n$1\r\ne\r\n"
+    );
+    // Other databases use their own channel names; a plain channel subscription works too.
+    assert_eq!(
+        cmd!(sub, "SUBSCRIBE", "__keyevent@3__:set"),
+        b"*3\r\n$9\r\nsubscribe\r\n$18\r\n__keyevent@3__:set\r\n:2\r\n"
+    );
+    cmd!(c, "SELECT", "3");
+    assert_eq!(cmd!(c, "SET", "k", "v"), b"+OK\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@3__:set\r\n$1\r\nk\r\n"
+    );
+    quiet(&mut sub).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn keyspace_events_respect_the_configured_classes() {
+    // Key-event only, generic and expired classes: no `set` (string class), no keyspace.
+    let s = server_with(notifying("Egx")).await;
+    let mut sub = Raw::connect(&s).await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(sub, "PSUBSCRIBE", "__key*__:*");
+    assert_eq!(cmd!(c, "SET", "k", "v", "PX", "10"), b"+OK\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$21\r\n__keyevent@0__:expire\r\n$1\r\nk\r\n"
+    );
+    s.shared().clock.advance_ms(1_000);
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$22\r\n__keyevent@0__:expired\r\n$1\r\nk\r\n"
+    );
+    // Off: nothing at all.
+    s.shared().config.write().notify_keyspace_events = String::new();
+    assert_eq!(cmd!(c, "SET", "k", "v", "PX", "10"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "DEL", "k"), b":1\r\n");
+    quiet(&mut sub).await;
+    s.shutdown().await;
+}
