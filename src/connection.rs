@@ -26,6 +26,10 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 const READ_CHUNK: usize = 16 * 1024;
+/// Push frames written per wakeup. Large, so a subscriber that reads catches up with several
+/// publishers (each of which serves about one request per wakeup) instead of falling behind
+/// into its output-buffer limit; small enough that `out` stays under its 1 MB shrink mark.
+const PUSH_BATCH_BYTES: usize = 512 * 1024;
 
 pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
@@ -66,7 +70,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                     break;
                 }
                 take_push(&push, &msg, client.resp, &mut out);
-                while out.len() <= 64 * 1024 {
+                while out.len() < PUSH_BATCH_BYTES {
                     match push_rx.try_recv() {
                         Ok(msg) => take_push(&push, &msg, client.resp, &mut out),
                         Err(_) => break,

@@ -76,6 +76,11 @@ pub fn wrong_arity(fullname: &str) -> RedisError {
     )))
 }
 
+/// C's `%s` stops at a NUL byte; Redis formats arguments with it.
+fn until_nul(b: &[u8]) -> &[u8] {
+    &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
+}
+
 /// Redis formats the first arguments of an unknown command, each quoted and followed by a space,
 /// stopping once the list reaches 128 bytes; names and arguments are cut at 128 bytes.
 fn args_beginning(args: &[Bytes]) -> String {
@@ -85,6 +90,7 @@ fn args_beginning(args: &[Bytes]) -> String {
             break;
         }
         let room = 128 - out.len();
+        let a = until_nul(a);
         let s = String::from_utf8_lossy(&a[..a.len().min(room)]);
         out.push('\'');
         out.push_str(&s);
@@ -94,6 +100,7 @@ fn args_beginning(args: &[Bytes]) -> String {
 }
 
 fn cut128(b: &[u8]) -> String {
+    let b = until_nul(b);
     String::from_utf8_lossy(&b[..b.len().min(128)]).into_owned()
 }
 
@@ -171,3 +178,19 @@ pub fn pubsub_context(fullname: &str) -> RedisError {
         "ERR Can't execute '{fullname}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
     ))
 }
+
+// ---- scripting ----
+pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+pub const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+pub const SCRIPT_TOO_MANY_KEYS: &str = "ERR Number of keys can't be greater than number of args";
+pub const SCRIPT_NEGATIVE_KEYS: &str = "ERR Number of keys can't be negative";
+pub const SCRIPT_INVALID_SHEBANG: &str = "ERR Invalid script shebang";
+pub const SCRIPT_INVALID_ENGINE: &str = "ERR Invalid engine in script shebang";
+pub const SCRIPT_BINARY_CHUNK: &str =
+    "ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'";
+pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";

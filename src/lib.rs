@@ -22,6 +22,7 @@ pub mod glob;
 pub mod protocol;
 pub mod pubsub;
 pub mod reply;
+pub mod script;
 pub mod server;
 pub mod shared;
 

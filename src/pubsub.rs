@@ -376,7 +376,9 @@ impl PubSub {
         let mut owned: Option<(Bytes, Bytes)> = None;
         let mut own = || {
             owned
-                .get_or_insert_with(|| (Bytes::copy_from_slice(channel), Bytes::copy_from_slice(msg)))
+                .get_or_insert_with(|| {
+                    (Bytes::copy_from_slice(channel), Bytes::copy_from_slice(msg))
+                })
                 .clone()
         };
         {
@@ -499,7 +501,10 @@ fn configured_limits(shared: &Shared) -> Limits {
 pub fn forget_client(shared: &Shared, client: &Client) {
     shared.pubsub.forget(client.id, &client.pubsub);
     client.info.subscriptions.store(0, Ordering::Relaxed);
-    client.info.pattern_subscriptions.store(0, Ordering::Relaxed);
+    client
+        .info
+        .pattern_subscriptions
+        .store(0, Ordering::Relaxed);
     client.info.shard_subscriptions.store(0, Ordering::Relaxed);
 }
 

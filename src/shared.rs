@@ -36,6 +36,8 @@ pub struct Shared {
     /// 40 hex characters, as Redis's run_id.
     pub run_id: String,
     pub local_addr: OnceLock<SocketAddr>,
+    /// Lua scripting: the interpreter, the script cache, the running script's state.
+    pub scripting: crate::script::Scripting,
     /// Channel and pattern subscriptions (PUBLISH, keyspace notifications).
     pub pubsub: crate::pubsub::PubSub,
 }
@@ -56,6 +58,7 @@ impl Shared {
             started: Instant::now(),
             run_id,
             local_addr: OnceLock::new(),
+            scripting: Default::default(),
             pubsub: crate::pubsub::PubSub::new(),
         })
     }

@@ -33,19 +33,31 @@ async fn subscribe_confirmations_and_messages_are_byte_exact_in_resp2() {
         cmd!(sub, "SUBSCRIBE", "ch1", "ch2", "ch1"),
         b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n"
     );
-    assert_eq!(sub.reply().await, b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n");
-    assert_eq!(sub.reply().await, b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:2\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:2\r\n"
+    );
     assert_eq!(
         cmd!(sub, "PSUBSCRIBE", "c*", "h?"),
         b"*3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n"
     );
-    assert_eq!(sub.reply().await, b"*3\r\n$10\r\npsubscribe\r\n$2\r\nh?\r\n:4\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$10\r\npsubscribe\r\n$2\r\nh?\r\n:4\r\n"
+    );
     // Shard channels are counted apart from channels and patterns.
     assert_eq!(
         cmd!(sub, "SSUBSCRIBE", "s1", "s2"),
         b"*3\r\n$10\r\nssubscribe\r\n$2\r\ns1\r\n:1\r\n"
     );
-    assert_eq!(sub.reply().await, b"*3\r\n$10\r\nssubscribe\r\n$2\r\ns2\r\n:2\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$10\r\nssubscribe\r\n$2\r\ns2\r\n:2\r\n"
+    );
 
     assert_eq!(cmd!(publ, "PUBLISH", "ch1", "hello"), b":2\r\n");
     assert_eq!(
@@ -68,7 +80,10 @@ async fn subscribe_confirmations_and_messages_are_byte_exact_in_resp2() {
         cmd!(sub, "UNSUBSCRIBE", "ch1", "zz"),
         b"*3\r\n$11\r\nunsubscribe\r\n$3\r\nch1\r\n:3\r\n"
     );
-    assert_eq!(sub.reply().await, b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nzz\r\n:3\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nzz\r\n:3\r\n"
+    );
     assert_eq!(
         cmd!(sub, "UNSUBSCRIBE"),
         b"*3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:2\r\n"
@@ -78,7 +93,10 @@ async fn subscribe_confirmations_and_messages_are_byte_exact_in_resp2() {
         cmd!(sub, "PUNSUBSCRIBE"),
         b"*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n"
     );
-    assert_eq!(sub.reply().await, b"*3\r\n$12\r\npunsubscribe\r\n$2\r\nh?\r\n:0\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$12\r\npunsubscribe\r\n$2\r\nh?\r\n:0\r\n"
+    );
     // Still in subscribed mode: a shard channel is left.
     assert_eq!(
         cmd!(sub, "GET", "x"),
@@ -88,7 +106,10 @@ async fn subscribe_confirmations_and_messages_are_byte_exact_in_resp2() {
         cmd!(sub, "SUNSUBSCRIBE", "s2", "s1"),
         b"*3\r\n$12\r\nsunsubscribe\r\n$2\r\ns2\r\n:1\r\n"
     );
-    assert_eq!(sub.reply().await, b"*3\r\n$12\r\nsunsubscribe\r\n$2\r\ns1\r\n:0\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$12\r\nsunsubscribe\r\n$2\r\ns1\r\n:0\r\n"
+    );
     assert_eq!(cmd!(sub, "GET", "x"), b"$-1\r\n");
     s.shutdown().await;
 }
@@ -113,7 +134,10 @@ async fn unsubscribe_without_subscriptions_replies_with_a_nil_channel() {
         cmd!(c, "UNSUBSCRIBE", "x", "y"),
         b"*3\r\n$11\r\nunsubscribe\r\n$1\r\nx\r\n:0\r\n"
     );
-    assert_eq!(c.reply().await, b"*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:0\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:0\r\n"
+    );
     // With only a pattern, the nil-channel frame carries the pattern count.
     assert_eq!(
         cmd!(c, "PSUBSCRIBE", "p*"),
@@ -123,11 +147,24 @@ async fn unsubscribe_without_subscriptions_replies_with_a_nil_channel() {
         cmd!(c, "UNSUBSCRIBE"),
         b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n"
     );
+    // HELLO is refused in RESP2 subscribed mode, as in Redis: leave it first.
+    assert_eq!(
+        cmd!(c, "PUNSUBSCRIBE"),
+        b"*3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n"
+    );
     assert_eq!(cmd!(c, "HELLO", "3")[0], b'%');
-    assert_eq!(cmd!(c, "PUNSUBSCRIBE"), b">3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n");
-    assert_eq!(cmd!(c, "UNSUBSCRIBE"), b">3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n");
-    assert_eq!(cmd!(c, "PUNSUBSCRIBE"), b">3\r\n$12\r\npunsubscribe\r\n_\r\n:0\r\n");
-    assert_eq!(cmd!(c, "SUNSUBSCRIBE"), b">3\r\n$12\r\nsunsubscribe\r\n_\r\n:0\r\n");
+    assert_eq!(
+        cmd!(c, "UNSUBSCRIBE"),
+        b">3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "PUNSUBSCRIBE"),
+        b">3\r\n$12\r\npunsubscribe\r\n_\r\n:0\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "SUNSUBSCRIBE"),
+        b">3\r\n$12\r\nsunsubscribe\r\n_\r\n:0\r\n"
+    );
     s.shutdown().await;
 }
 
@@ -169,7 +206,10 @@ async fn resp3_subscriptions_are_push_frames_and_commands_keep_working() {
         cmd!(c, "SUBSCRIBE", "ch1", "ch2"),
         b">3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n"
     );
-    assert_eq!(c.reply().await, b">3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n");
+    assert_eq!(
+        c.reply().await,
+        b">3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n"
+    );
     assert_eq!(cmd!(c, "GET", "x"), b"_\r\n");
     assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
     assert_eq!(cmd!(c, "PING", "x"), b"$1\r\nx\r\n");
@@ -197,12 +237,18 @@ async fn resp3_subscriptions_are_push_frames_and_commands_keep_working() {
         c.reply().await,
         b">3\r\n$8\r\nsmessage\r\n$2\r\ns1\r\n$5\r\nhello\r\n"
     );
-    assert_eq!(cmd!(c, "PUBSUB", "NUMSUB", "ch1"), b"*2\r\n$3\r\nch1\r\n:1\r\n");
+    assert_eq!(
+        cmd!(c, "PUBSUB", "NUMSUB", "ch1"),
+        b"*2\r\n$3\r\nch1\r\n:1\r\n"
+    );
     assert_eq!(
         cmd!(c, "UNSUBSCRIBE", "ch1", "zz"),
         b">3\r\n$11\r\nunsubscribe\r\n$3\r\nch1\r\n:2\r\n"
     );
-    assert_eq!(c.reply().await, b">3\r\n$11\r\nunsubscribe\r\n$2\r\nzz\r\n:2\r\n");
+    assert_eq!(
+        c.reply().await,
+        b">3\r\n$11\r\nunsubscribe\r\n$2\r\nzz\r\n:2\r\n"
+    );
     // Back to RESP2 while subscribed: the context rule applies again.
     assert_eq!(cmd!(c, "HELLO", "2")[0], b'*');
     assert_eq!(
@@ -382,6 +428,10 @@ async fn vanished_subscriber_is_removed_everywhere_and_cycles_leave_nothing() {
     s.shutdown().await;
 }
 
+fn lock_attempt_req() -> Vec<u8> {
+    resp_cmd(&[b"SET", b"order-42", b"uuid-b:1", b"NX", b"PX", b"30000"])
+}
+
 /// One client holds a Redisson-style lock hash; a waiter subscribes to the lock's channel,
 /// the holder deletes the lock and publishes the unlock message, the waiter wakes and takes
 /// the lock with SET NX.
@@ -398,10 +448,6 @@ async fn redisson_waiter(resp3: bool) {
     } else {
         Some(Raw::connect(&s).await)
     };
-    let lock_attempt = |c: &mut Raw| {
-        let req = resp_cmd(&[b"SET", b"order-42", b"uuid-b:1", b"NX", b"PX", b"30000"]);
-        async move { c.send(&req).await }
-    };
     let confirm = format!(
         "{}3\r\n$9\r\nsubscribe\r\n${}\r\n{}\r\n:1\r\n",
         if resp3 { '>' } else { '*' },
@@ -412,8 +458,11 @@ async fn redisson_waiter(resp3: bool) {
     // The lock is held: a first attempt fails.
     {
         let c = taker.as_mut().unwrap_or(&mut waiter);
-        lock_attempt(c).await;
-        assert_eq!(c.reply().await, if resp3 { &b"_\r\n"[..] } else { b"$-1\r\n" });
+        c.send(&lock_attempt_req()).await;
+        assert_eq!(
+            c.reply().await,
+            if resp3 { &b"_\r\n"[..] } else { b"$-1\r\n" }
+        );
     }
     let started = Instant::now();
     assert_eq!(cmd!(holder, "DEL", "order-42"), b":1\r\n");
@@ -431,7 +480,7 @@ async fn redisson_waiter(resp3: bool) {
     assert_eq!(msg, expected.as_bytes());
     {
         let c = taker.as_mut().unwrap_or(&mut waiter);
-        lock_attempt(c).await;
+        c.send(&lock_attempt_req()).await;
         assert_eq!(c.reply().await, b"+OK\r\n");
     }
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -463,7 +512,10 @@ async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     const PUBLISHERS: usize = 4;
     const PER_PUBLISHER: usize = 800;
     const SIZE: usize = 64 * 1024; // 4 x 800 x 64 KiB = 200 MiB published
-    const BATCH: usize = 8;
+                                   // Publishers wait for each reply, as ordinary clients do. (Several publishers pipelining
+                                   // 64 KiB messages outrun any single reader: redis-server 7.0.15 then disconnects the
+                                   // reading subscriber too, by the same limit.)
+    const BATCH: usize = 1;
     let s = server().await;
     let start_rss = rss_bytes();
 
@@ -504,7 +556,7 @@ async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
                     _ => break,
                 }
             }
-            first
+            (first, reader)
         })
     };
 
@@ -562,14 +614,24 @@ async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     }
     let publish_secs = began.elapsed().as_secs_f64();
     assert_eq!(replies.len(), PUBLISHERS * PER_PUBLISHER);
-    assert!(replies.iter().all(|r| r == b":2\r\n" || r == b":1\r\n"));
+    let odd: Vec<String> = replies
+        .iter()
+        .filter(|r| *r != b":2\r\n" && *r != b":1\r\n")
+        .take(3)
+        .map(|r| String::from_utf8_lossy(r).into_owned())
+        .collect();
+    assert!(odd.is_empty(), "unexpected PUBLISH replies {odd:?}");
     // The slow subscriber was dropped along the way.
     assert_eq!(replies.last().unwrap(), b":1\r\n");
 
-    let first = reading.await.unwrap();
+    let (first, _reader) = reading.await.unwrap();
     done.store(true, Ordering::Relaxed);
     sampler.await.unwrap();
-    assert_eq!(received.load(Ordering::Relaxed), total, "the reader got every message");
+    assert_eq!(
+        received.load(Ordering::Relaxed),
+        total,
+        "the reader got every message"
+    );
     assert!(first.starts_with(b"*3\r\n$7\r\nmessage\r\n$8\r\nfirehose\r\n$65536\r\n"));
     let grown = peak.load(Ordering::Relaxed).saturating_sub(start_rss);
     eprintln!(
@@ -677,7 +739,7 @@ async fn keyspace_events_for_set_expire_del_and_active_expiry() {
         sub.reply().await,
         b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$18\r\n__keyevent@0__:del\r\n$1\r\nk\r\n"
     );
-    assert_eq!(cmd!(c, "SET", "e", "v", "PX", "50"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "SET", "e", "v", "PX", "10000"), b"+OK\r\n");
     assert_eq!(
         sub.reply().await,
         b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:e\r\n$3\r\nset\r\n"
@@ -687,7 +749,7 @@ async fn keyspace_events_for_set_expire_del_and_active_expiry() {
     sub.reply().await; // __keyevent@0__:expire
     quiet(&mut sub).await;
     // Move time instead of sleeping: the active expirer (10 rounds a second) reclaims it.
-    s.shared().clock.advance_ms(1_000);
+    s.shared().clock.advance_ms(11_000);
     assert_eq!(
         sub.reply().await,
         b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:e\r\n$7\r\nexpired\r\n"

@@ -458,10 +458,7 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             laddr = Some(v);
         } else if is(opt, "user") {
             if v.as_ref() != b"default" {
-                return Err(error::err(format!(
-                    "ERR No such user '{}'",
-                    args::text(v)
-                )));
+                return Err(error::err(format!("ERR No such user '{}'", args::text(v))));
             }
         } else if is(opt, "skipme") {
             if is(v, "yes") {

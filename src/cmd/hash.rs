@@ -2,8 +2,8 @@
 //! HRANDFIELD, with Redis 7.0's replies and errors.
 
 use super::args::{self, is};
-use super::float80::{self, Parsed, F80};
 use super::flags::*;
+use super::float80::{self, Parsed, F80};
 use super::notify;
 use super::{Command, Ctx};
 use crate::db::{scan_by_hash, Entry, Hash, Value};
@@ -24,13 +24,21 @@ pub const COMMANDS: &[Command] = &[
         ),
     Command::new("hmset", -4, WRITE | DENYOOM | FAST, hset)
         .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Set multiple hash fields to multiple values"),
+        .doc(
+            "hash",
+            "2.0.0",
+            "Set multiple hash fields to multiple values",
+        ),
     Command::new("hget", 3, READONLY | FAST, hget)
         .keys(1, 1, 1)
         .doc("hash", "2.0.0", "Get the value of a hash field"),
     Command::new("hmget", -3, READONLY | FAST, hmget)
         .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get the values of all the given hash fields"),
+        .doc(
+            "hash",
+            "2.0.0",
+            "Get the values of all the given hash fields",
+        ),
     Command::new("hdel", -3, WRITE | FAST, hdel)
         .keys(1, 1, 1)
         .doc("hash", "2.0.0", "Delete one or more hash fields"),
@@ -42,7 +50,11 @@ pub const COMMANDS: &[Command] = &[
         .doc("hash", "2.0.0", "Get the number of fields in a hash"),
     Command::new("hstrlen", 3, READONLY | FAST, hstrlen)
         .keys(1, 1, 1)
-        .doc("hash", "3.2.0", "Get the length of the value of a hash field"),
+        .doc(
+            "hash",
+            "3.2.0",
+            "Get the length of the value of a hash field",
+        ),
     Command::new("hincrby", 4, WRITE | DENYOOM | FAST, hincrby)
         .keys(1, 1, 1)
         .doc(
@@ -60,12 +72,16 @@ pub const COMMANDS: &[Command] = &[
     Command::new("hgetall", 2, READONLY, hgetall)
         .keys(1, 1, 1)
         .doc("hash", "2.0.0", "Get all the fields and values in a hash"),
-    Command::new("hkeys", 2, READONLY, hkeys)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get all the fields in a hash"),
-    Command::new("hvals", 2, READONLY, hvals)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get all the values in a hash"),
+    Command::new("hkeys", 2, READONLY, hkeys).keys(1, 1, 1).doc(
+        "hash",
+        "2.0.0",
+        "Get all the fields in a hash",
+    ),
+    Command::new("hvals", 2, READONLY, hvals).keys(1, 1, 1).doc(
+        "hash",
+        "2.0.0",
+        "Get all the values in a hash",
+    ),
     Command::new("hscan", -3, READONLY, hscan)
         .keys(1, 1, 1)
         .doc(
@@ -75,7 +91,11 @@ pub const COMMANDS: &[Command] = &[
         ),
     Command::new("hrandfield", -2, READONLY | RANDOM, hrandfield)
         .keys(1, 1, 1)
-        .doc("hash", "6.2.0", "Get one or multiple random fields from a hash"),
+        .doc(
+            "hash",
+            "6.2.0",
+            "Get one or multiple random fields from a hash",
+        ),
 ];
 
 fn wrongtype() -> RedisError {
@@ -259,9 +279,7 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (n, _) = write(ctx, key, |h| {
         let cur = match h.get(&a[2]) {
             None => 0,
-            Some(v) => {
-                args::parse_i64(v).ok_or(RedisError::new(error::HASH_NOT_INTEGER))?
-            }
+            Some(v) => args::parse_i64(v).ok_or(RedisError::new(error::HASH_NOT_INTEGER))?,
         };
         let n = cur
             .checked_add(incr)

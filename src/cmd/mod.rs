@@ -9,6 +9,7 @@ pub mod hash;
 pub mod keys;
 pub mod notify;
 pub mod pubsub;
+pub mod scripting;
 pub mod server_cmds;
 pub mod string;
 
@@ -183,7 +184,7 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 
 /// Every family's rows; a new family is added here once.
 fn families() -> Vec<&'static [Command]> {
-    vec![connection_cmds::COMMANDS, string::COMMANDS, keys::COMMANDS, hash::COMMANDS, server_cmds::COMMANDS, pubsub::COMMANDS]
+    vec![connection_cmds::COMMANDS, string::COMMANDS, keys::COMMANDS, hash::COMMANDS, server_cmds::COMMANDS, pubsub::COMMANDS, scripting::COMMANDS]
 }
 
 fn table() -> &'static HashMap<&'static str, &'static Command> {
@@ -288,19 +289,18 @@ pub fn pubsub_context_error(
 }
 
 /// The error a client gets while a script holds the gate (filled in by scripting).
-pub fn busy_error(_shared: &Shared, _cmd: &Command) -> Option<RedisError> {
-    None
+pub fn busy_error(shared: &Shared, cmd: &Command) -> Option<RedisError> {
+    crate::script::busy_error(shared, cmd)
 }
 
 /// Run a script command off the runtime (filled in by scripting).
 pub async fn run_script_command(
-    _shared: &std::sync::Arc<Shared>,
-    _client: &mut Client,
+    shared: &std::sync::Arc<Shared>,
+    client: &mut Client,
     cmd: &'static Command,
     args: Vec<Bytes>,
 ) -> Reply {
-    let _ = cmd;
-    Reply::error(error::unknown_command(&args[0], &args[1..]))
+    crate::script::run_command(shared, client, cmd, args).await
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).

@@ -21,7 +21,8 @@ pub const MODULE: u32 = 1 << 12; // d
 pub const NEW: u32 = 1 << 13; // n
 
 /// Redis's NOTIFY_ALL, the `A` alias: every class but key-miss and new.
-pub const ALL: u32 = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+pub const ALL: u32 =
+    GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
 
 /// Redis's keyspaceEventsStringToFlags: None for a character it rejects.
 pub fn parse_flags(s: &str) -> Option<u32> {

@@ -100,7 +100,11 @@ const PUBSUB_SUBS: &[Command] = &[
 
 /// `[kind, name-or-nil, count]` as a push frame (an array in RESP2).
 fn frame(kind: &'static str, name: Reply, count: usize) -> Reply {
-    Reply::Push(vec![Reply::bulk_static(kind), name, Reply::Int(count as i64)])
+    Reply::Push(vec![
+        Reply::bulk_static(kind),
+        name,
+        Reply::Int(count as i64),
+    ])
 }
 
 /// Mirror the client's subscription counts where CLIENT LIST (and the subscribed-mode check)

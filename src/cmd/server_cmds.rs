@@ -393,18 +393,25 @@ fn command_getkeys(cmd_args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(keys))
 }
 
+/// A COMMAND LIST candidate: full name, row, and whether it is a container.
+type ListRow = (String, &'static Command, bool);
+
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT cat | PATTERN pattern]: names of commands and
 /// subcommands.
 fn command_list(a: &[Bytes]) -> CmdResult {
-    let mut rows: Vec<(String, &'static Command, bool)> = Vec::new();
+    let mut rows: Vec<ListRow> = Vec::new();
     for c in all_commands() {
         let subs = subs_of(c);
-        rows.push((c.name.to_string(), c, !subs.is_empty() && c.name != "command"));
+        rows.push((
+            c.name.to_string(),
+            c,
+            !subs.is_empty() && c.name != "command",
+        ));
         for s in subs {
             rows.push((super::fullname(Some(c), s), s, false));
         }
     }
-    let keep: Box<dyn Fn(&(String, &'static Command, bool)) -> bool> = match a.len() {
+    let keep: Box<dyn Fn(&ListRow) -> bool> = match a.len() {
         2 => Box::new(|_| true),
         5 if is(&a[2], "filterby") => {
             let v = a[4].clone();
@@ -490,8 +497,7 @@ fn os_name() -> String {
     } else {
         kind
     };
-    format!("{} {} {}", kind, rel.trim(), std::env::consts::ARCH)
-        .replace("  ", " ")
+    format!("{} {} {}", kind, rel.trim(), std::env::consts::ARCH).replace("  ", " ")
 }
 
 const DEFAULT_SECTIONS: &[&str] = &[
@@ -631,7 +637,12 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("lazyfreed_objects", &0);
         }
         "persistence" => {
-            for k in ["loading", "async_loading", "current_cow_peak", "current_cow_size"] {
+            for k in [
+                "loading",
+                "async_loading",
+                "current_cow_peak",
+                "current_cow_size",
+            ] {
                 kv(k, &0);
             }
             kv("current_cow_size_age", &0);
@@ -698,7 +709,10 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("pubsub_patterns", &shared.pubsub.numpat());
             kv(
                 "pubsubshard_channels",
-                &shared.pubsub.channels(crate::pubsub::Kind::Shard, None).len(),
+                &shared
+                    .pubsub
+                    .channels(crate::pubsub::Kind::Shard, None)
+                    .len(),
             );
             kv("latest_fork_usec", &0);
             kv("total_forks", &0);
@@ -726,7 +740,10 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("connected_slaves", &0);
             kv("master_failover_state", &"no-failover");
             kv("master_replid", &shared.run_id);
-            kv("master_replid2", &"0000000000000000000000000000000000000000");
+            kv(
+                "master_replid2",
+                &"0000000000000000000000000000000000000000",
+            );
             kv("master_repl_offset", &0);
             kv("second_repl_offset", &-1);
             kv("repl_backlog_active", &0);
@@ -751,13 +768,37 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
                 if keys > 0 {
                     let _ = write!(
                         out,
-                        "db{i}:keys={keys},expires={},avg_ttl=0\r\n",
-                        db.volatile()
+                        "db{i}:keys={keys},expires={},avg_ttl={}\r\n",
+                        db.volatile(),
+                        avg_ttl(db, shared.clock.now_ms())
                     );
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// Average remaining TTL in ms of the volatile keys, estimated from a bounded sample of each
+/// shard (Redis's figure is an estimate too).
+fn avg_ttl(db: &crate::db::Db, now: i64) -> i64 {
+    let (mut sum, mut n) = (0i64, 0i64);
+    for i in 0..crate::db::SHARDS {
+        let shard = db.lock_shard(i);
+        if shard.volatile == 0 {
+            continue;
+        }
+        for e in shard.map.values().take(256) {
+            if e.expires_at != 0 && e.expires_at >= now {
+                sum = sum.saturating_add(e.expires_at - now);
+                n += 1;
+            }
+        }
+    }
+    if n == 0 {
+        0
+    } else {
+        sum / n
     }
 }
 
@@ -919,7 +960,8 @@ fn config_value(shared: &Shared, cfg: &Config, name: &str) -> String {
 
 fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let cfg = ctx.shared.config.read().clone();
-    let mut seen: Vec<&str> = Vec::new();
+    // (name as shown, config name): an exact name is echoed as the client spelled it.
+    let mut seen: Vec<(Bytes, &str)> = Vec::new();
     for pat in &a[2..] {
         let lower = pat.to_ascii_lowercase();
         let is_glob = lower.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
@@ -929,16 +971,21 @@ fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             } else {
                 lower == name.as_bytes()
             };
-            if hit && !seen.contains(name) {
-                seen.push(name);
+            if hit && !seen.iter().any(|(_, n)| n == name) {
+                let shown = if is_glob {
+                    Bytes::from_static(name.as_bytes())
+                } else {
+                    pat.clone()
+                };
+                seen.push((shown, name));
             }
         }
     }
     Ok(Reply::Map(
         seen.into_iter()
-            .map(|n| {
+            .map(|(shown, n)| {
                 (
-                    Reply::bulk_static(n),
+                    Reply::Bulk(shown),
                     Reply::bulk(config_value(ctx.shared, &cfg, n)),
                 )
             })
@@ -957,7 +1004,9 @@ fn int_in(v: &str, min: i64, max: i64) -> Result<i64, String> {
         .parse::<i64>()
         .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
     if n < min || n > max {
-        return Err(format!("argument must be between {min} and {max} inclusive"));
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
     }
     Ok(n)
 }
@@ -978,7 +1027,7 @@ fn one_of(v: &str, allowed: &[&str]) -> Result<String, String> {
 /// not named keep their limits.
 fn parse_output_limits(current: &str, v: &str) -> Result<String, String> {
     let words: Vec<&str> = v.split_whitespace().collect();
-    if words.len() % 4 != 0 {
+    if !words.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut classes: Vec<(String, [u64; 3])> = ["normal", "slave", "pubsub"]
@@ -998,9 +1047,7 @@ fn parse_output_limits(current: &str, v: &str) -> Result<String, String> {
             "slave" | "replica" => 1,
             "pubsub" => 2,
             _ => {
-                return Err(
-                    "Invalid client class specified in buffer limit configuration.".into(),
-                )
+                return Err("Invalid client class specified in buffer limit configuration.".into())
             }
         };
         let hard = parse_memory(g[1]);
@@ -1036,13 +1083,15 @@ fn apply(shared: &Shared, cfg: &mut Config, name: &str, v: &str) -> Result<(), S
         "maxclients" => cfg.maxclients = int_in(v, 1, u32::MAX as i64)? as usize,
         "save" => {
             let parts: Vec<&str> = v.split_whitespace().collect();
-            if parts.len() % 2 != 0 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
+            if !parts.len().is_multiple_of(2) || parts.iter().any(|p| p.parse::<u64>().is_err()) {
                 return Err("Invalid save parameters".into());
             }
             cfg.save = parts.join(" ");
         }
-        "appendonly" => cfg.appendonly = one_of(v, &["yes", "no"])
-            .map_err(|_| "argument must be 'yes' or 'no'".to_string())?,
+        "appendonly" => {
+            cfg.appendonly = one_of(v, &["yes", "no"])
+                .map_err(|_| "argument must be 'yes' or 'no'".to_string())?
+        }
         "appendfsync" => cfg.appendfsync = one_of(v, &["everysec", "always", "no"])?,
         "busy-reply-threshold" | "lua-time-limit" => {
             cfg.busy_reply_threshold_ms = int_in(v, 0, i64::MAX)? as u64
@@ -1054,7 +1103,8 @@ fn apply(shared: &Shared, cfg: &mut Config, name: &str, v: &str) -> Result<(), S
             cfg.notify_keyspace_events = notify_flags_to_string(f);
         }
         "client-output-buffer-limit" => {
-            cfg.client_output_buffer_limit = parse_output_limits(&cfg.client_output_buffer_limit, v)?
+            cfg.client_output_buffer_limit =
+                parse_output_limits(&cfg.client_output_buffer_limit, v)?
         }
         "proto-max-bulk-len" => {
             let n = parse_memory(v).ok_or("argument must be a memory value")?;
@@ -1067,9 +1117,7 @@ fn apply(shared: &Shared, cfg: &mut Config, name: &str, v: &str) -> Result<(), S
             cfg.proto_max_bulk_len = n;
         }
         "timeout" => cfg.timeout = int_in(v, 0, i32::MAX as i64)? as u64,
-        "maxmemory" => {
-            cfg.maxmemory = parse_memory(v).ok_or("argument must be a memory value")?
-        }
+        "maxmemory" => cfg.maxmemory = parse_memory(v).ok_or("argument must be a memory value")?,
         "maxmemory-policy" => {
             cfg.maxmemory_policy = one_of(
                 v,

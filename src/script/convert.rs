@@ -145,7 +145,9 @@ fn array(lua: &Lua, items: &[Reply], resp: u8) -> Result<Value> {
 
 /// C's `(long long)` cast on x86-64: out of range and NaN give i64::MIN.
 pub fn c_ll(d: f64) -> i64 {
-    if d.is_nan() || d >= 9.223_372_036_854_775_807e18 || d < -9.223_372_036_854_775_808e18 {
+    // 2^63 as f64 is exact; anything at or past it (or NaN) overflows the cast.
+    const LIM: f64 = 9_223_372_036_854_775_808.0;
+    if !(-LIM..LIM).contains(&d) {
         i64::MIN
     } else {
         d as i64

@@ -66,7 +66,11 @@ pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi:
 }
 
 /// Install (count > 0) or remove the kill hook and register the flag's address.
-pub unsafe extern "C-unwind" fn set_hook(l: *mut ffi::lua_State, flag: *const AtomicBool, count: c_int) {
+pub unsafe extern "C-unwind" fn set_hook(
+    l: *mut ffi::lua_State,
+    flag: *const AtomicBool,
+    count: c_int,
+) {
     ffi::lua_pushlightuserdata(l, flag as *mut _);
     ffi::lua_setfield(l, ffi::LUA_REGISTRYINDEX, KILL_FLAG_KEY.as_ptr());
     if count > 0 {

@@ -224,7 +224,7 @@ impl Engine {
             .lua
             .load(&code[..])
             .set_name("@user_script")
-            .set_mode(mlua::ChunkMode::Text)
+            .set_mode(mlua::chunk::ChunkMode::Text)
             .into_function()
             .map_err(|e| {
                 let msg = match &e {
@@ -287,10 +287,22 @@ pub async fn run_command(
         };
     }
     let kind = match cmd.name {
-        "eval" => EvalKind { by_sha: false, readonly: false },
-        "evalsha" => EvalKind { by_sha: true, readonly: false },
-        "eval_ro" => EvalKind { by_sha: false, readonly: true },
-        "evalsha_ro" => EvalKind { by_sha: true, readonly: true },
+        "eval" => EvalKind {
+            by_sha: false,
+            readonly: false,
+        },
+        "evalsha" => EvalKind {
+            by_sha: true,
+            readonly: false,
+        },
+        "eval_ro" => EvalKind {
+            by_sha: false,
+            readonly: true,
+        },
+        "evalsha_ro" => EvalKind {
+            by_sha: true,
+            readonly: true,
+        },
         _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
     };
     if let Err(e) = wait_no_script(shared, cmd).await {
@@ -418,7 +430,7 @@ fn eval_inner(
     };
     eng.runs += 1;
     if eng.runs % 50 == 0 || matches!(reply, Reply::Error(_)) {
-        let _ = lua.gc_step_kbytes(50);
+        let _ = lua.gc_step();
     }
     if lua.used_memory() > limit / 2 {
         let _ = lua.gc_collect();
@@ -518,13 +530,19 @@ where
 
 /// Raise `{err="ERR <msg>"}` as luaPushError + luaError do.
 fn raise(lua: &Lua, msg: &str) -> mlua::Result<Out> {
-    Ok(Out::Raise(Value::Table(convert::error_table(lua, msg.as_bytes())?)))
+    Ok(Out::Raise(Value::Table(convert::error_table(
+        lua,
+        msg.as_bytes(),
+    )?)))
 }
 
 fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
     let r = lua.create_table()?;
     r.raw_set("call", lib_fn(lua, mt, |lua, a| redis_call(lua, a, true))?)?;
-    r.raw_set("pcall", lib_fn(lua, mt, |lua, a| redis_call(lua, a, false))?)?;
+    r.raw_set(
+        "pcall",
+        lib_fn(lua, mt, |lua, a| redis_call(lua, a, false))?,
+    )?;
     r.raw_set(
         "error_reply",
         lib_fn(lua, mt, |lua, a| {
@@ -570,7 +588,9 @@ fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
                 Some(s) => s.as_bytes().to_vec(),
                 None => Vec::new(),
             };
-            Ok(Out::Ok(vec![Value::String(lua.create_string(sha1_hex(&bytes))?)]))
+            Ok(Out::Ok(vec![Value::String(
+                lua.create_string(sha1_hex(&bytes))?,
+            )]))
         })?,
     )?;
     r.raw_set(
@@ -616,7 +636,11 @@ fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
             let resp = match a.into_iter().next() {
                 Some(Value::Integer(i)) => i as f64,
                 Some(Value::Number(n)) => n,
-                Some(Value::String(s)) => s.to_str().ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0.0),
+                Some(Value::String(s)) => s
+                    .to_str()
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .unwrap_or(0.0),
                 _ => 0.0,
             } as i64;
             if resp != 2 && resp != 3 {
@@ -700,7 +724,9 @@ fn version_num(v: &str) -> i64 {
 fn lua_args(lua: &Lua, a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'static str>> {
     let _ = lua;
     if a.is_empty() {
-        return Ok(Err("Please specify at least one argument for this redis lib call"));
+        return Ok(Err(
+            "Please specify at least one argument for this redis lib call",
+        ));
     }
     let mut out = Vec::with_capacity(a.len());
     for v in a {
@@ -708,7 +734,11 @@ fn lua_args(lua: &Lua, a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'stati
             Value::String(s) => out.push(Bytes::copy_from_slice(&s.as_bytes())),
             Value::Integer(i) => out.push(Bytes::from(i.to_string())),
             Value::Number(n) => out.push(Bytes::from(crate::protocol::format_double(n))),
-            _ => return Ok(Err("Lua redis lib command arguments must be strings or integers")),
+            _ => {
+                return Ok(Err(
+                    "Lua redis lib command arguments must be strings or integers",
+                ))
+            }
         }
     }
     Ok(Ok(out))
@@ -742,18 +772,27 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
         return fail(lua, "Unknown Redis command called from script");
     };
     if !c.arity_ok(args.len()) {
-        return fail(lua, "Wrong number of args calling Redis command from script");
+        return fail(
+            lua,
+            "Wrong number of args calling Redis command from script",
+        );
     }
     if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
         return fail(lua, "This Redis command is not allowed from script");
     }
     let (reply, resp) = {
         let Some(mut rc) = lua.app_data_mut::<RunCtx>() else {
-            return fail(lua, "redis.call/pcall can only be called inside a script invocation");
+            return fail(
+                lua,
+                "redis.call/pcall can only be called inside a script invocation",
+            );
         };
         if rc.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
             drop(rc);
-            return fail(lua, "Write commands are not allowed from read-only scripts.");
+            return fail(
+                lua,
+                "Write commands are not allowed from read-only scripts.",
+            );
         }
         let rc = &mut *rc;
         if c.has(flags::WRITE) {

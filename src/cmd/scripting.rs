@@ -1,0 +1,151 @@
+//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows and
+//! SCRIPT KILL are flagged SCRIPT_RUNNER: the connection hands them to `crate::script`, which
+//! runs scripts holding the gate exclusively and SCRIPT KILL without the gate.
+
+use super::args::is;
+use super::flags::*;
+use super::{container, Command, Ctx};
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+
+const SCRIPT_SUBS: &[Command] = &[
+    Command::new("load", 3, NOSCRIPT | STALE, script_load).doc(
+        "scripting",
+        "2.6.0",
+        "Loads a server-side Lua script to the script cache.",
+    ),
+    Command::new("exists", -3, NOSCRIPT, script_exists).doc(
+        "scripting",
+        "2.6.0",
+        "Determines whether server-side Lua scripts exist in the script cache.",
+    ),
+    Command::new("flush", -2, NOSCRIPT, script_flush).doc(
+        "scripting",
+        "2.6.0",
+        "Removes all server-side Lua scripts from the script cache.",
+    ),
+    Command::new(
+        "kill",
+        2,
+        NOSCRIPT | ALLOW_BUSY | SCRIPT_RUNNER,
+        runner_only,
+    )
+    .doc(
+        "scripting",
+        "2.6.0",
+        "Terminates a server-side Lua script during execution.",
+    ),
+    Command::new("help", 2, LOADING | STALE, script_help).doc(
+        "scripting",
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+    ),
+];
+
+pub const COMMANDS: &[Command] = &[
+    Command::new(
+        "eval",
+        -3,
+        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        runner_only,
+    )
+    .doc("scripting", "2.6.0", "Executes a server-side Lua script."),
+    Command::new(
+        "evalsha",
+        -3,
+        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        runner_only,
+    )
+    .doc(
+        "scripting",
+        "2.6.0",
+        "Executes a server-side Lua script by SHA1 digest.",
+    ),
+    Command::new(
+        "eval_ro",
+        -3,
+        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        runner_only,
+    )
+    .doc(
+        "scripting",
+        "7.0.0",
+        "Executes a read-only server-side Lua script.",
+    ),
+    Command::new(
+        "evalsha_ro",
+        -3,
+        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        runner_only,
+    )
+    .doc(
+        "scripting",
+        "7.0.0",
+        "Executes a read-only server-side Lua script by SHA1 digest.",
+    ),
+    Command::new("script", -2, 0, container)
+        .doc(
+            "scripting",
+            "2.6.0",
+            "A container for Lua scripts management commands.",
+        )
+        .subs(SCRIPT_SUBS),
+];
+
+/// Rows flagged SCRIPT_RUNNER never reach their handler from a connection; from elsewhere
+/// (never from a script: they are NOSCRIPT) they are refused.
+fn runner_only(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    Err(error::unknown_command(&a[0], &a[1..]))
+}
+
+fn script_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let sha = ctx.shared.scripting.load(&a[2])?;
+    Ok(Reply::Bulk(Bytes::from(sha)))
+}
+
+fn script_exists(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let s = &ctx.shared.scripting;
+    Ok(Reply::Array(
+        a[2..]
+            .iter()
+            .map(|sha| Reply::Int(s.exists(sha) as i64))
+            .collect(),
+    ))
+}
+
+fn script_flush(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 3 || (a.len() == 3 && !is(&a[2], "sync") && !is(&a[2], "async")) {
+        return Err(RedisError::new(error::SCRIPT_FLUSH_OPTION));
+    }
+    ctx.shared.scripting.flush();
+    Ok(Reply::ok())
+}
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn script_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Array(
+        HELP.iter()
+            .map(|l| Reply::Simple(Bytes::from_static(l.as_bytes())))
+            .collect(),
+    ))
+}

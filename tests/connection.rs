@@ -1,0 +1,276 @@
+mod common;
+use common::*;
+use resplock::Config;
+use std::time::Duration;
+
+fn hello_reply(proto: u8, id: u64) -> Vec<u8> {
+    let head = if proto == 3 { "%7" } else { "*14" };
+    format!(
+        "{head}\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:{proto}\r\n$2\r\nid\r\n:{id}\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"
+    )
+    .into_bytes()
+}
+
+fn client_id(r: &[u8]) -> u64 {
+    String::from_utf8_lossy(r)
+        .trim_start_matches(':')
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn hello_3_switches_to_resp3_and_answers_a_map() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let id = client_id(&cmd!(c, "CLIENT", "ID"));
+    assert_eq!(cmd!(c, "HELLO"), hello_reply(2, id));
+    assert_eq!(cmd!(c, "HELLO", "3"), hello_reply(3, id));
+    assert_eq!(cmd!(c, "GET", "nokey"), b"_\r\n");
+    assert_eq!(cmd!(c, "HELLO", "2"), hello_reply(2, id));
+    assert_eq!(cmd!(c, "GET", "nokey"), b"$-1\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn hello_rejects_bad_versions_and_options() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "HELLO", "4"),
+        b"-NOPROTO unsupported protocol version\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "HELLO", "1"),
+        b"-NOPROTO unsupported protocol version\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "HELLO", "x"),
+        &b"-ERR Protocol version is not an integer or out of range\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "HELLO", "2", "foo"),
+        &b"-ERR Syntax error in HELLO option 'foo'\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "HELLO", "2", "AUTH", "a"),
+        &b"-ERR Syntax error in HELLO option 'AUTH'\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "HELLO", "2", "SETNAME", "a b"),
+        &b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n"[..]
+    );
+    let id = client_id(&cmd!(c, "CLIENT", "ID"));
+    assert_eq!(cmd!(c, "HELLO", "2", "SETNAME", "nm"), hello_reply(2, id));
+    assert_eq!(cmd!(c, "CLIENT", "GETNAME"), b"$2\r\nnm\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn auth_without_a_password_configured() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "AUTH", "x"),
+        &b"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "AUTH", "default", "anything"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(c, "AUTH", "a", "b"),
+        &b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "AUTH", "a", "b", "c"), b"-ERR syntax error\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn requirepass_gates_commands_until_auth() {
+    let s = server_with(Config {
+        requirepass: Some("pw".into()),
+        ..Config::ephemeral()
+    })
+    .await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "PING"), b"-NOAUTH Authentication required.\r\n");
+    assert_eq!(
+        cmd!(c, "CLIENT", "ID"),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "HELLO", "3"),
+        &b"-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"[..]
+    );
+    let wrongpass = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+    assert_eq!(cmd!(c, "AUTH", "bad"), wrongpass);
+    assert_eq!(cmd!(c, "AUTH", "nouser", "pw"), wrongpass);
+    assert_eq!(cmd!(c, "HELLO", "2", "AUTH", "default", "bad"), wrongpass);
+    assert_eq!(cmd!(c, "AUTH", "pw"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    // RESET forgets the authentication.
+    assert_eq!(cmd!(c, "RESET"), b"+RESET\r\n");
+    assert_eq!(cmd!(c, "PING"), b"-NOAUTH Authentication required.\r\n");
+    // HELLO can authenticate and switch protocol at once.
+    let r = cmd!(c, "HELLO", "3", "AUTH", "default", "pw");
+    assert!(
+        r.starts_with(b"%7\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&r)
+    );
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn reset_restores_resp2_db0_and_clears_the_name() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(c, "HELLO", "3");
+    cmd!(c, "SELECT", "3");
+    cmd!(c, "CLIENT", "SETNAME", "worker");
+    cmd!(c, "SET", "k", "v");
+    assert_eq!(cmd!(c, "RESET"), b"+RESET\r\n");
+    assert_eq!(cmd!(c, "CLIENT", "GETNAME"), b"$-1\r\n");
+    assert_eq!(cmd!(c, "GET", "k"), b"$-1\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn ping_echo_and_their_arity_errors() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    assert_eq!(cmd!(c, "PING", "hi"), b"$2\r\nhi\r\n");
+    assert_eq!(
+        cmd!(c, "PING", "a", "b"),
+        &b"-ERR wrong number of arguments for 'ping' command\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "ECHO", "x"), b"$1\r\nx\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn client_name_commands() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "CLIENT", "GETNAME"), b"$-1\r\n");
+    assert_eq!(cmd!(c, "CLIENT", "SETNAME", "foo"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "CLIENT", "GETNAME"), b"$3\r\nfoo\r\n");
+    assert_eq!(
+        cmd!(c, "CLIENT", "SETNAME", "a b"),
+        &b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CLIENT", "SETNAME"),
+        &b"-ERR wrong number of arguments for 'client|setname' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CLIENT"),
+        &b"-ERR wrong number of arguments for 'client' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CLIENT", "foo"),
+        &b"-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "CLIENT", "SETNAME", ""), b"+OK\r\n");
+    assert_eq!(cmd!(c, "CLIENT", "GETNAME"), b"$-1\r\n");
+    assert_eq!(
+        cmd!(c, "CLIENT", "SETINFO", "LIB-NAME", "redis-rs"),
+        b"+OK\r\n"
+    );
+    assert_eq!(cmd!(c, "CLIENT", "NO-EVICT", "on"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "CLIENT", "NO-EVICT", "x"), b"-ERR syntax error\r\n");
+    let help = cmd!(c, "CLIENT", "HELP");
+    assert!(help.starts_with(
+        b"*48\r\n+CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
+    ));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn client_list_lines_follow_redis_field_order() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let id = client_id(&cmd!(c, "CLIENT", "ID"));
+    cmd!(c, "CLIENT", "SETNAME", "me");
+    let r = cmd!(c, "CLIENT", "LIST");
+    let text = String::from_utf8_lossy(&r).into_owned();
+    let body = text.split_once("\r\n").unwrap().1;
+    assert!(body.ends_with("\n\r\n"));
+    let line = body.trim_end();
+    let keys: Vec<&str> = line
+        .split(' ')
+        .map(|kv| kv.split_once('=').unwrap().0)
+        .collect();
+    assert_eq!(
+        keys.join(" "),
+        "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free argv-mem \
+         multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp"
+    );
+    assert!(line.starts_with(&format!("id={id} addr=127.0.0.1:")));
+    assert!(line.contains(" name=me "));
+    assert!(line.contains(" flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 "));
+    assert!(line.ends_with(" events=r cmd=client|list user=default redir=-1 resp=2"));
+    assert_eq!(
+        cmd!(c, "CLIENT", "LIST", "TYPE", "foo"),
+        &b"-ERR Unknown client type 'foo'\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CLIENT", "LIST", "ID", "1", "x"),
+        &b"-ERR Invalid client ID\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "CLIENT", "LIST", "ID", "999"), b"$0\r\n\r\n");
+    assert_eq!(cmd!(c, "CLIENT", "LIST", "foo"), b"-ERR syntax error\r\n");
+    let info = cmd!(c, "CLIENT", "INFO");
+    assert!(String::from_utf8_lossy(&info).contains(" cmd=client|info "));
+    cmd!(c, "HELLO", "3");
+    let info = cmd!(c, "CLIENT", "INFO");
+    assert!(info.starts_with(b"="), "verbatim in RESP3");
+    assert!(String::from_utf8_lossy(&info).contains("\r\ntxt:id="));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn client_kill_closes_the_other_connection() {
+    let s = server().await;
+    let mut killer = Raw::connect(&s).await;
+    let mut victim = Raw::connect(&s).await;
+    let victim_id = client_id(&cmd!(victim, "CLIENT", "ID"));
+    assert_eq!(
+        cmd!(killer, "CLIENT", "KILL", "ID", victim_id.to_string()),
+        b":1\r\n"
+    );
+    assert!(victim.closed(Duration::from_secs(5)).await);
+    assert_eq!(cmd!(killer, "PING"), b"+PONG\r\n");
+    assert_eq!(cmd!(killer, "CLIENT", "KILL", "ID", "99999"), b":0\r\n");
+    assert_eq!(
+        cmd!(killer, "CLIENT", "KILL", "ID", "x"),
+        &b"-ERR client-id should be greater than 0\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(killer, "CLIENT", "KILL", "1.2.3.4:5"),
+        &b"-ERR No such client\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(killer, "CLIENT", "KILL", "foo", "bar"),
+        b"-ERR syntax error\r\n"
+    );
+    // SKIPME yes (the default) spares the caller.
+    let me = client_id(&cmd!(killer, "CLIENT", "ID"));
+    assert_eq!(
+        cmd!(killer, "CLIENT", "KILL", "ID", me.to_string()),
+        b":0\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn client_kill_by_old_style_address() {
+    let s = server().await;
+    let mut killer = Raw::connect(&s).await;
+    let mut victim = Raw::connect(&s).await;
+    let addr = victim.stream.local_addr().unwrap().to_string();
+    cmd!(victim, "PING");
+    assert_eq!(cmd!(killer, "CLIENT", "KILL", addr.as_str()), b"+OK\r\n");
+    assert!(victim.closed(Duration::from_secs(5)).await);
+    s.shutdown().await;
+}

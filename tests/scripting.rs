@@ -1,0 +1,678 @@
+//! Lua scripting: EVAL/EVALSHA/SCRIPT with Redis 7.0.15's exact replies (recorded from a real
+//! redis-server), the seed articles' lock scripts run unchanged, atomicity under concurrency,
+//! BUSY / SCRIPT KILL / UNKILLABLE / NOTBUSY, and hostile scripts.
+
+mod common;
+use common::*;
+use resplock::Config;
+use std::time::{Duration, Instant};
+
+/// Jedis / article 000-002: compare-and-delete release.
+const RELEASE: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/// Redisson tryLockInnerAsync (article 004).
+const REDISSON_LOCK: &str = "if (redis.call('exists', KEYS[1]) == 0) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);";
+/// Redisson renewExpirationAsync (article 004).
+const REDISSON_RENEW: &str = "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;";
+/// Redisson unlockInnerAsync (article 004).
+const REDISSON_UNLOCK: &str = "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil;end; local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; else redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1; end; return nil;";
+
+/// Article 003: timestamp lock.
+const TS_LOCK: &str = "local now = tonumber(ARGV[1])
+local timeout = tonumber(ARGV[2])
+local to = now + timeout
+local locked = redis.call('SETNX', KEYS[1], to)
+if (locked == 1) then
+    return 0
+end
+local kt = redis.call('type', KEYS[1]);
+if (kt['ok'] ~= 'string') then
+    return 2
+end
+local keyValue = tonumber(redis.call('get', KEYS[1]))
+if (now > keyValue) then
+    redis.call('set', KEYS[1], to)
+    return 0
+end
+return 1
+";
+/// Article 003: timestamp unlock.
+const TS_UNLOCK: &str = "local begin = tonumber(ARGV[1])
+local timeout = tonumber(ARGV[2])
+local kt = redis.call('type', KEYS[1]);
+if (kt['ok'] == 'string') then
+    local keyValue = tonumber(redis.call('get', KEYS[1]))
+    if ((keyValue - begin) == timeout) then
+        redis.call('del', KEYS[1])
+        return 0
+    end
+end
+return 1
+";
+
+fn sha1(s: &str) -> String {
+    resplock::script::sha1_hex(s.as_bytes())
+}
+
+/// Run `script` with EVAL on `raw`, then with EVALSHA on a fresh key set (the caller passes
+/// the same keys/args, so the replies must match).
+async fn eval(raw: &mut Raw, script: &str, keys: &[&str], args: &[&str]) -> Vec<u8> {
+    let n = keys.len().to_string();
+    let mut v: Vec<&[u8]> = vec![b"EVAL", script.as_bytes(), n.as_bytes()];
+    v.extend(keys.iter().map(|k| k.as_bytes()));
+    v.extend(args.iter().map(|k| k.as_bytes()));
+    raw.cmd(&v).await
+}
+
+async fn evalsha(raw: &mut Raw, script: &str, keys: &[&str], args: &[&str]) -> Vec<u8> {
+    let sha = sha1(script);
+    let n = keys.len().to_string();
+    let mut v: Vec<&[u8]> = vec![b"EVALSHA", sha.as_bytes(), n.as_bytes()];
+    v.extend(keys.iter().map(|k| k.as_bytes()));
+    v.extend(args.iter().map(|k| k.as_bytes()));
+    raw.cmd(&v).await
+}
+
+async fn release(r: &mut Raw, by_sha: bool, tok: &str) -> Vec<u8> {
+    if by_sha {
+        evalsha(r, RELEASE, &["lock"], &[tok]).await
+    } else {
+        eval(r, RELEASE, &["lock"], &[tok]).await
+    }
+}
+
+#[tokio::test]
+async fn compare_and_delete_release_deletes_only_own_token_via_eval_and_evalsha() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    for by_sha in [false, true] {
+        assert_eq!(
+            cmd!(r, "SET", "lock", "tok1", "NX", "PX", "30000"),
+            b"+OK\r\n"
+        );
+        assert_eq!(
+            cmd!(r, "SET", "lock", "tok2", "NX", "PX", "30000"),
+            b"$-1\r\n"
+        );
+        assert_eq!(release(&mut r, by_sha, "tok2").await, b":0\r\n");
+        assert_eq!(cmd!(r, "GET", "lock"), b"$4\r\ntok1\r\n");
+        assert_eq!(release(&mut r, by_sha, "tok1").await, b":1\r\n");
+        assert_eq!(cmd!(r, "EXISTS", "lock"), b":0\r\n");
+        assert_eq!(release(&mut r, by_sha, "tok1").await, b":0\r\n");
+    }
+}
+
+#[tokio::test]
+async fn redisson_lock_renew_unlock_scripts_behave_as_in_redis() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let ch = "redisson_lock__channel:{myLock}";
+    for by_sha in [false, true] {
+        let go = |script: &'static str, keys: Vec<&'static str>, args: Vec<&'static str>| {
+            (script, keys, args)
+        };
+        let steps: Vec<((&str, Vec<&str>, Vec<&str>), &[u8])> = vec![
+            (
+                go(REDISSON_LOCK, vec!["myLock"], vec!["30000", "uuid:1"]),
+                b"$-1\r\n",
+            ),
+            (
+                go(REDISSON_LOCK, vec!["myLock"], vec!["30000", "uuid:1"]),
+                b"$-1\r\n",
+            ),
+            (
+                go(REDISSON_RENEW, vec!["myLock"], vec!["30000", "uuid:1"]),
+                b":1\r\n",
+            ),
+            (
+                go(REDISSON_RENEW, vec!["myLock"], vec!["30000", "uuid:2"]),
+                b":0\r\n",
+            ),
+            (
+                go(
+                    REDISSON_UNLOCK,
+                    vec!["myLock", ch],
+                    vec!["0", "30000", "uuid:2"],
+                ),
+                b"$-1\r\n",
+            ),
+            (
+                go(
+                    REDISSON_UNLOCK,
+                    vec!["myLock", ch],
+                    vec!["0", "30000", "uuid:1"],
+                ),
+                b":0\r\n",
+            ),
+            (
+                go(
+                    REDISSON_UNLOCK,
+                    vec!["myLock", ch],
+                    vec!["0", "30000", "uuid:1"],
+                ),
+                b":1\r\n",
+            ),
+        ];
+        for (i, ((script, keys, args), want)) in steps.into_iter().enumerate() {
+            let got = if by_sha {
+                evalsha(&mut r, script, &keys, &args).await
+            } else {
+                eval(&mut r, script, &keys, &args).await
+            };
+            assert_eq!(got, want, "step {i} by_sha={by_sha}");
+            if i == 1 {
+                assert_eq!(cmd!(r, "HGET", "myLock", "uuid:1"), b"$1\r\n2\r\n");
+                // Another holder is refused with the lock's remaining TTL.
+                let other = eval(&mut r, REDISSON_LOCK, &["myLock"], &["30000", "uuid:2"]).await;
+                let ttl: i64 = std::str::from_utf8(&other[1..other.len() - 2])
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(
+                    other[0] == b':' && (29000..=30000).contains(&ttl),
+                    "{other:?}"
+                );
+            }
+        }
+        assert_eq!(cmd!(r, "EXISTS", "myLock"), b":0\r\n");
+    }
+}
+
+#[tokio::test]
+async fn redisson_unlock_publishes_to_the_lock_channel() {
+    let s = server().await;
+    let mut sub = Raw::connect(&s).await;
+    cmd!(sub, "SUBSCRIBE", "redisson_lock__channel:{myLock}");
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(
+        eval(&mut r, REDISSON_LOCK, &["myLock"], &["30000", "t:1"]).await,
+        b"$-1\r\n"
+    );
+    let keys = ["myLock", "redisson_lock__channel:{myLock}"];
+    assert_eq!(
+        eval(&mut r, REDISSON_UNLOCK, &keys, &["0", "30000", "t:1"]).await,
+        b":1\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$31\r\nredisson_lock__channel:{myLock}\r\n$1\r\n0\r\n"
+    );
+}
+
+#[tokio::test]
+async fn timestamp_lock_of_article_003_checks_type_status_reply() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    for by_sha in [false, true] {
+        let run = |script: &'static str, args: [&'static str; 2]| (script, args);
+        let steps: Vec<((&str, [&str; 2]), &[u8])> = vec![
+            (run(TS_LOCK, ["1000", "500"]), b":0\r\n"),
+            (run(TS_LOCK, ["1200", "500"]), b":1\r\n"),
+            (run(TS_LOCK, ["2000", "500"]), b":0\r\n"),
+            (run(TS_UNLOCK, ["1000", "500"]), b":1\r\n"),
+            (run(TS_UNLOCK, ["2000", "500"]), b":0\r\n"),
+            (run(TS_UNLOCK, ["2000", "500"]), b":1\r\n"),
+        ];
+        for (i, ((script, args), want)) in steps.into_iter().enumerate() {
+            let got = if by_sha {
+                evalsha(&mut r, script, &["tslock"], &args).await
+            } else {
+                eval(&mut r, script, &["tslock"], &args).await
+            };
+            assert_eq!(got, want, "step {i} by_sha={by_sha}");
+        }
+        cmd!(r, "HSET", "tslock", "f", "v");
+        assert_eq!(
+            eval(&mut r, TS_LOCK, &["tslock"], &["1", "1"]).await,
+            b":2\r\n"
+        );
+        cmd!(r, "DEL", "tslock");
+    }
+}
+
+#[tokio::test]
+async fn script_cache_is_keyed_by_sha1_case_insensitively() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+    assert_eq!(
+        cmd!(r, "EVALSHA", sha, "0"),
+        b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "EVALSHA", "abc", "0"),
+        b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "SCRIPT", "LOAD", "return 1"),
+        format!("$40\r\n{sha}\r\n").into_bytes()
+    );
+    assert_eq!(cmd!(r, "EVALSHA", sha.to_uppercase(), "0"), b":1\r\n");
+    assert_eq!(cmd!(r, "EVALSHA_RO", sha, "0"), b":1\r\n");
+    assert_eq!(
+        cmd!(r, "SCRIPT", "EXISTS", sha, sha.to_uppercase(), "abc"),
+        b"*3\r\n:1\r\n:1\r\n:0\r\n"
+    );
+    // EVAL caches too.
+    cmd!(r, "EVAL", "return 2", "0");
+    assert_eq!(cmd!(r, "EVALSHA", sha1("return 2"), "0"), b":2\r\n");
+    assert_eq!(
+        cmd!(r, "SCRIPT", "FLUSH", "x"),
+        b"-ERR SCRIPT FLUSH only support SYNC|ASYNC option\r\n"
+    );
+    assert_eq!(cmd!(r, "SCRIPT", "FLUSH", "ASYNC"), b"+OK\r\n");
+    assert_eq!(cmd!(r, "SCRIPT", "EXISTS", sha), b"*1\r\n:0\r\n");
+    assert_eq!(cmd!(r, "SCRIPT", "FLUSH"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(r, "SCRIPT", "KILL"),
+        b"-NOTBUSY No scripts in execution right now.\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "SCRIPT", "EXISTS"),
+        b"-ERR wrong number of arguments for 'script|exists' command\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "SCRIPT", "nosuch"),
+        b"-ERR unknown subcommand 'nosuch'. Try SCRIPT HELP.\r\n"
+    );
+    let help = cmd!(r, "SCRIPT", "HELP");
+    assert!(help.starts_with(
+        b"*17\r\n+SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
+    ));
+}
+
+#[tokio::test]
+async fn eval_argument_and_compile_errors_match_redis() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let cases: &[(&[&str], &str)] = &[
+        (&["EVAL", "return 1", "-1"], "-ERR Number of keys can't be negative\r\n"),
+        (&["EVAL", "return 1", "2", "a"], "-ERR Number of keys can't be greater than number of args\r\n"),
+        (&["EVAL", "return 1", "x"], "-ERR value is not an integer or out of range\r\n"),
+        (&["EVAL", "return 1"], "-ERR wrong number of arguments for 'eval' command\r\n"),
+        (&["EVAL", "return 'a' .. ", "0"], "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'\r\n"),
+        (&["EVAL", "\x1bLua", "0"], "-ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'\r\n"),
+        (&["EVAL", "#!lua flags=bad\nreturn 1", "0"], "-ERR Unexpected flag in script shebang: bad\r\n"),
+        (&["EVAL_RO", "#!lua\nreturn 1", "0"], "-ERR Can not execute a script with write flag using *_ro command.\r\n"),
+        (&["EVAL", "#!lua flags=no-writes\nreturn redis.call('set','a','b')", "0"], "-ERR Write commands are not allowed from read-only scripts. script: 6acb400a50fe96e33eca4e0af6e9dcfb21193726, on @user_script:2.\r\n"),
+    ];
+    for (args, want) in cases {
+        let v: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        assert_eq!(String::from_utf8_lossy(&r.cmd(&v).await), *want, "{args:?}");
+    }
+}
+
+#[tokio::test]
+async fn runtime_errors_carry_redis_texts_and_positions() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let cases: &[(&str, &str)] = &[
+        ("return x", "-ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: 03c387736bb5cc009ff35151572cee04677aa374, on @user_script:1.\r\n"),
+        ("x = 1", "-ERR user_script:1: Attempt to modify a readonly table script: 34bce5f775de97f557a34088509c8bfe1ea17e52, on @user_script:1.\r\n"),
+        ("string.rep = nil return 1", "-ERR user_script:1: Attempt to modify a readonly table script: a8304a27897e50f6eab073748faab86c9e5b9ac6, on @user_script:1.\r\n"),
+        ("rawset(_G,'x',1) return 1", "-ERR Attempt to modify a readonly table script: 370407d93b0e11a2c9fdd10662499a6b5ac61d6f, on @user_script:1.\r\n"),
+        ("error('boom')", "-ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on @user_script:1.\r\n"),
+        ("error({err='MYERR x'})", "-MYERR x script: 002c4cc1d277311c0c93418ad109c4f46b432642, on @user_script:1.\r\n"),
+        ("return redis.call('nosuch')", "-ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.\r\n"),
+        ("return redis.call('get')", "-ERR Wrong number of args calling Redis command from script script: f187dee77f607f7cff00bbabc9df38507582c78d, on @user_script:1.\r\n"),
+        ("return redis.call('eval','return 1','0')", "-ERR This Redis command is not allowed from script script: 1e5046f3a9119d3dc9cf5824428b6d9fedd305d2, on @user_script:1.\r\n"),
+        ("return redis.call({})", "-ERR Lua redis lib command arguments must be strings or integers script: 80747816df1f4411f7c442b928fce6a814214839, on @user_script:1.\r\n"),
+        ("return redis.pcall('nosuch')", "-ERR Unknown Redis command called from script\r\n"),
+        ("redis.call('set','str','v') return redis.call('hget','str','x')", "-WRONGTYPE Operation against a key holding the wrong kind of value script: 4a356536d3299256d8e62e5ee998c94af39e7995, on @user_script:1.\r\n"),
+        ("return redis.error_reply('My Error')", "-My Error\r\n"),
+        ("return redis.error_reply('Oops')", "-ERR Oops\r\n"),
+        ("return redis.status_reply('FINE')", "+FINE\r\n"),
+        ("local ok, e = pcall(redis.call, 'nosuch') return {tostring(ok), e}", "*2\r\n$5\r\nfalse\r\n$44\r\nERR Unknown Redis command called from script\r\n"),
+        ("return redis.setresp(4)", "-ERR RESP version must be 2 or 3. script: 921c0a48021d97dfd5884aeea41875972c7804d9, on @user_script:1.\r\n"),
+    ];
+    for (script, want) in cases {
+        assert_eq!(
+            String::from_utf8_lossy(&cmd!(r, "EVAL", script, "0")),
+            *want,
+            "{script}"
+        );
+    }
+    // Writes before an error stay.
+    cmd!(r, "EVAL", "redis.call('set','w','1') error('x')", "0");
+    assert_eq!(cmd!(r, "GET", "w"), b"$1\r\n1\r\n");
+    assert_eq!(
+        cmd!(r, "EVAL_RO", "return redis.call('set','k','v')", "0"),
+        b"-ERR Write commands are not allowed from read-only scripts. script: d223ed8c7345b684e8ed044ed472601f536fa58b, on @user_script:1.\r\n"
+    );
+}
+
+#[tokio::test]
+async fn reply_conversions_match_redis_in_resp2_and_resp3() {
+    let s = server().await;
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "return 1e30",
+            ":-9223372036854775808\r\n",
+            ":-9223372036854775808\r\n",
+        ),
+        ("return 3.99", ":3\r\n", ":3\r\n"),
+        (
+            "return {1,2,nil,3}",
+            "*2\r\n:1\r\n:2\r\n",
+            "*2\r\n:1\r\n:2\r\n",
+        ),
+        ("return false", "$-1\r\n", "_\r\n"),
+        ("return true", ":1\r\n", ":1\r\n"),
+        ("redis.setresp(3) return false", ":0\r\n", "#f\r\n"),
+        (
+            "return {map={a=1}}",
+            "*2\r\n$1\r\na\r\n:1\r\n",
+            "%1\r\n$1\r\na\r\n:1\r\n",
+        ),
+        (
+            "return {set={a=true}}",
+            "*1\r\n$1\r\na\r\n",
+            "~1\r\n$1\r\na\r\n",
+        ),
+        (
+            "return {double=0.1}",
+            "$19\r\n0.10000000000000001\r\n",
+            ",0.10000000000000001\r\n",
+        ),
+        ("return {big_number='123'}", "$3\r\n123\r\n", "(123\r\n"),
+        (
+            "return {1, {err='inner'}, {ok='fine'}}",
+            "*3\r\n:1\r\n-inner\r\n+fine\r\n",
+            "*3\r\n:1\r\n-inner\r\n+fine\r\n",
+        ),
+        (
+            "return redis.call('type','nokey')",
+            "+none\r\n",
+            "+none\r\n",
+        ),
+        (
+            "return type(redis.call('get','nokey'))",
+            "$7\r\nboolean\r\n",
+            "$7\r\nboolean\r\n",
+        ),
+        (
+            "redis.setresp(3) return type(redis.call('get','nokey'))",
+            "$3\r\nnil\r\n",
+            "$3\r\nnil\r\n",
+        ),
+        (
+            "redis.call('set','n', 0.1) return redis.call('get','n')",
+            "$19\r\n0.10000000000000001\r\n",
+            "$19\r\n0.10000000000000001\r\n",
+        ),
+        (
+            "redis.call('hset','h','a','1') redis.setresp(3) return redis.call('hgetall','h')",
+            "*2\r\n$1\r\na\r\n$1\r\n1\r\n",
+            "%1\r\n$1\r\na\r\n$1\r\n1\r\n",
+        ),
+        (
+            "redis.call('hset','h','a','1') local t = redis.call('hgetall','h') return t",
+            "*2\r\n$1\r\na\r\n$1\r\n1\r\n",
+            "*2\r\n$1\r\na\r\n$1\r\n1\r\n",
+        ),
+    ];
+    for resp in [2, 3] {
+        let mut r = Raw::connect(&s).await;
+        if resp == 3 {
+            cmd!(r, "HELLO", "3");
+        }
+        for (script, want2, want3) in cases {
+            let want = if resp == 2 { want2 } else { want3 };
+            assert_eq!(
+                String::from_utf8_lossy(&cmd!(r, "EVAL", script, "0")),
+                *want,
+                "RESP{resp} {script}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn bundled_libraries_cjson_bit_struct_cmsgpack() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let cases: &[(&str, &str)] = &[
+        ("return cjson.encode({})", "$2\r\n{}\r\n"),
+        ("return cjson.encode({1,2,3,'a',{x=1.5}})", "$21\r\n[1,2,3,\"a\",{\"x\":1.5}]\r\n"),
+        ("return cjson.encode(123456789012345)", "$19\r\n1.2345678901234e+14\r\n"),
+        ("return cjson.encode({[1]=1,[30]=3})", "-ERR user_script:1: Cannot serialise table: excessively sparse array script: 192b3af9fff8485280fdaa0d9aacd2968bccc465, on @user_script:1.\r\n"),
+        ("return cjson.decode('[1,2')", "-ERR user_script:1: Expected comma or array end but found T_END at character 5 script: c107001b5ba2ff860ee2557f64da37c4767ef4bd, on @user_script:1.\r\n"),
+        ("return cjson.decode('[1,\"x\",{\"k\":[true]}]')[3].k[1]", ":1\r\n"),
+        ("return tostring(cjson.decode('null') == cjson.null)", "$4\r\ntrue\r\n"),
+        ("return {bit.band(0xff, 0x0f), bit.lshift(1,31), bit.tohex(-1,-4), bit.tobit(2^32+5)}", "*4\r\n:15\r\n:-2147483648\r\n$4\r\nFFFF\r\n:5\r\n"),
+        ("return bit.band('x')", "-ERR user_script:1: bad argument #1 to 'band' (number expected, got string) script: d35c9a1d4f4825ae2c0656c3cb8c9f397ca6d9b1, on @user_script:1.\r\n"),
+        ("return {struct.unpack('>I2', struct.pack('>I2', 258))}", "*2\r\n:258\r\n:3\r\n"),
+        ("return struct.size('>I2i4bd')", ":15\r\n"),
+        ("return {cmsgpack.unpack(cmsgpack.pack('abc', 1, -1, 300, 70000))}", "*5\r\n$3\r\nabc\r\n:1\r\n:-1\r\n:300\r\n:70000\r\n"),
+    ];
+    for (script, want) in cases {
+        assert_eq!(
+            String::from_utf8_lossy(&cmd!(r, "EVAL", script, "0")),
+            *want,
+            "{script}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lua_read_modify_write_is_atomic_against_concurrent_incr() {
+    let s = server().await;
+    let script = "local v = tonumber(redis.call('get', KEYS[1]) or '0') redis.call('set', KEYS[1], v + 1) return v + 1";
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let mut r = Raw::connect(&s).await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..200 {
+                let rep = cmd!(r, "EVAL", script, "1", "counter");
+                assert_eq!(rep[0], b':', "{rep:?}");
+            }
+        }));
+    }
+    for _ in 0..4 {
+        let mut r = Raw::connect(&s).await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..200 {
+                let rep = cmd!(r, "INCR", "counter");
+                assert_eq!(rep[0], b':', "{rep:?}");
+            }
+        }));
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("in time")
+            .expect("task ok");
+    }
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(cmd!(r, "GET", "counter"), b"$4\r\n2400\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn set_nx_px_and_release_script_give_mutual_exclusion() {
+    let s = server().await;
+    let mut tasks = Vec::new();
+    for id in 0..8 {
+        let mut r = Raw::connect(&s).await;
+        tasks.push(tokio::spawn(async move {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let token = format!("client-{id}");
+            for _ in 0..20 {
+                loop {
+                    assert!(Instant::now() < deadline, "lock not acquired in time");
+                    if cmd!(r, "SET", "mutex", token, "NX", "PX", "10000") == b"+OK\r\n" {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                assert_eq!(cmd!(r, "INCR", "in_cs"), b":1\r\n");
+                tokio::task::yield_now().await;
+                assert_eq!(cmd!(r, "DECR", "in_cs"), b":0\r\n");
+                cmd!(r, "INCR", "entries");
+                assert_eq!(cmd!(r, "EVAL", RELEASE, "1", "mutex", token), b":1\r\n");
+            }
+        }));
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("in time")
+            .expect("task ok");
+    }
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(cmd!(r, "GET", "entries"), b"$3\r\n160\r\n");
+}
+
+const BUSY: &[u8] =
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn busy_script_is_killed_by_script_kill() {
+    let s = server_with(Config {
+        busy_reply_threshold_ms: 100,
+        ..Config::ephemeral()
+    })
+    .await;
+    let mut runner = Raw::connect(&s).await;
+    let script = "local i = 0 while true do i = i + 1 end";
+    runner
+        .send(
+            format!(
+                "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+                script.len()
+            )
+            .as_bytes(),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut other = Raw::connect(&s).await;
+    assert_eq!(cmd!(other, "GET", "x"), BUSY);
+    assert_eq!(cmd!(other, "EVAL", "return 1", "0"), BUSY);
+    assert_eq!(cmd!(other, "SCRIPT", "KILL"), b"+OK\r\n");
+    assert_eq!(
+        runner.reply().await,
+        format!(
+            "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n",
+            sha1(script)
+        )
+        .into_bytes()
+    );
+    assert_eq!(cmd!(other, "PING"), b"+PONG\r\n");
+    assert_eq!(
+        cmd!(other, "SCRIPT", "KILL"),
+        b"-NOTBUSY No scripts in execution right now.\r\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn script_that_wrote_is_unkillable_and_others_wait_for_it() {
+    let s = server_with(Config {
+        busy_reply_threshold_ms: 100,
+        ..Config::ephemeral()
+    })
+    .await;
+    let mut runner = Raw::connect(&s).await;
+    // Busy for about 600 ms after a write, then returns.
+    let script = "redis.call('set','w','1') local t0 = redis.call('time') local start = t0[1]*1000000 + t0[2] local n = 0 repeat n = n + 1 local t = redis.call('time') until (t[1]*1000000 + t[2]) - start > 600000 return 7";
+    let has_time = {
+        let mut r = Raw::connect(&s).await;
+        cmd!(r, "EVAL", "return redis.call('time')", "0")[0] == b'*'
+    };
+    let script = if has_time {
+        script.to_string()
+    } else {
+        "redis.call('set','w','1') local i = 0 while i < 60000000 do i = i + 1 end return 7"
+            .to_string()
+    };
+    runner
+        .send(
+            format!(
+                "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+                script.len()
+            )
+            .as_bytes(),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let mut other = Raw::connect(&s).await;
+    let kill = cmd!(other, "SCRIPT", "KILL");
+    if kill != b"-NOTBUSY No scripts in execution right now.\r\n" {
+        assert_eq!(kill, b"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n".to_vec());
+    }
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(30), runner.reply())
+            .await
+            .unwrap(),
+        b":7\r\n"
+    );
+    assert_eq!(cmd!(other, "GET", "w"), b"$1\r\n1\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clients_wait_for_a_short_script_instead_of_busy() {
+    let s = server().await;
+    let mut runner = Raw::connect(&s).await;
+    let script =
+        "local i = 0 while i < 3000000 do i = i + 1 end redis.call('set','k','done') return i";
+    runner
+        .send(
+            format!(
+                "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+                script.len()
+            )
+            .as_bytes(),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let mut other = Raw::connect(&s).await;
+    let got = cmd!(other, "GET", "k");
+    assert!(got == b"$4\r\ndone\r\n" || got == b"$-1\r\n", "{got:?}");
+    assert_eq!(runner.reply().await, b":3000000\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_hungry_script_gets_an_error_and_server_keeps_serving() {
+    let s = server().await;
+    s.shared().scripting.set_memory_limit(64 << 20);
+    let mut r = Raw::connect(&s).await;
+    for script in [
+        "local s = 'x' while true do s = s .. s end",
+        "local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep('y', 100) .. i end",
+    ] {
+        let rep = tokio::time::timeout(Duration::from_secs(60), async {
+            cmd!(r, "EVAL", script, "0")
+        })
+        .await
+        .expect("script ends");
+        let text = String::from_utf8_lossy(&rep).to_string();
+        assert!(
+            text.starts_with("-ERR ") && text.contains("not enough memory"),
+            "{text}"
+        );
+        assert_eq!(cmd!(r, "PING"), b"+PONG\r\n");
+        assert_eq!(cmd!(r, "EVAL", "return 1", "0"), b":1\r\n");
+    }
+}
+
+#[tokio::test]
+async fn script_time_and_select_stay_inside_the_script() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(
+            r,
+            "EVAL",
+            "redis.call('select', 1) redis.call('set','k','in1') return 1",
+            "0"
+        ),
+        b":1\r\n"
+    );
+    assert_eq!(cmd!(r, "GET", "k"), b"$-1\r\n");
+    assert_eq!(cmd!(r, "SELECT", "1"), b"+OK\r\n");
+    assert_eq!(cmd!(r, "GET", "k"), b"$3\r\nin1\r\n");
+    // A key set to expire in 1 ms within the script is still there later in the same script.
+    assert_eq!(
+        cmd!(r, "EVAL", "redis.call('set','e','v','PX','1') local i = 0 while i < 2000000 do i = i + 1 end return redis.call('get','e')", "0"),
+        b"$1\r\nv\r\n"
+    );
+}

@@ -1,0 +1,343 @@
+mod common;
+use common::*;
+use std::time::Duration;
+
+/// The text of a bulk or verbatim reply.
+fn text(r: &[u8]) -> String {
+    let s = String::from_utf8_lossy(r).into_owned();
+    let body = s.split_once("\r\n").unwrap().1;
+    let body = body.strip_suffix("\r\n").unwrap();
+    body.strip_prefix("txt:").unwrap_or(body).to_string()
+}
+
+#[tokio::test]
+async fn info_has_redis_sections_with_exact_framing() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(c, "SET", "k", "v");
+    let info = text(&cmd!(c, "INFO"));
+    let sections: Vec<&str> = info
+        .lines()
+        .filter(|l| l.starts_with("# "))
+        .map(|l| l.trim_end())
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            "# Server",
+            "# Clients",
+            "# Memory",
+            "# Persistence",
+            "# Stats",
+            "# Replication",
+            "# CPU",
+            "# Modules",
+            "# Errorstats",
+            "# Cluster",
+            "# Keyspace"
+        ]
+    );
+    // CRLF lines, one blank line before each section but the first, a final CRLF.
+    assert!(info.starts_with("# Server\r\nredis_version:7.0.15\r\n"));
+    assert!(info.contains("\r\n\r\n# Clients\r\n"));
+    assert!(info.ends_with("# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n"));
+    for line in info.split("\r\n") {
+        assert!(!line.contains('\n'), "bare LF in {line:?}");
+        assert!(
+            line.is_empty() || line.starts_with("# ") || line.contains(':'),
+            "{line:?}"
+        );
+    }
+    for field in [
+        "redis_mode:standalone",
+        "arch_bits:",
+        "process_id:",
+        "run_id:",
+        "tcp_port:",
+        "uptime_in_seconds:",
+        "connected_clients:1",
+        "blocked_clients:0",
+        "maxclients:10000",
+        "used_memory:",
+        "used_memory_human:",
+        "loading:0",
+        "rdb_changes_since_last_save:0",
+        "total_connections_received:",
+        "total_commands_processed:",
+        "expired_keys:0",
+        "keyspace_hits:",
+        "keyspace_misses:",
+        "role:master",
+        "connected_slaves:0",
+        "used_cpu_sys:",
+    ] {
+        assert!(info.contains(&format!("\r\n{field}")), "missing {field}");
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn info_selects_sections_and_keyspace_lists_only_nonempty_dbs() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "INFO", "keyspace"), b"$12\r\n# Keyspace\r\n\r\n");
+    cmd!(c, "SET", "a", "1");
+    cmd!(c, "SET", "b", "1");
+    assert_eq!(
+        cmd!(c, "INFO", "keyspace"),
+        &b"$44\r\n# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n\r\n"[..]
+    );
+    cmd!(c, "PEXPIRE", "b", "100000");
+    let ks = text(&cmd!(c, "INFO", "keyspace"));
+    let ttl: i64 = ks
+        .trim_end()
+        .rsplit_once("avg_ttl=")
+        .map(|(head, t)| {
+            assert_eq!(head, "# Keyspace\r\ndb0:keys=2,expires=1,");
+            t.parse().unwrap()
+        })
+        .unwrap();
+    assert!((90_000..=100_000).contains(&ttl), "{ttl}");
+    assert_eq!(cmd!(c, "INFO", "nosuchsection"), b"$0\r\n\r\n");
+    let two = text(&cmd!(c, "INFO", "keyspace", "SERVER"));
+    assert!(two.starts_with("# Server\r\n"));
+    assert!(two.contains("\r\n\r\n# Keyspace\r\n"));
+    cmd!(c, "PERSIST", "b");
+    cmd!(c, "HELLO", "3");
+    assert_eq!(
+        cmd!(c, "INFO", "keyspace"),
+        &b"=48\r\ntxt:# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n\r\n"[..]
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn command_count_matches_the_table() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let n = resplock::cmd::all_commands().len();
+    assert_eq!(
+        cmd!(c, "COMMAND", "COUNT"),
+        format!(":{n}\r\n").into_bytes()
+    );
+    let all = cmd!(c, "COMMAND");
+    assert!(all.starts_with(format!("*{n}\r\n").as_bytes()));
+    assert_eq!(
+        cmd!(c, "COMMAND", "COUNT", "x"),
+        &b"-ERR wrong number of arguments for 'command|count' command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "COMMAND", "foo"),
+        &b"-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n"[..]
+    );
+    let list = cmd!(c, "COMMAND", "LIST", "FILTERBY", "PATTERN", "hincrby*");
+    assert_eq!(list, &b"*2\r\n$7\r\nhincrby\r\n$12\r\nhincrbyfloat\r\n"[..]);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn command_info_matches_redis_for_table_rows() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    // Recorded from redis-server 7.0.15.
+    assert_eq!(
+        String::from_utf8_lossy(&cmd!(c, "COMMAND", "INFO", "hset", "nosuch")),
+        "*2\r\n*10\r\n$4\r\nhset\r\n:-4\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@write\r\n+@hash\r\n+@fast\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n$-1\r\n"
+    );
+    cmd!(c, "HELLO", "3");
+    assert_eq!(
+        String::from_utf8_lossy(&cmd!(c, "COMMAND", "INFO", "hget")),
+        "*1\r\n*10\r\n$4\r\nhget\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn command_docs_carry_summary_since_and_group() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        String::from_utf8_lossy(&cmd!(c, "COMMAND", "DOCS", "hget", "nosuch")),
+        "*2\r\n$4\r\nhget\r\n*6\r\n$7\r\nsummary\r\n$29\r\nGet the value of a hash field\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n"
+    );
+    cmd!(c, "HELLO", "3");
+    assert_eq!(cmd!(c, "COMMAND", "DOCS", "nosuch"), b"%0\r\n");
+    let docs = cmd!(c, "COMMAND", "DOCS");
+    assert!(docs.starts_with(b"%"));
+    assert!(frame_len(&docs) == Some(docs.len()));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn command_getkeys_uses_key_positions() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "COMMAND", "GETKEYS", "set", "a", "b"),
+        b"*1\r\n$1\r\na\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "COMMAND", "GETKEYS", "ping", "x"),
+        &b"-ERR The command has no key arguments\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "COMMAND", "GETKEYS", "get", "a", "b"),
+        &b"-ERR Invalid number of arguments specified for command\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "COMMAND", "GETKEYS", "nosuch", "a"),
+        &b"-ERR Invalid command specified\r\n"[..]
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn config_get_and_set_follow_redis() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "MAXCLIENTS"),
+        &b"*2\r\n$10\r\nMAXCLIENTS\r\n$5\r\n10000\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "maxmemory*"),
+        &b"*4\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "databases", "3"),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "foo", "1"),
+        &b"-ERR Unknown option or number of arguments for CONFIG SET - 'foo'\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "maxclients", "0"),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "maxclients", "100", "maxclients", "200"),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'maxclients') - duplicate parameter\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "notify-keyspace-events", "q"),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(
+            c,
+            "CONFIG",
+            "SET",
+            "notify-keyspace-events",
+            "Kg$lshzxetmdn"
+        ),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "notify-keyspace-events"),
+        &b"*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\nAKm\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(
+            c,
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "replica 1 2 3"
+        ),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "client-output-buffer-limit"),
+        &b"*2\r\n$26\r\nclient-output-buffer-limit\r\n$51\r\nnormal 0 0 0 slave 1 2 3 pubsub 33554432 8388608 60\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "client-output-buffer-limit", "normal x 2 3"),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "lua-time-limit", "100"),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "busy-reply-threshold"),
+        &b"*2\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n100\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "proto-max-bulk-len", "5"),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - argument must be between 1048576 and 9223372036854775807 inclusive\r\n"[..]
+    );
+    assert_eq!(
+        cmd!(c, "CONFIG", "REWRITE"),
+        &b"-ERR The server is running without a config file\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "CONFIG", "RESETSTAT"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "a", "b", "c"),
+        b"-ERR syntax error\r\n"
+    );
+    cmd!(c, "HELLO", "3");
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "appendonly"),
+        &b"%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"[..]
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn config_set_requirepass_takes_effect_for_new_connections() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "CONFIG", "SET", "requirepass", "pw"), b"+OK\r\n");
+    let mut other = Raw::connect(&s).await;
+    assert_eq!(cmd!(other, "PING"), b"-NOAUTH Authentication required.\r\n");
+    assert_eq!(cmd!(other, "AUTH", "pw"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "CONFIG", "SET", "requirepass", ""), b"+OK\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn time_wait_and_lastsave() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let t = String::from_utf8_lossy(&cmd!(c, "TIME")).into_owned();
+    let parts: Vec<&str> = t.split("\r\n").collect();
+    assert_eq!(parts[0], "*2");
+    let secs: i64 = parts[2].parse().unwrap();
+    let usecs: i64 = parts[4].parse().unwrap();
+    let now = s.shared().clock.now_us() / 1_000_000;
+    assert!((now - secs).abs() <= 2);
+    assert!((0..1_000_000).contains(&usecs));
+    assert_eq!(cmd!(c, "WAIT", "0", "0"), b":0\r\n");
+    assert_eq!(
+        cmd!(c, "WAIT", "x", "0"),
+        &b"-ERR value is not an integer or out of range\r\n"[..]
+    );
+    assert_eq!(cmd!(c, "WAIT", "0", "-1"), b"-ERR timeout is negative\r\n");
+    let ls = String::from_utf8_lossy(&cmd!(c, "LASTSAVE")).into_owned();
+    let ls: i64 = ls.trim().trim_start_matches(':').parse().unwrap();
+    assert!((now - ls).abs() <= 5);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_stops_the_server_without_a_reply() {
+    let s = server().await;
+    let addr = s.local_addr();
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "SHUTDOWN", "ABORT"),
+        b"-ERR No shutdown in progress.\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "SHUTDOWN", "NOSAVE", "SAVE"),
+        b"-ERR syntax error\r\n"
+    );
+    assert_eq!(cmd!(c, "SHUTDOWN", "foo"), b"-ERR syntax error\r\n");
+    c.send(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n").await;
+    assert!(c.closed(Duration::from_secs(5)).await);
+    tokio::time::timeout(Duration::from_secs(5), s.wait())
+        .await
+        .expect("server stops");
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
