@@ -6,8 +6,9 @@
 //! frame queued before a reply was produced (a message this client published to itself,
 //! subscribe confirmations) is written before it, as in Redis. While a script holds the gate
 //! exclusively the connection does not write queued pushes: Redis delivers what a script
-//! publishes when the script ends, and since the script blocks every other command anyway,
-//! holding the queued frames until then is observably the same. A client closed for its
+//! publishes when the script ends (or once the script runs past busy-reply-threshold), and
+//! since the script blocks every other command anyway, holding the queued frames until then
+//! is observably the same. A client closed for its
 //! output-buffer limit (`ClientInfo::kill`) stops at once, even in the middle of a write to a
 //! peer that does not read.
 
@@ -66,7 +67,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                 process_input(&shared, &mut client, &mut push_rx, &mut inbuf, &mut parse_state, &mut out).await;
             }
             Some(msg) = push_rx.recv() => {
-                if shared.keyspace.gate.is_exclusive() && !script_done(&shared, &info).await {
+                if held_by_script(&shared) && !script_done(&shared, &info).await {
                     break;
                 }
                 take_push(&push, &msg, client.resp, &mut out);
@@ -117,9 +118,18 @@ fn take_push(push: &PushQueue, msg: &Reply, resp: u8, out: &mut BytesMut) {
     encode(msg, resp, out);
 }
 
-/// Wait until the script holding the gate ends; false if the connection must close meanwhile.
+/// True while a script holds the gate and has not yet run past busy-reply-threshold: Redis
+/// writes what a script published when it ends, or, once it is busy, from the event
+/// processing it does meanwhile.
+fn held_by_script(shared: &Shared) -> bool {
+    shared.keyspace.gate.is_exclusive()
+        && cmd::lookup(b"ping").is_some_and(|ping| cmd::busy_error(shared, ping).is_none())
+}
+
+/// Wait until pushes may be written again (see [`held_by_script`]); false if the connection
+/// must close meanwhile.
 async fn script_done(shared: &Shared, info: &ClientInfo) -> bool {
-    while shared.keyspace.gate.is_exclusive() {
+    while held_by_script(shared) {
         tokio::select! {
             _ = shared.shutdown.cancelled() => return false,
             _ = info.kill.cancelled() => return false,

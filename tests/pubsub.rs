@@ -797,3 +797,68 @@ async fn keyspace_events_respect_the_configured_classes() {
     quiet(&mut sub).await;
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn publish_from_a_script_reaches_subscribers_in_publish_order() {
+    let s = server().await;
+    let mut sub = Raw::connect(&s).await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(sub, "SUBSCRIBE", "c");
+    assert_eq!(
+        cmd!(
+            c,
+            "EVAL",
+            "redis.call('publish','c','1'); redis.call('publish','c','2'); return redis.call('publish','c','3')",
+            "0"
+        ),
+        b":1\r\n"
+    );
+    for m in ["1", "2", "3"] {
+        let expected = format!("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\n{m}\r\n");
+        assert_eq!(sub.reply().await, expected.as_bytes());
+    }
+    // A RESP3 caller subscribed to the channel gets the message before the script's reply.
+    let mut own = Raw::connect(&s).await;
+    assert_eq!(cmd!(own, "HELLO", "3")[0], b'%');
+    cmd!(own, "SUBSCRIBE", "c");
+    assert_eq!(
+        cmd!(own, "EVAL", "redis.call('publish','c','x'); return 7", "0"),
+        b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nx\r\n"
+    );
+    assert_eq!(own.reply().await, b":7\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn script_publishes_are_written_once_the_script_ends_or_turns_busy() {
+    let s = server_with(Config {
+        busy_reply_threshold_ms: 300,
+        ..Config::ephemeral()
+    })
+    .await;
+    let mut sub = Raw::connect(&s).await;
+    let mut runner = Raw::connect(&s).await;
+    let mut killer = Raw::connect(&s).await;
+    cmd!(sub, "SUBSCRIBE", "c");
+    runner
+        .send(&resp_cmd(&[
+            b"EVAL",
+            b"redis.call('publish','c','1'); while true do end",
+            b"0",
+        ]))
+        .await;
+    // Within the threshold nothing is written, as in Redis (the script blocks the server).
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(sub.try_reply(Duration::from_millis(50)).await, None);
+    // Past it Redis processes events, writing the pending message, and so do we.
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\n1\r\n"
+    );
+    assert_eq!(cmd!(killer, "SCRIPT", "KILL"), b"+OK\r\n");
+    assert!(runner
+        .reply()
+        .await
+        .starts_with(b"-ERR Script killed by user"));
+    s.shutdown().await;
+}

@@ -952,9 +952,11 @@ fn config_value(shared: &Shared, cfg: &Config, name: &str) -> String {
         "timeout" => cfg.timeout.to_string(),
         "maxmemory" => cfg.maxmemory.to_string(),
         "maxmemory-policy" => cfg.maxmemory_policy.clone(),
-        // The fixed limits of db::value::Hash (not exported by crate::db).
-        "hash-max-listpack-entries" | "hash-max-ziplist-entries" => "128".into(),
-        _ => "64".into(),
+        // The fixed limits of db::Hash.
+        "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
+            crate::db::HASH_MAX_LISTPACK_ENTRIES.to_string()
+        }
+        _ => crate::db::HASH_MAX_LISTPACK_VALUE.to_string(),
     }
 }
 

@@ -15,7 +15,7 @@ mod value;
 
 pub use gate::{Gate, GateGuard};
 pub use scan::{scan_by_hash, ScanPage};
-pub use value::{Entry, Hash, Value};
+pub use value::{Entry, Hash, Value, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE};
 
 use ahash::RandomState;
 use bytes::Bytes;

@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 
 /// Redis's hash-max-listpack-entries and hash-max-listpack-value: below both, a hash keeps
 /// insertion order (as Redis's listpack does) and HSCAN returns it whole.
-pub const HASH_MAX_LISTPACK_ENTRIES: usize = 128;
+pub const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 pub const HASH_MAX_LISTPACK_VALUE: usize = 64;
 
 #[derive(Clone, Debug)]
