@@ -4,7 +4,12 @@ mod common;
 use common::*;
 use redis::AsyncCommands;
 
-async fn set_nx_px(c: &mut redis::aio::MultiplexedConnection, key: &str, token: &str, ms: u64) -> bool {
+async fn set_nx_px(
+    c: &mut redis::aio::MultiplexedConnection,
+    key: &str,
+    token: &str,
+    ms: u64,
+) -> bool {
     let r: Option<String> = redis::cmd("SET")
         .arg(key)
         .arg(token)
@@ -35,14 +40,24 @@ async fn lease_frees_a_crashed_clients_lock() {
 async fn setnx_then_expire_gap_leaves_an_immortal_lock() {
     let s = server().await;
     let mut a = client(&s).await;
-    let got: i64 = redis::cmd("SETNX").arg("lock:res").arg("1").query_async(&mut a).await.unwrap();
+    let got: i64 = redis::cmd("SETNX")
+        .arg("lock:res")
+        .arg("1")
+        .query_async(&mut a)
+        .await
+        .unwrap();
     assert_eq!(got, 1);
     drop(a); // dies before its EXPIRE
     let mut b = client(&s).await;
     let ttl: i64 = b.ttl("lock:res").await.unwrap();
     assert_eq!(ttl, -1);
     s.shared().clock.advance_ms(365 * 24 * 3600 * 1000);
-    let got: i64 = redis::cmd("SETNX").arg("lock:res").arg("2").query_async(&mut b).await.unwrap();
+    let got: i64 = redis::cmd("SETNX")
+        .arg("lock:res")
+        .arg("2")
+        .query_async(&mut b)
+        .await
+        .unwrap();
     assert_eq!(got, 0, "nothing ever frees the lock");
 }
 
@@ -86,14 +101,27 @@ async fn setnx_getset_timestamp_recipe_takes_over_a_stale_lock() {
     let mut b = client(&s).await;
     let now = s.shared().clock.now_ms();
     let deadline_a = (now + 1_000).to_string();
-    let got: i64 = redis::cmd("SETNX").arg("lock.foo").arg(&deadline_a).query_async(&mut a).await.unwrap();
+    let got: i64 = redis::cmd("SETNX")
+        .arg("lock.foo")
+        .arg(&deadline_a)
+        .query_async(&mut a)
+        .await
+        .unwrap();
     assert_eq!(got, 1);
     s.shared().clock.advance_ms(2_000); // a crashed; its deadline passed
     let now = s.shared().clock.now_ms();
-    let got: i64 = redis::cmd("SETNX").arg("lock.foo").arg("x").query_async(&mut b).await.unwrap();
+    let got: i64 = redis::cmd("SETNX")
+        .arg("lock.foo")
+        .arg("x")
+        .query_async(&mut b)
+        .await
+        .unwrap();
     assert_eq!(got, 0);
     let stored: String = b.get("lock.foo").await.unwrap();
-    assert!(stored.parse::<i64>().unwrap() < now, "the stored deadline has passed");
+    assert!(
+        stored.parse::<i64>().unwrap() < now,
+        "the stored deadline has passed"
+    );
     let deadline_b = (now + 1_000).to_string();
     let old: String = b.getset("lock.foo", &deadline_b).await.unwrap();
     assert_eq!(old, stored, "b saw the stale deadline, so b holds the lock");

@@ -12,7 +12,10 @@ async fn protocol_error_is_answered_then_connection_closed() {
     let mut c = Raw::connect(&s).await;
     c.send(b"PING\r\n*x\r\nPING\r\n").await;
     assert_eq!(c.reply().await, b"+PONG\r\n");
-    assert_eq!(c.reply().await, b"-ERR Protocol error: invalid multibulk length\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-ERR Protocol error: invalid multibulk length\r\n"
+    );
     assert!(c.closed(CLOSE_WAIT).await);
 }
 
@@ -21,7 +24,10 @@ async fn non_bulk_argument_is_a_protocol_error() {
     let s = server().await;
     let mut c = Raw::connect(&s).await;
     c.send(b"*1\r\n:1\r\n").await;
-    assert_eq!(c.reply().await, b"-ERR Protocol error: expected '$', got ':'\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-ERR Protocol error: expected '$', got ':'\r\n"
+    );
     assert!(c.closed(CLOSE_WAIT).await);
 }
 
@@ -31,7 +37,10 @@ async fn negative_and_oversized_bulk_lengths_are_rejected() {
     for req in [&b"*1\r\n$-5\r\n"[..], b"*1\r\n$536870913\r\n"] {
         let mut c = Raw::connect(&s).await;
         c.send(req).await;
-        assert_eq!(c.reply().await, b"-ERR Protocol error: invalid bulk length\r\n");
+        assert_eq!(
+            c.reply().await,
+            b"-ERR Protocol error: invalid bulk length\r\n"
+        );
         assert!(c.closed(CLOSE_WAIT).await);
     }
 }
@@ -41,7 +50,10 @@ async fn overlong_inline_request_and_count_lines_are_rejected() {
     let s = server().await;
     let mut c = Raw::connect(&s).await;
     c.send(&vec![b'x'; 70_000]).await;
-    assert_eq!(c.reply().await, b"-ERR Protocol error: too big inline request\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-ERR Protocol error: too big inline request\r\n"
+    );
     assert!(c.closed(CLOSE_WAIT).await);
 
     let mut c = Raw::connect(&s).await;
@@ -49,13 +61,19 @@ async fn overlong_inline_request_and_count_lines_are_rejected() {
     req.extend(vec![b'9'; 70_000]);
     c.send(&req).await;
     assert_eq!(c.reply().await, b"+PONG\r\n");
-    assert_eq!(c.reply().await, b"-ERR Protocol error: too big bulk count string\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-ERR Protocol error: too big bulk count string\r\n"
+    );
 
     let mut c = Raw::connect(&s).await;
     let mut req = b"*".to_vec();
     req.extend(vec![b'9'; 70_000]);
     c.send(&req).await;
-    assert_eq!(c.reply().await, b"-ERR Protocol error: too big mbulk count string\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-ERR Protocol error: too big mbulk count string\r\n"
+    );
 }
 
 #[tokio::test]
@@ -63,7 +81,10 @@ async fn unbalanced_quotes_in_inline_request_close_the_connection() {
     let s = server().await;
     let mut c = Raw::connect(&s).await;
     c.send(b"set k \"a\"b\r\n").await;
-    assert_eq!(c.reply().await, b"-ERR Protocol error: unbalanced quotes in request\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-ERR Protocol error: unbalanced quotes in request\r\n"
+    );
     assert!(c.closed(CLOSE_WAIT).await);
 }
 
@@ -71,7 +92,8 @@ async fn unbalanced_quotes_in_inline_request_close_the_connection() {
 async fn inline_commands_work_like_redis_cli_over_telnet() {
     let s = server().await;
     let mut c = Raw::connect(&s).await;
-    c.send(b"SET greeting \"hello world\\x21\"\r\nGET greeting\nEXISTS\r\n\r\n").await;
+    c.send(b"SET greeting \"hello world\\x21\"\r\nGET greeting\nEXISTS\r\n\r\n")
+        .await;
     assert_eq!(c.reply().await, b"+OK\r\n");
     assert_eq!(c.reply().await, b"$12\r\nhello world!\r\n");
     assert_eq!(
@@ -134,7 +156,9 @@ async fn pipelined_replies_come_back_in_order() {
     let mut c = Raw::connect(&s).await;
     let mut req = Vec::new();
     for i in 0..1000 {
-        req.extend_from_slice(format!("*2\r\n$4\r\nECHO\r\n${}\r\n{}\r\n", i.to_string().len(), i).as_bytes());
+        req.extend_from_slice(
+            format!("*2\r\n$4\r\nECHO\r\n${}\r\n{}\r\n", i.to_string().len(), i).as_bytes(),
+        );
     }
     c.send(&req).await;
     for i in 0..1000 {
@@ -159,7 +183,8 @@ async fn declared_500mb_bulk_that_never_arrives_allocates_nothing_and_others_are
     let s = server().await;
     let before = rss_bytes();
     let mut hog = Raw::connect(&s).await;
-    hog.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$500000000\r\n").await;
+    hog.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$500000000\r\n")
+        .await;
     hog.send(&[b'a'; 4096]).await;
     let mut other = Raw::connect(&s).await;
     assert_eq!(cmd!(other, "PING"), b"+PONG\r\n");
@@ -218,7 +243,11 @@ async fn thousand_connections_opened_and_dropped() {
     for _ in 0..5 {
         let mut conns = Vec::new();
         for _ in 0..200 {
-            conns.push(tokio::net::TcpStream::connect(s.local_addr()).await.unwrap());
+            conns.push(
+                tokio::net::TcpStream::connect(s.local_addr())
+                    .await
+                    .unwrap(),
+            );
         }
         drop(conns);
     }

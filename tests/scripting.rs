@@ -3,6 +3,11 @@
 //! BUSY / SCRIPT KILL / UNKILLABLE / NOTBUSY, and hostile scripts.
 
 mod common;
+
+/// (script, KEYS, ARGV) of one step of a lock flow.
+type ScriptCall = (&'static str, Vec<&'static str>, Vec<&'static str>);
+/// (script, ARGV) of one step of the timestamp-lock flow.
+type TsCall = (&'static str, [&'static str; 2]);
 use common::*;
 use resplock::Config;
 use std::time::{Duration, Instant};
@@ -112,7 +117,7 @@ async fn redisson_lock_renew_unlock_scripts_behave_as_in_redis() {
         let go = |script: &'static str, keys: Vec<&'static str>, args: Vec<&'static str>| {
             (script, keys, args)
         };
-        let steps: Vec<((&str, Vec<&str>, Vec<&str>), &[u8])> = vec![
+        let steps: Vec<(ScriptCall, &[u8])> = vec![
             (
                 go(REDISSON_LOCK, vec!["myLock"], vec!["30000", "uuid:1"]),
                 b"$-1\r\n",
@@ -206,7 +211,7 @@ async fn timestamp_lock_of_article_003_checks_type_status_reply() {
     let mut r = Raw::connect(&s).await;
     for by_sha in [false, true] {
         let run = |script: &'static str, args: [&'static str; 2]| (script, args);
-        let steps: Vec<((&str, [&str; 2]), &[u8])> = vec![
+        let steps: Vec<(TsCall, &[u8])> = vec![
             (run(TS_LOCK, ["1000", "500"]), b":0\r\n"),
             (run(TS_LOCK, ["1200", "500"]), b":1\r\n"),
             (run(TS_LOCK, ["2000", "500"]), b":0\r\n"),

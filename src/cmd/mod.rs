@@ -184,7 +184,15 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 
 /// Every family's rows; a new family is added here once.
 fn families() -> Vec<&'static [Command]> {
-    vec![connection_cmds::COMMANDS, string::COMMANDS, keys::COMMANDS, hash::COMMANDS, server_cmds::COMMANDS, pubsub::COMMANDS, scripting::COMMANDS]
+    vec![
+        connection_cmds::COMMANDS,
+        string::COMMANDS,
+        keys::COMMANDS,
+        hash::COMMANDS,
+        server_cmds::COMMANDS,
+        pubsub::COMMANDS,
+        scripting::COMMANDS,
+    ]
 }
 
 fn table() -> &'static HashMap<&'static str, &'static Command> {
