@@ -8,9 +8,8 @@
 //! exclusively the connection does not write queued pushes: Redis delivers what a script
 //! publishes when the script ends (or once the script runs past busy-reply-threshold), and
 //! since the script blocks every other command anyway, holding the queued frames until then
-//! is observably the same. A client closed for its
-//! output-buffer limit (`ClientInfo::kill`) stops at once, even in the middle of a write to a
-//! peer that does not read.
+//! is observably the same. A client closed for its output-buffer limit (`ClientInfo::kill`)
+//! stops at once, even in the middle of a write to a peer that does not read.
 
 use crate::client::{Client, ClientInfo};
 use crate::cmd::{self, flags, Ctx};

@@ -326,6 +326,7 @@ impl PubSub {
             }
             if subs.is_empty() {
                 m.remove(channel);
+                shrink_if_sparse(&mut m);
             }
         }
     }
@@ -343,12 +344,20 @@ impl PubSub {
 
     pub fn punsubscribe(&self, pattern: &[u8], id: u64) {
         let mut m = self.patterns.write();
-        if let Some(p) = m.get_mut(pattern) {
-            if p.subs.swap_remove(&id).is_some() {
-                self.subscriptions.fetch_sub(1, Ordering::AcqRel);
+        let now_empty = match m.get_mut(pattern) {
+            Some(p) => {
+                if p.subs.swap_remove(&id).is_some() {
+                    self.subscriptions.fetch_sub(1, Ordering::AcqRel);
+                }
+                p.subs.is_empty()
             }
-            if p.subs.is_empty() {
-                m.swap_remove(pattern);
+            None => false,
+        };
+        if now_empty {
+            m.swap_remove(pattern);
+            let len = m.len();
+            if m.capacity() > 64 && len * 4 < m.capacity() {
+                m.shrink_to(len * 2);
             }
         }
         self.npatterns.store(m.len(), Ordering::Release);
@@ -492,14 +501,35 @@ impl PubSub {
     }
 }
 
+/// Give memory back after a burst of channels is gone (a subscription storm must not pin its
+/// peak table size forever).
+fn shrink_if_sparse(m: &mut ChannelMap) {
+    let len = m.len();
+    if m.capacity() > 64 && len * 4 < m.capacity() {
+        m.shrink_to(len * 2);
+    }
+}
+
 /// The pubsub class of the configured `client-output-buffer-limit`.
 fn configured_limits(shared: &Shared) -> Limits {
     parse_pubsub_limits(&shared.config.read().client_output_buffer_limit)
 }
 
-/// Forget a client's subscriptions in the registry and zero its counters (CLIENT LIST).
-pub fn forget_client(shared: &Shared, client: &Client) {
+/// Drop every subscription of a client without replying (RESET): in the registry, in the
+/// client's own sets and in its counters (CLIENT LIST).
+pub fn forget_client(shared: &Shared, client: &mut Client) {
+    let subs = std::mem::take(&mut client.pubsub);
+    shared.pubsub.forget(client.id, &subs);
+    zero_counts(client);
+}
+
+/// Remove a closed connection from every channel and pattern at once.
+pub fn client_gone(shared: &Shared, client: &Client) {
     shared.pubsub.forget(client.id, &client.pubsub);
+    zero_counts(client);
+}
+
+fn zero_counts(client: &Client) {
     client.info.subscriptions.store(0, Ordering::Relaxed);
     client
         .info

@@ -30,6 +30,8 @@ const GROUPS: &[&str] = &[
     "server",
     "locks",
     "protocol",
+    "scripting",
+    "scripting_libs",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

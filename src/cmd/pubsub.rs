@@ -249,13 +249,6 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(pubsub::no_reply())
 }
 
-/// Drop every subscription of the client without replying (RESET).
-pub fn unsubscribe_all(ctx: &mut Ctx) {
-    let subs = std::mem::take(&mut ctx.client.pubsub);
-    ctx.shared.pubsub.forget(ctx.client.id, &subs);
-    sync_counts(ctx);
-}
-
 fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = ctx.shared.pubsub.limits(ctx.shared, ctx.now);
     let n = ctx.shared.pubsub.publish(&a[1], &a[2], limits, ctx.now);
