@@ -21,10 +21,11 @@ pub struct ClientInfo {
     pub lib_ver: Mutex<Option<Bytes>>,
     pub db: AtomicUsize,
     pub resp: AtomicU8,
-    /// Milliseconds after `created` of the last command (CLIENT LIST's idle).
+    /// Server clock (Unix ms) at the last command (CLIENT LIST's idle).
     pub last_active_ms: AtomicU64,
-    /// Full name of the last command (CLIENT LIST's cmd).
-    pub last_cmd: Mutex<String>,
+    /// The last command: (container name, name), e.g. (Some("client"), "list") (CLIENT LIST's
+    /// cmd). Static names, so recording it per command allocates nothing.
+    pub last_cmd: Mutex<(Option<&'static str>, &'static str)>,
     pub subscriptions: AtomicUsize,
     pub pattern_subscriptions: AtomicUsize,
     pub shard_subscriptions: AtomicUsize,
@@ -45,7 +46,7 @@ impl ClientInfo {
             db: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(0),
-            last_cmd: Mutex::new("NULL".into()),
+            last_cmd: Mutex::new((None, "NULL")),
             subscriptions: AtomicUsize::new(0),
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
@@ -53,12 +54,18 @@ impl ClientInfo {
         }
     }
 
-    pub fn touch(&self, cmd: &str) {
+    pub fn touch(&self, parent: Option<&'static str>, cmd: &'static str, now_ms: i64) {
         self.last_active_ms
-            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
-        let mut c = self.last_cmd.lock();
-        c.clear();
-        c.push_str(cmd);
+            .store(now_ms.max(0) as u64, Ordering::Relaxed);
+        *self.last_cmd.lock() = (parent, cmd);
+    }
+
+    /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
+    pub fn last_cmd_name(&self) -> String {
+        match *self.last_cmd.lock() {
+            (Some(p), c) => format!("{p}|{c}"),
+            (None, c) => c.to_string(),
+        }
     }
 }
 

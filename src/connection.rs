@@ -183,7 +183,8 @@ pub async fn execute(shared: &Arc<Shared>, client: &mut Client, args: Vec<Bytes>
         Ok(c) => c,
         Err(e) => return Reply::error(e),
     };
-    client.info.touch(&cmd::fullname(parent, cmd));
+    let mut now = shared.clock.now_ms();
+    client.info.touch(parent.map(|p| p.name), cmd.name, now);
     if !client.authenticated
         && !cmd.has(flags::NO_AUTH)
         && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
@@ -198,7 +199,6 @@ pub async fn execute(shared: &Arc<Shared>, client: &mut Client, args: Vec<Bytes>
     }
     loop {
         if let Some(guard) = shared.keyspace.gate.try_shared() {
-            let now = shared.clock.now_ms();
             let mut ctx = Ctx {
                 shared,
                 client,
@@ -213,5 +213,7 @@ pub async fn execute(shared: &Arc<Shared>, client: &mut Client, args: Vec<Bytes>
             return Reply::error(e);
         }
         shared.keyspace.gate.wait_released().await;
+        // Time passed while a script ran: the command sees the clock as it runs.
+        now = shared.clock.now_ms();
     }
 }

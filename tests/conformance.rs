@@ -32,12 +32,24 @@ const GROUPS: &[&str] = &[
     "protocol",
     "scripting",
     "scripting_libs",
+    "pubsub",
+    "notifications",
+    "command",
 ];
 
 /// How long a reply may take before the step counts as unanswered.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
-/// Recording a raw send: replies are collected until the server stays quiet this long.
+/// Recording a raw send or an `@read`: replies are collected until the server stays quiet this
+/// long. Replaying an `@read` that recorded nothing waits this long for a frame that must not come.
 const RAW_QUIET: Duration = Duration::from_millis(150);
+
+/// How the replies to one step are collected.
+enum Collect {
+    /// Exactly this many frames, each within REPLY_TIMEOUT.
+    Exactly(usize),
+    /// Every frame until the server stays quiet for RAW_QUIET.
+    UntilQuiet,
+}
 
 struct Conn {
     stream: TcpStream,
@@ -88,6 +100,19 @@ impl Conn {
                 }
                 Err(_) => return Read::Timeout,
                 Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// Move whatever the server has already sent into `buf`, without waiting, so bytes nobody
+    /// read (an extra pub/sub message) show up at the end of a case.
+    fn drain_ready(&mut self) {
+        let mut chunk = [0u8; 65536];
+        // Bounded: a server cannot have sent more than this before the case ended.
+        for _ in 0..64 {
+            match self.stream.try_read(&mut chunk) {
+                Ok(n) if n > 0 => self.buf.extend_from_slice(&chunk[..n]),
+                _ => return,
             }
         }
     }
@@ -191,10 +216,45 @@ impl Target {
             }
             Kind::Redis => {
                 let c = self.control.as_mut().unwrap();
+                // Config a case may change (a case resets it too; this covers a failed case).
+                c.send(&request(&[
+                    b"CONFIG".to_vec(),
+                    b"SET".to_vec(),
+                    b"notify-keyspace-events".to_vec(),
+                    Vec::new(),
+                ]))
+                .await;
+                match c.read(REPLY_TIMEOUT).await {
+                    Read::Frame(f) if f == b"+OK\r\n" => {}
+                    _ => panic!("CONFIG SET notify-keyspace-events failed on {}", self.label),
+                }
                 c.send(&request(&[b"FLUSHALL".to_vec()])).await;
                 match c.read(REPLY_TIMEOUT).await {
                     Read::Frame(f) if f == b"+OK\r\n" => {}
                     _ => panic!("FLUSHALL failed on {}", self.label),
+                }
+                // The previous case's connections are closed, but redis may not have freed
+                // them yet: wait until their subscriptions are gone, so PUBLISH counts and
+                // PUBSUB replies only see this case's subscribers.
+                let probes: [(&[&[u8]], &[u8]); 3] = [
+                    (&[b"PUBSUB", b"CHANNELS"], b"*0\r\n"),
+                    (&[b"PUBSUB", b"SHARDCHANNELS"], b"*0\r\n"),
+                    (&[b"PUBSUB", b"NUMPAT"], b":0\r\n"),
+                ];
+                for _ in 0..200 {
+                    let mut clean = true;
+                    for (args, want) in probes {
+                        let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+                        c.send(&request(&args)).await;
+                        match c.read(REPLY_TIMEOUT).await {
+                            Read::Frame(f) => clean &= f == want,
+                            _ => panic!("PUBSUB failed on {}", self.label),
+                        }
+                    }
+                    if clean {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             }
         }
@@ -269,6 +329,10 @@ async fn run_case(
         if step.kind.is_request() {
             totals.commands += 1;
         }
+        if let StepKind::Sleep(ms) = step.kind {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            continue;
+        }
         let mut recorded: Option<Vec<Expected>> = None;
         for t in targets.iter_mut() {
             let label = t.label.clone();
@@ -296,7 +360,7 @@ async fn run_case(
                 continue;
             }
             let (bytes, want) = match &step.kind {
-                StepKind::Conn(_) => unreachable!(),
+                StepKind::Conn(_) | StepKind::Sleep(_) => unreachable!(),
                 StepKind::Closed => {
                     if let Err(e) = c.closed(REPLY_TIMEOUT).await {
                         totals.failures.push(fail(
@@ -308,26 +372,38 @@ async fn run_case(
                     }
                     continue;
                 }
-                StepKind::Cmd(args) => (request(args), Some(1)),
+                StepKind::Cmd(args) => (Some(request(args)), Collect::Exactly(1)),
                 StepKind::Raw(b) => (
-                    b.clone(),
+                    Some(b.clone()),
                     if mode == Mode::Record {
-                        None
+                        Collect::UntilQuiet
                     } else {
-                        Some(step.frames.len())
+                        Collect::Exactly(step.frames.len())
+                    },
+                ),
+                // Nothing is sent; replaying an @read that recorded no frame checks that
+                // none comes.
+                StepKind::Read => (
+                    None,
+                    if mode == Mode::Record || step.frames.is_empty() {
+                        Collect::UntilQuiet
+                    } else {
+                        Collect::Exactly(step.frames.len())
                     },
                 ),
             };
-            if !c.send(&bytes).await {
-                totals
-                    .failures
-                    .push(fail("write failed".into(), None, None));
-                c.dead = true;
-                continue;
+            if let Some(bytes) = &bytes {
+                if !c.send(bytes).await {
+                    totals
+                        .failures
+                        .push(fail("write failed".into(), None, None));
+                    c.dead = true;
+                    continue;
+                }
             }
             let mut got = Vec::new();
             match want {
-                Some(n) => {
+                Collect::Exactly(n) => {
                     for _ in 0..n {
                         match c.read(REPLY_TIMEOUT).await {
                             Read::Frame(f) => got.push(f),
@@ -342,9 +418,13 @@ async fn run_case(
                         }
                     }
                 }
-                None => {
-                    while let Read::Frame(f) = c.read(RAW_QUIET).await {
-                        got.push(f);
+                Collect::UntilQuiet => {
+                    // Bounded: a recording never needs more frames than this.
+                    for _ in 0..10_000 {
+                        match c.read(RAW_QUIET).await {
+                            Read::Frame(f) => got.push(f),
+                            _ => break,
+                        }
                     }
                 }
             }
@@ -424,6 +504,16 @@ async fn run_case(
                     }
                 }
             }
+            if let Some(extra) = got.get(step.frames.len()) {
+                totals.failures.push(fail(
+                    format!(
+                        "{} more frame(s) than recorded",
+                        got.len() - step.frames.len()
+                    ),
+                    None,
+                    Some(extra.clone()),
+                ));
+            }
         }
         if let Some(frames) = recorded {
             step.frames = frames;
@@ -433,6 +523,11 @@ async fn run_case(
     // unnoticed at the end of a case.
     if mode != Mode::Record {
         for t in targets.iter_mut() {
+            for c in t.conns.values_mut() {
+                if !c.dead {
+                    c.drain_ready();
+                }
+            }
             for (name, c) in t.conns.iter() {
                 if !c.dead && !c.buf.is_empty() {
                     totals.failures.push(Failure {

@@ -904,3 +904,30 @@ async fn reset_leaves_subscribed_mode_and_forgets_every_subscription() {
     );
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn lazy_expiry_reports_expired_before_the_commands_own_keymiss() {
+    let s = server().await;
+    let mut a = Raw::connect(&s).await;
+    let mut sub = Raw::connect(&s).await;
+    assert_eq!(cmd!(a, "CONFIG", "SET", "notify-keyspace-events", "KEAm"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(sub, "PSUBSCRIBE", "__keyevent@0__:*"),
+        b"*3\r\n$10\r\npsubscribe\r\n$16\r\n__keyevent@0__:*\r\n:1\r\n"
+    );
+    assert_eq!(cmd!(a, "SET", "k", "v", "PX", "100"), b"+OK\r\n");
+    s.shared().clock.advance_ms(101);
+    // Read at once, before an active-expiry round can find the key: the GET expires it.
+    assert_eq!(cmd!(a, "GET", "k"), b"$-1\r\n");
+    let ev = |e: &str| {
+        format!(
+            "*4\r\n$8\r\npmessage\r\n$16\r\n__keyevent@0__:*\r\n${}\r\n__keyevent@0__:{e}\r\n$1\r\nk\r\n",
+            15 + e.len()
+        )
+        .into_bytes()
+    };
+    assert_eq!(sub.reply().await, ev("set"));
+    assert_eq!(sub.reply().await, ev("expire"));
+    assert_eq!(sub.reply().await, ev("expired"));
+    assert_eq!(sub.reply().await, ev("keymiss"));
+}

@@ -319,16 +319,17 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 }
 
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
-pub fn client_line(c: &ClientInfo) -> String {
+pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
     let age_ms = c.created.elapsed().as_millis() as u64;
-    let idle = age_ms.saturating_sub(c.last_active_ms.load(Ordering::Relaxed)) / 1000;
+    let last = c.last_active_ms.load(Ordering::Relaxed);
+    let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
     let name = c
         .name
         .lock()
         .as_ref()
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
-    let cmd = c.last_cmd.lock().clone();
+    let cmd = c.last_cmd_name();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
          multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
@@ -390,7 +391,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
         })?;
         for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
-            out.push_str(&client_line(c));
+            out.push_str(&client_line(c, ctx.now));
         }
     } else if a.len() > 3 && is(&a[2], "id") {
         let mut ids = Vec::with_capacity(a.len() - 3);
@@ -400,21 +401,21 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let clients = ctx.shared.clients.lock().clone();
         for id in ids {
             if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
-                out.push_str(&client_line(c));
+                out.push_str(&client_line(c, ctx.now));
             }
         }
     } else if a.len() != 2 {
         return Err(RedisError::new(error::SYNTAX));
     } else {
         for c in snapshot(ctx) {
-            out.push_str(&client_line(&c));
+            out.push_str(&client_line(&c, ctx.now));
         }
     }
     Ok(Reply::Verbatim(Bytes::from(out)))
 }
 
 fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    Ok(Reply::Verbatim(Bytes::from(client_line(&ctx.client.info))))
+    Ok(Reply::Verbatim(Bytes::from(client_line(&ctx.client.info, ctx.now))))
 }
 
 /// CLIENT KILL addr (old form: +OK or an error) or CLIENT KILL filter value ... (new form:

@@ -7,6 +7,7 @@ pub mod connection_cmds;
 pub mod float80;
 pub mod hash;
 pub mod keys;
+pub mod meta;
 pub mod notify;
 pub mod pubsub;
 pub mod scripting;
@@ -172,6 +173,8 @@ impl<'a> Ctx<'a> {
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
     pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        // Keys this command found expired were removed first: their events come first.
+        self.shared.keyspace.report_lazy_expired();
         notify::keyspace_event(self.shared, class, event, key, self.client.db);
     }
 }
@@ -275,10 +278,12 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the gate (shared for clients, exclusive
 /// for scripts) and has checked authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    match (cmd.handler)(ctx, args) {
+    let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
-    }
+    };
+    ctx.shared.keyspace.report_lazy_expired();
+    reply
 }
 
 /// RESP2 subscribed mode allows only a few commands (filled in by the pub/sub family).

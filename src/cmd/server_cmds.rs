@@ -7,7 +7,7 @@
 use super::args::{self, is};
 use super::connection_cmds::help_reply;
 use super::flags::*;
-use super::{all_commands, container, flags, lookup, lookup_sub, notify, Command, Ctx};
+use super::{all_commands, container, lookup, lookup_sub, meta, notify, Command, Ctx};
 use crate::config::Config;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
@@ -220,41 +220,68 @@ fn key_specs(c: &Command) -> Vec<Reply> {
     ])]
 }
 
-/// One COMMAND INFO entry (Redis 7's ten fields).
+/// ACL categories of a row: the recorded ones, else derived from flags and group.
+fn categories(c: &Command, full: &str, container_row: bool) -> Vec<&'static str> {
+    match meta::get(full) {
+        Some(m) => m.acl_names(),
+        None => acl_categories(c, container_row),
+    }
+}
+
+/// One COMMAND INFO entry (Redis 7's ten fields): the row's fields, plus the recorded ACL
+/// categories, tips and key specs (derived from the row for a command with no record).
 fn command_info(c: &'static Command, parent: Option<&Command>) -> Reply {
     let subs = if parent.is_none() { subs_of(c) } else { &[] };
     let container_row = !subs.is_empty() && c.name != "command";
-    let flag_names = flags::NAMES
-        .iter()
-        .filter(|(f, _)| c.has(*f))
-        .map(|(_, n)| Reply::simple(n))
+    let full = super::fullname(parent, c);
+    let m = meta::get(&full);
+    let flag_names = meta::flag_names(c.flags, m)
+        .into_iter()
+        .map(Reply::simple)
         .collect();
-    Reply::Array(vec![
-        Reply::bulk_str(&super::fullname(parent, c)),
-        Reply::Int(c.arity as i64),
-        Reply::Set(flag_names),
-        Reply::Int(c.first_key as i64),
-        Reply::Int(c.last_key as i64),
-        Reply::Int(c.step as i64),
-        Reply::Set(
+    let acl = match m {
+        Some(m) => m.acl.reply(),
+        None => Reply::Set(
             acl_categories(c, container_row)
                 .into_iter()
                 .map(Reply::simple)
                 .collect(),
         ),
-        Reply::Set(vec![]),
-        Reply::Set(key_specs(c)),
-        Reply::Set(subs.iter().map(|s| command_info(s, Some(c))).collect()),
+    };
+    Reply::Array(vec![
+        Reply::bulk_str(&full),
+        Reply::Int(c.arity as i64),
+        Reply::Set(flag_names),
+        Reply::Int(c.first_key as i64),
+        Reply::Int(c.last_key as i64),
+        Reply::Int(c.step as i64),
+        acl,
+        m.map_or(Reply::Set(vec![]), |m| m.tips.reply()),
+        m.map_or_else(|| Reply::Set(key_specs(c)), |m| m.key_specs.reply()),
+        // As in Redis: an empty set when there are none, else an array (even in RESP3).
+        if subs.is_empty() {
+            Reply::Set(vec![])
+        } else {
+            Reply::Array(subs.iter().map(|s| command_info(s, Some(c))).collect())
+        },
     ])
 }
 
+/// One COMMAND DOCS entry, in Redis's field order: summary, since, group (from the row), the
+/// recorded fields (complexity ... arguments), then subcommands.
 fn command_docs(c: &'static Command, parent: Option<&Command>) -> Reply {
     let b = |s: &'static str| Reply::bulk_static(s);
-    let mut m = vec![
-        (b("summary"), Reply::bulk_static(c.summary)),
-        (b("since"), Reply::bulk_static(c.since)),
-        (b("group"), Reply::bulk_static(c.group)),
-    ];
+    let mut m = Vec::new();
+    if !c.summary.is_empty() {
+        m.push((b("summary"), b(c.summary)));
+    }
+    if !c.since.is_empty() {
+        m.push((b("since"), b(c.since)));
+    }
+    m.push((b("group"), b(c.group)));
+    if let Some(meta) = meta::get(&super::fullname(parent, c)) {
+        m.extend(meta.docs.iter().map(|(k, v)| (b(k), v.reply())));
+    }
     let subs = if parent.is_none() { subs_of(c) } else { &[] };
     if !subs.is_empty() {
         m.push((
@@ -367,30 +394,45 @@ fn command(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn command_getkeys(cmd_args: &[Bytes]) -> CmdResult {
-    let (c, parent) = match find_command(&cmd_args[0]) {
-        Some(x) => x,
-        None => return Err(error::err("ERR Invalid command specified")),
+    let invalid = || error::err("ERR Invalid command specified");
+    // As Redis's lookupCommand: a plain name (`config|get` is not one), then its subcommand.
+    let base = lookup(&cmd_args[0]).ok_or_else(invalid)?;
+    let (c, parent) = if !subs_of(base).is_empty() && cmd_args.len() >= 2 {
+        let sub = subs_of(base)
+            .iter()
+            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&cmd_args[1]))
+            .ok_or_else(invalid)?;
+        (sub, Some(base))
+    } else {
+        (base, None)
     };
-    let (c, _) = match (parent, subs_of(c).is_empty()) {
-        (None, false) if cmd_args.len() >= 2 => match lookup_sub(c, &cmd_args[1]) {
-            Some(s) => (s, Some(c)),
-            None => return Err(error::err("ERR Invalid command specified")),
-        },
-        _ => (c, parent),
-    };
+    let m = meta::get(&super::fullname(parent, c));
+    // Redis's order: no keys at all, then arity, then the keys of this command line.
+    let search = m.map(|m| meta::key_positions(m, cmd_args));
+    if matches!(search, Some(meta::KeySearch::NoKeys)) || (m.is_none() && c.first_key <= 0) {
+        return Err(error::err("ERR The command has no key arguments"));
+    }
     if !c.arity_ok(cmd_args.len()) {
         return Err(error::err(
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let keys: Vec<Reply> = c
-        .key_positions(cmd_args.len())
-        .map(|i| Reply::Bulk(cmd_args[i].clone()))
-        .collect();
-    if keys.is_empty() {
-        return Err(error::err("ERR The command has no key arguments"));
+    let positions: Vec<usize> = match search {
+        Some(meta::KeySearch::Keys(p)) => p,
+        _ => c.key_positions(cmd_args.len()).collect(),
+    };
+    if positions.is_empty() {
+        if meta::flag_names(c.flags, m).contains(&"no_mandatory_keys") {
+            return Ok(Reply::Array(vec![]));
+        }
+        return Err(error::err("ERR Invalid arguments specified for command"));
     }
-    Ok(Reply::Array(keys))
+    Ok(Reply::Array(
+        positions
+            .into_iter()
+            .map(|i| Reply::Bulk(cmd_args[i].clone()))
+            .collect(),
+    ))
 }
 
 /// A COMMAND LIST candidate: full name, row, and whether it is a container.
@@ -419,7 +461,7 @@ fn command_list(a: &[Bytes]) -> CmdResult {
                 Box::new(|_| false)
             } else if is(&a[3], "aclcat") {
                 let cat = format!("@{}", String::from_utf8_lossy(&v).to_ascii_lowercase());
-                Box::new(move |(_, c, cont)| acl_categories(c, *cont).contains(&cat.as_str()))
+                Box::new(move |(n, c, cont)| categories(c, n, *cont).contains(&cat.as_str()))
             } else if is(&a[3], "pattern") {
                 Box::new(move |(n, _, _)| crate::glob::glob_match(&v, n.as_bytes(), true))
             } else {

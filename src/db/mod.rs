@@ -32,22 +32,29 @@ pub type Map = IndexMap<Bytes, Entry, RandomState>;
 /// turns this into `expired` keyspace events.
 pub type ExpiredHook = Box<dyn Fn(usize, &Bytes) + Send + Sync>;
 
+thread_local! {
+    /// Keys removed by lazy expiry on this thread and not yet reported, with their db. Handlers
+    /// run synchronously, so the command that found the key reports it (through
+    /// [`Keyspace::report_lazy_expired`]) before raising its own events, as Redis does.
+    static LAZY_EXPIRED: std::cell::RefCell<Vec<(usize, Bytes)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 pub struct Shard {
     pub map: Map,
+    /// The database this shard belongs to (for expired-key reports).
+    db: usize,
     /// Next index the active expirer looks at.
     expire_cursor: usize,
-    /// Keys removed by lazy expiry since the last [`Shard::take_expired`].
-    expired: Vec<Bytes>,
     /// Number of keys that carry a TTL (INFO keyspace's `expires=`).
     pub volatile: usize,
 }
 
 impl Shard {
-    fn new(hasher: RandomState) -> Self {
+    fn new(db: usize, hasher: RandomState) -> Self {
         Shard {
             map: IndexMap::with_hasher(hasher),
+            db,
             expire_cursor: 0,
-            expired: Vec::new(),
             volatile: 0,
         }
     }
@@ -61,7 +68,7 @@ impl Shard {
                 if e.is_expired(now) {
                     let (k, _) = self.map.swap_remove_index(i).expect("index");
                     self.volatile -= 1;
-                    self.expired.push(k);
+                    LAZY_EXPIRED.with(|l| l.borrow_mut().push((self.db, k)));
                     false
                 } else {
                     true
@@ -132,15 +139,6 @@ impl Shard {
                 true
             }
         }
-    }
-
-    /// Keys lazily expired since the last call (for `expired` notifications).
-    pub fn take_expired(&mut self) -> Vec<Bytes> {
-        std::mem::take(&mut self.expired)
-    }
-
-    pub fn has_expired_pending(&self) -> bool {
-        !self.expired.is_empty()
     }
 
     /// Live keys (expired ones still present are skipped, not removed).
@@ -216,10 +214,10 @@ impl<'a> MultiGuard<'a> {
 }
 
 impl Db {
-    fn new(hasher: RandomState) -> Self {
+    fn new(db: usize, hasher: RandomState) -> Self {
         Db {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(Shard::new(hasher.clone())))
+                .map(|_| Mutex::new(Shard::new(db, hasher.clone())))
                 .collect(),
             hasher,
         }
@@ -291,7 +289,7 @@ impl Keyspace {
         let hasher = RandomState::new();
         Keyspace {
             dbs: (0..databases.max(1))
-                .map(|_| Db::new(hasher.clone()))
+                .map(|i| Db::new(i, hasher.clone()))
                 .collect(),
             gate: Gate::new(),
             expired_hook: parking_lot::RwLock::new(None),
@@ -325,6 +323,22 @@ impl Keyspace {
         }
     }
 
+    /// Report the keys this thread removed by lazy expiry. Called by the command path before a
+    /// command raises its own events and after it returns; must not run under a shard lock.
+    pub fn report_lazy_expired(&self) {
+        let pending = LAZY_EXPIRED.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.is_empty() {
+                None
+            } else {
+                Some(std::mem::take(&mut *l))
+            }
+        });
+        for (db, key) in pending.into_iter().flatten() {
+            self.report_expired(db, std::slice::from_ref(&key));
+        }
+    }
+
     /// One round of active expiry over every shard: each round looks at a tenth of each shard,
     /// so at 10 rounds a second every expired key is reclaimed within about a second.
     pub fn active_expire_round(&self, now: i64) {
@@ -335,8 +349,6 @@ impl Keyspace {
                     let mut g = s.lock();
                     let budget = g.map.len() / 10 + 16;
                     g.active_expire(budget, now, &mut removed);
-                    let lazy = g.take_expired();
-                    removed.extend(lazy);
                 }
                 self.report_expired(dbi, &removed);
                 removed.clear();

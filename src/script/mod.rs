@@ -305,6 +305,22 @@ pub async fn run_command(
         },
         _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
     };
+    if runs_inline() {
+        // Another worker keeps serving other clients (BUSY, SCRIPT KILL, SHUTDOWN) while this
+        // one runs the script, so the thread handoff of spawn_blocking is not needed.
+        loop {
+            if let Err(e) = wait_no_script(shared, cmd).await {
+                return Reply::error(e);
+            }
+            if let Some(gate) = shared.keyspace.gate.try_exclusive() {
+                let reply = eval(shared, client.db, kind, &args);
+                drop(gate);
+                return reply;
+            }
+            // Commands hold the gate shared only inside synchronous code: retry shortly.
+            tokio::task::yield_now().await;
+        }
+    }
     if let Err(e) = wait_no_script(shared, cmd).await {
         return Reply::error(e);
     }
@@ -318,6 +334,14 @@ pub async fn run_command(
         Ok(r) => r,
         Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
     }
+}
+
+/// Scripts run on the calling worker when the runtime has another worker to serve the other
+/// clients meanwhile; on a single-threaded runtime they must move to a blocking thread.
+fn runs_inline() -> bool {
+    let h = tokio::runtime::Handle::current();
+    matches!(h.runtime_flavor(), tokio::runtime::RuntimeFlavor::MultiThread)
+        && h.metrics().num_workers() >= 2
 }
 
 /// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only

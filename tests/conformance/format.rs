@@ -40,6 +40,11 @@ pub enum StepKind {
     Conn(String),
     /// `@closed`: the server has closed the current connection.
     Closed,
+    /// `@read`: the frames the server pushes on the current connection without a request
+    /// (pub/sub messages, the later confirmations of a multi-channel SUBSCRIBE); zero or more.
+    Read,
+    /// `@sleep MS`: wait (e.g. for a key to expire).
+    Sleep(u64),
 }
 
 impl StepKind {
@@ -725,6 +730,19 @@ fn parse_step(text: &str, line: usize) -> Result<StepKind, String> {
     if d == "@closed" {
         return Ok(StepKind::Closed);
     }
+    if d == "@read" {
+        return Ok(StepKind::Read);
+    }
+    if let Some(ms) = d.strip_prefix("@sleep ") {
+        let ms: u64 = ms
+            .trim()
+            .parse()
+            .map_err(|_| format!("line {line}: @sleep wants milliseconds, got {ms:?}"))?;
+        if ms > 10_000 {
+            return Err(format!("line {line}: @sleep longer than 10 s"));
+        }
+        return Ok(StepKind::Sleep(ms));
+    }
     Err(format!("unknown directive {d:?}"))
 }
 
@@ -778,7 +796,9 @@ impl Doc {
                         StepKind::Cmd(_) if frames.len() > 1 => {
                             return Err(err(lineno, "a command has one reply".into()))
                         }
-                        StepKind::Conn(_) | StepKind::Closed if !frames.is_empty() => {
+                        StepKind::Conn(_) | StepKind::Closed | StepKind::Sleep(_)
+                            if !frames.is_empty() =>
+                        {
                             return Err(err(lineno, "a directive has no reply".into()))
                         }
                         _ => {}
