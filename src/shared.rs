@@ -40,6 +40,8 @@ pub struct Shared {
     pub scripting: crate::script::Scripting,
     /// Channel and pattern subscriptions (PUBLISH, keyspace notifications).
     pub pubsub: crate::pubsub::PubSub,
+    /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
+    pub notify_flags: std::sync::atomic::AtomicU32,
 }
 
 impl Shared {
@@ -47,7 +49,10 @@ impl Shared {
         let run_id = (0..40)
             .map(|_| char::from_digit(fastrand::u32(0..16), 16).expect("hex digit"))
             .collect();
+        let notify_flags =
+            crate::cmd::notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
         Arc::new(Shared {
+            notify_flags: notify_flags.into(),
             keyspace: Keyspace::new(config.databases),
             clock: Clock::new(),
             config: RwLock::new(config),
@@ -61,6 +66,13 @@ impl Shared {
             scripting: Default::default(),
             pubsub: crate::pubsub::PubSub::new(),
         })
+    }
+
+    /// Recompute what is derived from `config` after CONFIG SET.
+    pub fn config_changed(&self) {
+        let flags = crate::cmd::notify::parse_flags(&self.config.read().notify_keyspace_events);
+        self.notify_flags
+            .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn next_client_id(&self) -> u64 {

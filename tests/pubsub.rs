@@ -803,7 +803,7 @@ async fn keyspace_events_respect_the_configured_classes() {
         b"*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$22\r\n__keyevent@0__:expired\r\n$1\r\nk\r\n"
     );
     // Off: nothing at all.
-    s.shared().config.write().notify_keyspace_events = String::new();
+    assert_eq!(cmd!(c, "CONFIG", "SET", "notify-keyspace-events", ""), b"+OK\r\n");
     assert_eq!(cmd!(c, "SET", "k", "v", "PX", "10"), b"+OK\r\n");
     assert_eq!(cmd!(c, "DEL", "k"), b":1\r\n");
     quiet(&mut sub).await;

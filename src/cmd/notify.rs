@@ -59,7 +59,7 @@ pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: 
     if shared.pubsub.subscriptions() == 0 {
         return;
     }
-    let flags = parse_flags(&shared.config.read().notify_keyspace_events).unwrap_or(0);
+    let flags = shared.notify_flags.load(std::sync::atomic::Ordering::Relaxed);
     if flags & class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
         return;
     }

@@ -1239,6 +1239,7 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         apply(ctx.shared, &mut cfg, name, v).map_err(|why| set_failed(name, &why))?;
     }
     *ctx.shared.config.write() = cfg;
+    ctx.shared.config_changed();
     Ok(Reply::ok())
 }
 
