@@ -58,8 +58,9 @@ enum Norm {
     Ttl,
     /// HGETALL/HKEYS/HVALS: order matters unless redis holds the hash as a hashtable.
     HashOrder,
-    /// DBSIZE: redis keeps a key SET with a past EXAT/PXAT until it is looked up or its active
-    /// expiry cycle runs, so its count may include such keys; compared after looking them up.
+    /// DBSIZE: a key SET with a past EXAT/PXAT stays counted until it is looked up or an
+    /// active expiry cycle removes it, which is timing; on a mismatch both sides look every key
+    /// up and count again.
     DbSize,
 }
 
@@ -188,6 +189,47 @@ impl Gen {
             self.rng.pick(KEYS).to_vec()
         }
     }
+    /// Mostly the keys strings live on (k0..k3), so that fewer replies are WRONGTYPE.
+    fn skey(&mut self) -> Vec<u8> {
+        if self.rng.chance(85) {
+            self.rng.pick(&KEYS[..4]).to_vec()
+        } else {
+            self.key()
+        }
+    }
+    /// Mostly the keys hashes live on (k3..k6).
+    fn hkey(&mut self) -> Vec<u8> {
+        if self.rng.chance(85) {
+            self.rng.pick(&KEYS[3..]).to_vec()
+        } else {
+            self.key()
+        }
+    }
+    /// A number as text: integers of every magnitude (near the i64 limits too) and floats in
+    /// the shapes strtold accepts and rejects.
+    fn number(&mut self) -> Vec<u8> {
+        let r = &mut self.rng;
+        match r.below(12) {
+            0 => r.range(-10, 10).to_string(),
+            1 => r.range(-100_000, 100_000).to_string(),
+            2 => (i64::MAX - r.range(0, 1000)).to_string(),
+            3 => (i64::MIN + r.range(0, 1000)).to_string(),
+            4 => (r.next() as i64).to_string(),
+            5 => format!("{}.{}", r.range(-1000, 1000), r.range(0, 99999)),
+            6 => format!("{}e{}", r.range(-99, 99), r.range(-330, 330)),
+            7 => format!(
+                "{}.{:02}e{}",
+                r.range(-9, 9),
+                r.below(100),
+                r.range(-20, 20)
+            ),
+            8 => format!("0.{}", r.below(1_000_000_000)),
+            9 => format!("{}", (r.next() >> 11) as f64 / (1u64 << 53) as f64 * 1e6),
+            10 => format!("{}", f64::from_bits(r.next() & 0x7fef_ffff_ffff_ffff)),
+            _ => format!("-{}.5", r.below(1u64 << 55)),
+        }
+        .into_bytes()
+    }
     fn field(&mut self) -> Vec<u8> {
         if self.rng.chance(1) {
             vec![b'F'; 70]
@@ -202,11 +244,14 @@ impl Gen {
             2 => vec![b'z'; 64],
             3 if self.rng.chance(10) => vec![b'w'; 1000],
             4..=9 => self.rng.range(-1000, 1000).to_string().into_bytes(),
+            10..=19 => self.number(),
             _ => self.rng.pick(VALUES).to_vec(),
         }
     }
     fn int(&mut self) -> Vec<u8> {
-        if self.rng.chance(50) {
+        if self.rng.chance(15) {
+            self.number()
+        } else if self.rng.chance(50) {
             self.rng.range(-100, 100).to_string().into_bytes()
         } else {
             self.rng.pick(INTS).to_vec()
@@ -214,6 +259,8 @@ impl Gen {
     }
     fn float(&mut self) -> Vec<u8> {
         if self.rng.chance(30) {
+            self.number()
+        } else if self.rng.chance(30) {
             let a = self.rng.range(-10000, 10000);
             let b = self.rng.below(1000);
             format!("{}.{:03}", a, b).into_bytes()
@@ -307,7 +354,7 @@ impl Gen {
         let mut norm = Norm::Exact;
         let (n, rest): (&str, Vec<Vec<u8>>) = match self.rng.below(62) {
             0..=3 => {
-                let mut a = vec![self.key(), self.value()];
+                let mut a = vec![self.skey(), self.value()];
                 let nopts = self.rng.below(4);
                 for _ in 0..nopts {
                     match self.rng.below(9) {
@@ -325,11 +372,11 @@ impl Gen {
                 }
                 ("SET", a)
             }
-            4 | 5 => ("GET", vec![self.key()]),
-            6 => ("GETSET", vec![self.key(), self.value()]),
-            7 => ("GETDEL", vec![self.key()]),
+            4 | 5 => ("GET", vec![self.skey()]),
+            6 => ("GETSET", vec![self.skey(), self.value()]),
+            7 => ("GETDEL", vec![self.skey()]),
             8 => {
-                let mut a = vec![self.key()];
+                let mut a = vec![self.skey()];
                 match self.rng.below(5) {
                     0 => {}
                     1 => a.push(self.name("PERSIST")),
@@ -354,7 +401,7 @@ impl Gen {
             10 => {
                 let mut a = Vec::new();
                 for _ in 0..self.rng.range(1, 3) {
-                    a.push(self.key());
+                    a.push(self.skey());
                     a.push(self.value());
                 }
                 if self.rng.chance(10) {
@@ -369,8 +416,8 @@ impl Gen {
                     a,
                 )
             }
-            11 | 12 => ("APPEND", vec![self.key(), self.value()]),
-            13 => ("STRLEN", vec![self.key()]),
+            11 | 12 => ("APPEND", vec![self.skey(), self.value()]),
+            13 => ("STRLEN", vec![self.skey()]),
             14 => {
                 let mut off = || -> Vec<u8> {
                     if self.rng.chance(80) {
@@ -385,7 +432,7 @@ impl Gen {
                 } else {
                     "GETRANGE"
                 };
-                (n, vec![self.key(), s, e])
+                (n, vec![self.skey(), s, e])
             }
             15 => {
                 let off = if self.rng.chance(85) {
@@ -408,19 +455,19 @@ impl Gen {
                 } else {
                     self.value()
                 };
-                ("SETRANGE", vec![self.key(), off, v])
+                ("SETRANGE", vec![self.skey(), off, v])
             }
-            16 | 17 => ("INCR", vec![self.key()]),
-            18 => ("DECR", vec![self.key()]),
-            19 | 20 => ("INCRBY", vec![self.key(), self.int()]),
-            21 => ("DECRBY", vec![self.key(), self.int()]),
-            22 | 23 => ("INCRBYFLOAT", vec![self.key(), self.float()]),
-            24 => ("SETNX", vec![self.key(), self.value()]),
+            16 | 17 => ("INCR", vec![self.skey()]),
+            18 => ("DECR", vec![self.skey()]),
+            19 | 20 => ("INCRBY", vec![self.skey(), self.int()]),
+            21 => ("DECRBY", vec![self.skey(), self.int()]),
+            22 | 23 => ("INCRBYFLOAT", vec![self.skey(), self.float()]),
+            24 => ("SETNX", vec![self.skey(), self.value()]),
             25 => {
                 if self.rng.chance(50) {
-                    ("SETEX", vec![self.key(), self.rel(false), self.value()])
+                    ("SETEX", vec![self.skey(), self.rel(false), self.value()])
                 } else {
-                    ("PSETEX", vec![self.key(), self.rel(true), self.value()])
+                    ("PSETEX", vec![self.skey(), self.rel(true), self.value()])
                 }
             }
             26 | 27 => ("DEL", self.keys(1, 3)),
@@ -480,7 +527,7 @@ impl Gen {
                 ("MOVE", vec![self.key(), d.to_vec()])
             }
             43..=45 => {
-                let mut a = vec![self.key()];
+                let mut a = vec![self.hkey()];
                 for _ in 0..self.rng.range(1, 3) {
                     a.push(self.field());
                     a.push(self.value());
@@ -490,33 +537,36 @@ impl Gen {
                 }
                 (if self.rng.chance(85) { "HSET" } else { "HMSET" }, a)
             }
-            46 => ("HSETNX", vec![self.key(), self.field(), self.value()]),
-            47 | 48 => ("HGET", vec![self.key(), self.field()]),
+            46 => ("HSETNX", vec![self.hkey(), self.field(), self.value()]),
+            47 | 48 => ("HGET", vec![self.hkey(), self.field()]),
             49 => {
-                let mut a = vec![self.key()];
+                let mut a = vec![self.hkey()];
                 for _ in 0..self.rng.range(1, 4) {
                     a.push(self.field());
                 }
                 ("HMGET", a)
             }
             50 => {
-                let mut a = vec![self.key()];
+                let mut a = vec![self.hkey()];
                 for _ in 0..self.rng.range(1, 3) {
                     a.push(self.field());
                 }
                 ("HDEL", a)
             }
-            51 => ("HEXISTS", vec![self.key(), self.field()]),
-            52 => ("HLEN", vec![self.key()]),
-            53 => ("HSTRLEN", vec![self.key(), self.field()]),
-            54 | 55 => ("HINCRBY", vec![self.key(), self.field(), self.int()]),
-            56 | 57 => ("HINCRBYFLOAT", vec![self.key(), self.field(), self.float()]),
+            51 => ("HEXISTS", vec![self.hkey(), self.field()]),
+            52 => ("HLEN", vec![self.hkey()]),
+            53 => ("HSTRLEN", vec![self.hkey(), self.field()]),
+            54 | 55 => ("HINCRBY", vec![self.hkey(), self.field(), self.int()]),
+            56 | 57 => (
+                "HINCRBYFLOAT",
+                vec![self.hkey(), self.field(), self.float()],
+            ),
             58..=61 if !in_script => {
                 norm = Norm::HashOrder;
                 let n = self
                     .rng
                     .pick::<str>(&["HGETALL", "HGETALL", "HKEYS", "HVALS"]);
-                (n, vec![self.key()])
+                (n, vec![self.hkey()])
             }
             _ => ("HGET", vec![self.key(), self.field()]),
         };
@@ -538,7 +588,7 @@ impl Gen {
             Vec<u8>,
             Vec<Vec<u8>>,
             String,
-        ) = match self.rng.below(24) {
+        ) = match self.rng.below(27) {
             0..=5 => {
                 let o = inner(self);
                 (0, T_CALL.into(), b"0".to_vec(), o.args, o.tag)
@@ -950,6 +1000,7 @@ async fn phase(
     let mut a = Conn::open(redis_addr).await;
     let mut b = Conn::open(ours_addr).await;
     let mut side = Conn::open(redis_addr).await;
+    let mut side_ours = Conn::open(ours_addr).await;
     let setup: Vec<Vec<Vec<u8>>> = vec![
         vec![b"FLUSHALL".to_vec()],
         vec![b"SCRIPT".to_vec(), b"FLUSH".to_vec()],
@@ -998,14 +1049,16 @@ async fn phase(
             Norm::Ttl => normalize_ttl(&ra) == normalize_ttl(&rb),
             Norm::DbSize => {
                 ra == rb || {
-                    let sel = vec![b"SELECT".to_vec(), vec![b'0' + db]];
-                    side.call(&sel).await;
-                    let mut all = KEYS.iter().map(|k| k.to_vec()).collect::<Vec<_>>();
-                    all.push(Vec::new());
-                    for k in all {
-                        side.call(&[b"EXISTS".to_vec(), k]).await;
+                    // Look every key up on both sides (lazy expiry), then count again.
+                    let mut counts = Vec::new();
+                    for c in [&mut side, &mut side_ours] {
+                        c.call(&[b"SELECT".to_vec(), vec![b'0' + db]]).await;
+                        for k in KEYS.iter().map(|k| k.to_vec()).chain([Vec::new()]) {
+                            c.call(&[b"EXISTS".to_vec(), k]).await;
+                        }
+                        counts.push(c.call(&[b"DBSIZE".to_vec()]).await);
                     }
-                    side.call(&[b"DBSIZE".to_vec()]).await == rb
+                    counts[0] == counts[1]
                 }
             }
             Norm::HashOrder => {

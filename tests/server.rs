@@ -158,7 +158,8 @@ async fn command_docs_carry_summary_since_and_group() {
     let mut c = Raw::connect(&s).await;
     assert_eq!(
         String::from_utf8_lossy(&cmd!(c, "COMMAND", "DOCS", "hget", "nosuch")),
-        "*2\r\n$4\r\nhget\r\n*6\r\n$7\r\nsummary\r\n$29\r\nGet the value of a hash field\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n"
+        // Recorded from redis-server 7.0.15.
+        "*2\r\n$4\r\nhget\r\n*10\r\n$7\r\nsummary\r\n$29\r\nGet the value of a hash field\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n*4\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
     );
     cmd!(c, "HELLO", "3");
     assert_eq!(cmd!(c, "COMMAND", "DOCS", "nosuch"), b"%0\r\n");

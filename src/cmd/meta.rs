@@ -189,9 +189,6 @@ pub fn key_positions(meta: &Meta, args: &[Bytes]) -> KeySearch {
         let Some(first) = bs.field("spec").and_then(|s| s.int("index")) else {
             return KeySearch::Unknown;
         };
-        if first >= argc {
-            continue;
-        }
         let Some(fks) = fk.field("spec") else {
             return KeySearch::Unknown;
         };
@@ -225,21 +222,19 @@ pub fn key_positions(meta: &Meta, args: &[Bytes]) -> KeySearch {
                     .and_then(|s| s.parse::<i64>().ok())
                     .filter(|n| *n >= 0)
                 else {
-                    return KeySearch::Unknown;
+                    return KeySearch::Keys(vec![]);
                 };
                 let first = first + firstkey;
                 (first, first.saturating_add(n) - 1, step)
             }
             _ => return KeySearch::Unknown,
         };
-        let mut i = first;
-        while i <= last && step > 0 {
-            if i >= argc {
-                break;
-            }
-            out.push(i as usize);
-            i += step;
+        // Out of bounds is a syntax error the command reports itself: no keys (Redis then
+        // falls back to the command's getkeys function, which agrees for these commands).
+        if last >= argc || last < first || first >= argc || step <= 0 {
+            return KeySearch::Keys(vec![]);
         }
+        out.extend((first..=last).step_by(step as usize).map(|i| i as usize));
     }
     KeySearch::Keys(out)
 }

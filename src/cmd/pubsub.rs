@@ -50,12 +50,22 @@ pub const COMMANDS: &[Command] = &[
             "7.0.0",
             "Stop listening for messages posted to the given shard channels",
         ),
-    Command::new("publish", 3, PUBSUB | LOADING | STALE | FAST, publish).doc(
+    Command::new(
+        "publish",
+        3,
+        PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE,
+        publish,
+    ).doc(
         "pubsub",
         "2.0.0",
         "Post a message to a channel",
     ),
-    Command::new("spublish", 3, PUBSUB | LOADING | STALE | FAST, spublish)
+    Command::new(
+        "spublish",
+        3,
+        PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE,
+        spublish,
+    )
         .keys(1, 1, 1)
         .doc("pubsub", "7.0.0", "Post a message to a shard channel"),
     Command::new("pubsub", -2, 0, super::container)

@@ -13,17 +13,17 @@ const SCRIPT_SUBS: &[Command] = &[
     Command::new("load", 3, NOSCRIPT | STALE, script_load).doc(
         "scripting",
         "2.6.0",
-        "Loads a server-side Lua script to the script cache.",
+        "Load the specified Lua script into the script cache.",
     ),
     Command::new("exists", -3, NOSCRIPT, script_exists).doc(
         "scripting",
         "2.6.0",
-        "Determines whether server-side Lua scripts exist in the script cache.",
+        "Check existence of scripts in the script cache.",
     ),
     Command::new("flush", -2, NOSCRIPT, script_flush).doc(
         "scripting",
         "2.6.0",
-        "Removes all server-side Lua scripts from the script cache.",
+        "Remove all the scripts from the script cache.",
     ),
     Command::new(
         "kill",
@@ -34,12 +34,12 @@ const SCRIPT_SUBS: &[Command] = &[
     .doc(
         "scripting",
         "2.6.0",
-        "Terminates a server-side Lua script during execution.",
+        "Kill the script currently in execution.",
     ),
     Command::new("help", 2, LOADING | STALE, script_help).doc(
         "scripting",
         "5.0.0",
-        "Returns helpful text about the different subcommands.",
+        "Show helpful text about the different subcommands",
     ),
 ];
 
@@ -50,7 +50,7 @@ pub const COMMANDS: &[Command] = &[
         NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
         runner_only,
     )
-    .doc("scripting", "2.6.0", "Executes a server-side Lua script."),
+    .doc("scripting", "2.6.0", "Execute a Lua script server side"),
     Command::new(
         "evalsha",
         -3,
@@ -60,7 +60,7 @@ pub const COMMANDS: &[Command] = &[
     .doc(
         "scripting",
         "2.6.0",
-        "Executes a server-side Lua script by SHA1 digest.",
+        "Execute a Lua script server side",
     ),
     Command::new(
         "eval_ro",
@@ -71,7 +71,7 @@ pub const COMMANDS: &[Command] = &[
     .doc(
         "scripting",
         "7.0.0",
-        "Executes a read-only server-side Lua script.",
+        "Execute a read-only Lua script server side",
     ),
     Command::new(
         "evalsha_ro",
@@ -82,13 +82,13 @@ pub const COMMANDS: &[Command] = &[
     .doc(
         "scripting",
         "7.0.0",
-        "Executes a read-only server-side Lua script by SHA1 digest.",
+        "Execute a read-only Lua script server side",
     ),
     Command::new("script", -2, 0, container)
         .doc(
             "scripting",
             "2.6.0",
-            "A container for Lua scripts management commands.",
+            "A container for Lua scripts management commands",
         )
         .subs(SCRIPT_SUBS),
 ];

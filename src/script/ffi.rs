@@ -13,7 +13,9 @@ pub const KILL_FLAG_KEY: &std::ffi::CStr = c"resplock.kill";
 
 /// Calls its upvalue (the implementation) with all arguments. The implementation returns a
 /// status first: `false` then the results; `true` then a value to raise as is; the string
-/// `"where"` then a message to raise prefixed with the caller's position (as `luaL_error`).
+/// `"where"` then a message to raise prefixed with the caller's position (as `luaL_error`);
+/// a number N then a message to raise through `luaL_argerror(N, msg)`, which names the
+/// function as the caller's code called it.
 pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
     let n = ffi::lua_gettop(l);
     ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
@@ -27,6 +29,12 @@ pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
         ffi::LUA_TBOOLEAN if ffi::lua_toboolean(l, 1) != 0 => {
             ffi::lua_settop(l, 2);
             ffi::lua_error(l)
+        }
+        ffi::LUA_TNUMBER => {
+            let narg = ffi::lua_tonumber(l, 1) as c_int;
+            ffi::lua_settop(l, 2);
+            let msg = ffi::lua_tostring(l, 2);
+            ffi::luaL_argerror(l, narg, msg)
         }
         ffi::LUA_TSTRING => {
             ffi::lua_settop(l, 2);

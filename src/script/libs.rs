@@ -19,23 +19,68 @@ fn type_name(v: Option<&Value>) -> &'static str {
     }
 }
 
-/// luaL_checknumber: numbers and numeric strings.
-fn check_number(v: Option<&Value>, i: usize, name: &str) -> std::result::Result<f64, String> {
+/// luaL_checknumber: numbers and numeric strings; the error is luaL_typerror's.
+fn check_number(v: Option<&Value>, i: usize) -> std::result::Result<f64, Out> {
     match v {
         Some(Value::Integer(n)) => Ok(*n as f64),
         Some(Value::Number(n)) => Ok(*n),
-        Some(Value::String(s)) => {
-            if let Some(n) = s.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()) {
-                return Ok(n);
-            }
-            Err(format!(
-                "bad argument #{i} to '{name}' (number expected, got string)"
-            ))
+        Some(Value::String(s)) => match s.to_str().ok().and_then(|t| str2d(&t)) {
+            Some(n) => Ok(n),
+            None => Err(type_err(i, "number", v)),
+        },
+        other => Err(type_err(i, "number", other)),
+    }
+}
+
+/// luaL_typerror: `bad argument #i to 'f' (T expected, got U)`.
+fn type_err(i: usize, expected: &str, got: Option<&Value>) -> Out {
+    Out::Arg(
+        i as i32,
+        format!("{expected} expected, got {}", type_name(got)),
+    )
+}
+
+/// luaO_str2d: strtod (decimal or hex) with surrounding whitespace only.
+fn str2d(t: &str) -> Option<f64> {
+    let t = t.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        let v = u64::from_str_radix(h, 16).ok()? as f64;
+        return Some(if neg { -v } else { v });
+    }
+    if body.is_empty() || !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        let l = body.to_ascii_lowercase();
+        if l != "inf" && l != "infinity" && l != "nan" {
+            return None;
         }
-        other => Err(format!(
-            "bad argument #{i} to '{name}' (number expected, got {})",
-            type_name(other)
-        )),
+    }
+    t.parse::<f64>().ok()
+}
+
+/// luaL_checkinteger / luaL_optinteger: the number truncated toward zero.
+fn check_integer(v: Option<&Value>, i: usize) -> std::result::Result<i64, Out> {
+    check_number(v, i).map(|n| n as i64)
+}
+
+fn opt_integer(v: Option<&Value>, i: usize, def: i64) -> std::result::Result<i64, Out> {
+    match v {
+        None | Some(Value::Nil) => Ok(def),
+        other => check_integer(other, i),
+    }
+}
+
+/// luaL_checklstring: strings, and numbers converted to strings.
+fn check_string(lua: &Lua, v: Option<&Value>, i: usize) -> Result<std::result::Result<Vec<u8>, Out>> {
+    match v {
+        Some(Value::String(s)) => Ok(Ok(s.as_bytes().to_vec())),
+        Some(x @ (Value::Integer(_) | Value::Number(_))) => match lua.coerce_string(x.clone())? {
+            Some(s) => Ok(Ok(s.as_bytes().to_vec())),
+            None => Ok(Err(type_err(i, "string", v))),
+        },
+        other => Ok(Err(type_err(i, "string", other))),
     }
 }
 
@@ -69,9 +114,9 @@ pub fn bit(lua: &Lua, mt: &Function) -> Result<Table> {
             name,
             lib_fn(lua, mt, move |_, a| {
                 let v: Vec<Value> = a.into_iter().collect();
-                match check_number(v.first(), 1, name) {
+                match check_number(v.first(), 1) {
                     Ok(x) => Ok(Out::Ok(vec![num(f(tobit(x)) as f64)])),
-                    Err(e) => Ok(Out::Where(e)),
+                    Err(e) => Ok(e),
                 }
             })?,
         )?;
@@ -86,14 +131,14 @@ pub fn bit(lua: &Lua, mt: &Function) -> Result<Table> {
             name,
             lib_fn(lua, mt, move |_, a| {
                 let v: Vec<Value> = a.into_iter().collect();
-                let mut acc = match check_number(v.first(), 1, name) {
+                let mut acc = match check_number(v.first(), 1) {
                     Ok(x) => tobit(x),
-                    Err(e) => return Ok(Out::Where(e)),
+                    Err(e) => return Ok(e),
                 };
                 for i in 1..v.len() {
-                    match check_number(v.get(i), i + 1, name) {
+                    match check_number(v.get(i), i + 1) {
                         Ok(x) => acc = f(acc, tobit(x)),
-                        Err(e) => return Ok(Out::Where(e)),
+                        Err(e) => return Ok(e),
                     }
                 }
                 Ok(Out::Ok(vec![num(acc as f64)]))
@@ -114,13 +159,13 @@ pub fn bit(lua: &Lua, mt: &Function) -> Result<Table> {
             name,
             lib_fn(lua, mt, move |_, a| {
                 let v: Vec<Value> = a.into_iter().collect();
-                let x = match check_number(v.first(), 1, name) {
+                let x = match check_number(v.first(), 1) {
                     Ok(x) => tobit(x),
-                    Err(e) => return Ok(Out::Where(e)),
+                    Err(e) => return Ok(e),
                 };
-                let n = match check_number(v.get(1), 2, name) {
+                let n = match check_number(v.get(1), 2) {
                     Ok(x) => tobit(x),
-                    Err(e) => return Ok(Out::Where(e)),
+                    Err(e) => return Ok(e),
                 };
                 Ok(Out::Ok(vec![num(f(x, n) as f64)]))
             })?,
@@ -130,15 +175,15 @@ pub fn bit(lua: &Lua, mt: &Function) -> Result<Table> {
         "tohex",
         lib_fn(lua, mt, |lua, a| {
             let v: Vec<Value> = a.into_iter().collect();
-            let x = match check_number(v.first(), 1, "tohex") {
+            let x = match check_number(v.first(), 1) {
                 Ok(x) => tobit(x) as u32,
-                Err(e) => return Ok(Out::Where(e)),
+                Err(e) => return Ok(e),
             };
             let n = match v.get(1) {
                 None | Some(Value::Nil) => 8,
-                other => match check_number(other, 2, "tohex") {
+                other => match check_number(other, 2) {
                     Ok(n) => tobit(n),
-                    Err(e) => return Ok(Out::Where(e)),
+                    Err(e) => return Ok(e),
                 },
             };
             let upper = n < 0;
@@ -505,9 +550,7 @@ pub fn cjson(lua: &Lua, mt: &Function) -> Result<Table> {
         "encode",
         lib_fn(lua, mt, |lua, a| {
             if a.len() != 1 {
-                return Ok(Out::Where(
-                    "bad argument #1 to 'encode' (expected 1 argument)".into(),
-                ));
+                return Ok(Out::Arg(1, "expected 1 argument".into()));
             }
             let v = a.into_iter().next().unwrap_or(Value::Nil);
             let mut out = Vec::new();
@@ -521,9 +564,7 @@ pub fn cjson(lua: &Lua, mt: &Function) -> Result<Table> {
         "decode",
         lib_fn(lua, mt, |lua, a| {
             if a.len() != 1 {
-                return Ok(Out::Where(
-                    "bad argument #1 to 'decode' (expected 1 argument)".into(),
-                ));
+                return Ok(Out::Arg(1, "expected 1 argument".into()));
             }
             let v = a.into_iter().next().unwrap_or(Value::Nil);
             let s = match &v {
@@ -532,12 +573,7 @@ pub fn cjson(lua: &Lua, mt: &Function) -> Result<Table> {
                     Some(s) => s.as_bytes().to_vec(),
                     None => Vec::new(),
                 },
-                other => {
-                    return Ok(Out::Where(format!(
-                        "bad argument #1 to 'decode' (string expected, got {})",
-                        type_name(Some(other))
-                    )))
-                }
+                other => return Ok(type_err(1, "string", Some(other))),
             };
             let mut p = JsonParser { s: &s, i: 0 };
             let first = p.next();
@@ -583,304 +619,306 @@ pub fn cjson(lua: &Lua, mt: &Function) -> Result<Table> {
 }
 
 // ---- struct --------------------------------------------------------------------------------
+// Roberto Ierusalimschy's struct library as Redis bundles it (deps/lua/src/lua_struct.c):
+// integral sizes up to MAXINTSIZE, `!` alignment, native little endian.
 
-struct Fmt<'a> {
-    f: &'a [u8],
-    i: usize,
+const MAXINTSIZE: usize = 32;
+const MAXALIGN: usize = 8;
+
+struct Header {
     little: bool,
+    align: usize,
 }
 
-impl Fmt<'_> {
-    /// The next option and its optional size.
-    fn next(&mut self) -> Option<(u8, Option<usize>)> {
-        while let Some(&c) = self.f.get(self.i) {
-            self.i += 1;
-            match c {
-                b'<' => self.little = true,
-                b'>' => self.little = false,
-                b'=' => self.little = cfg!(target_endian = "little"),
-                b'!' | b' ' => {
-                    while self.f.get(self.i).is_some_and(|d| d.is_ascii_digit()) {
-                        self.i += 1;
-                    }
-                }
-                _ => {
-                    let start = self.i;
-                    while self.f.get(self.i).is_some_and(|d| d.is_ascii_digit()) {
-                        self.i += 1;
-                    }
-                    let n = std::str::from_utf8(&self.f[start..self.i])
-                        .ok()
-                        .and_then(|s| s.parse().ok());
-                    return Some((c, n));
-                }
-            }
+/// getnum: the digits at `fmt[*i..]`, or `df` when there are none.
+fn getnum(fmt: &[u8], i: &mut usize, df: usize) -> std::result::Result<usize, Out> {
+    if !fmt.get(*i).is_some_and(|d| d.is_ascii_digit()) {
+        return Ok(df);
+    }
+    let mut a: i32 = 0;
+    while let Some(&d) = fmt.get(*i).filter(|d| d.is_ascii_digit()) {
+        let dv = (d - b'0') as i32;
+        if a > i32::MAX / 10 || a * 10 > i32::MAX - dv {
+            return Err(Out::Where("integral size overflow".into()));
         }
-        None
+        a = a * 10 + dv;
+        *i += 1;
+    }
+    Ok(a as usize)
+}
+
+/// optsize: the size of one option (0 for options without a fixed one).
+fn optsize(opt: u8, fmt: &[u8], i: &mut usize) -> std::result::Result<usize, Out> {
+    Ok(match opt {
+        b'B' | b'b' => 1,
+        b'H' | b'h' => 2,
+        b'L' | b'l' | b'T' => 8,
+        b'f' => 4,
+        b'd' => 8,
+        b'x' => 1,
+        b'c' => getnum(fmt, i, 1)?,
+        b'i' | b'I' => {
+            let sz = getnum(fmt, i, 4)?;
+            if sz > MAXINTSIZE {
+                return Err(Out::Where(format!(
+                    "integral size {sz} is larger than limit of {MAXINTSIZE}"
+                )));
+            }
+            sz
+        }
+        _ => 0,
+    })
+}
+
+fn gettoalign(len: usize, h: &Header, opt: u8, size: usize) -> usize {
+    if size == 0 || opt == b'c' {
+        return 0;
+    }
+    let size = size.min(h.align);
+    size.wrapping_sub(len & (size - 1)) & (size - 1)
+}
+
+fn controloptions(
+    opt: u8,
+    fmt: &[u8],
+    i: &mut usize,
+    h: &mut Header,
+) -> std::result::Result<(), Out> {
+    match opt {
+        b' ' => Ok(()),
+        b'>' => {
+            h.little = false;
+            Ok(())
+        }
+        b'<' => {
+            h.little = true;
+            Ok(())
+        }
+        b'!' => {
+            let a = getnum(fmt, i, MAXALIGN)?;
+            if a == 0 || a & (a - 1) != 0 {
+                return Err(Out::Where(format!("alignment {a} is not a power of 2")));
+            }
+            h.align = a;
+            Ok(())
+        }
+        _ => Err(Out::Arg(
+            1,
+            format!("invalid format option '{}'", opt as char),
+        )),
     }
 }
 
-fn int_size(c: u8, n: Option<usize>) -> Option<usize> {
-    Some(match c {
-        b'b' | b'B' => 1,
-        b'h' | b'H' => 2,
-        b'l' | b'L' | b'T' => 8,
-        b'i' | b'I' => n.unwrap_or(4),
-        _ => return None,
-    })
+fn is_int_opt(opt: u8) -> bool {
+    matches!(
+        opt,
+        b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I'
+    )
+}
+
+/// `?` for the struct functions: a Lua error result ends the call.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(out) => return Ok(out),
+        }
+    };
 }
 
 fn struct_pack(lua: &Lua, a: MultiValue) -> Result<Out> {
     let v: Vec<Value> = a.into_iter().collect();
-    let fmt = match v.first() {
-        Some(Value::String(s)) => s.as_bytes().to_vec(),
-        other => {
-            return Ok(Out::Where(format!(
-                "bad argument #1 to 'pack' (string expected, got {})",
-                type_name(other)
-            )))
-        }
-    };
-    let mut f = Fmt {
-        f: &fmt,
-        i: 0,
+    let fmt = tri!(check_string(lua, v.first(), 1)?);
+    let mut h = Header {
         little: true,
+        align: 1,
     };
     let mut out = Vec::new();
-    let mut arg = 1;
-    while let Some((c, n)) = f.next() {
-        if let Some(size) = int_size(c, n) {
-            if !(1..=8).contains(&size) {
-                return Ok(Out::Where(format!(
-                    "integral size {size} is larger than limit of 8"
-                )));
+    let mut arg = 2usize;
+    let mut total = 0usize;
+    let mut i = 0;
+    while i < fmt.len() {
+        let opt = fmt[i];
+        i += 1;
+        let mut size = tri!(optsize(opt, &fmt, &mut i));
+        let toalign = gettoalign(total, &h, opt, size);
+        total += toalign;
+        out.resize(out.len() + toalign, 0);
+        match opt {
+            _ if is_int_opt(opt) => {
+                let n = tri!(check_number(v.get(arg - 1), arg));
+                arg += 1;
+                let mut value = if n < 0.0 { n as i64 as u64 } else { n as u64 };
+                let mut buf = [0u8; MAXINTSIZE];
+                for k in 0..size {
+                    let at = if h.little { k } else { size - 1 - k };
+                    buf[at] = (value & 0xff) as u8;
+                    value >>= 8;
+                }
+                out.extend_from_slice(&buf[..size]);
             }
-            let x = match check_number(v.get(arg), arg + 1, "pack") {
-                Ok(x) => x,
-                Err(e) => return Ok(Out::Where(e)),
-            };
-            arg += 1;
-            let bytes = (x as i64).to_le_bytes();
-            let mut b = bytes[..size].to_vec();
-            if !f.little {
-                b.reverse();
-            }
-            out.extend_from_slice(&b);
-            continue;
-        }
-        match c {
             b'x' => out.push(0),
             b'f' | b'd' => {
-                let x = match check_number(v.get(arg), arg + 1, "pack") {
-                    Ok(x) => x,
-                    Err(e) => return Ok(Out::Where(e)),
-                };
+                let n = tri!(check_number(v.get(arg - 1), arg));
                 arg += 1;
-                let mut b = if c == b'f' {
-                    (x as f32).to_le_bytes().to_vec()
+                let mut b = if opt == b'f' {
+                    (n as f32).to_le_bytes().to_vec()
                 } else {
-                    x.to_le_bytes().to_vec()
+                    n.to_le_bytes().to_vec()
                 };
-                if !f.little {
+                if !h.little {
                     b.reverse();
                 }
                 out.extend_from_slice(&b);
             }
             b'c' | b's' => {
-                let s = match lua.coerce_string(v.get(arg).cloned().unwrap_or(Value::Nil))? {
-                    Some(s) => s.as_bytes().to_vec(),
-                    None => {
-                        return Ok(Out::Where(format!(
-                            "bad argument #{} to 'pack' (string expected, got {})",
-                            arg + 1,
-                            type_name(v.get(arg))
-                        )))
-                    }
-                };
+                let s = tri!(check_string(lua, v.get(arg - 1), arg)?);
                 arg += 1;
-                if c == b's' {
-                    out.extend_from_slice(&s);
+                if size == 0 {
+                    size = s.len();
+                }
+                if s.len() < size {
+                    // lua_struct.c checks after advancing `arg`, so it names the next one.
+                    return Ok(Out::Arg(arg as i32, "string too short".into()));
+                }
+                out.extend_from_slice(&s[..size]);
+                if opt == b's' {
                     out.push(0);
-                } else {
-                    let len = match n {
-                        Some(0) | None if n.is_none() => 1,
-                        Some(0) => s.len(),
-                        Some(l) => l,
-                        None => 1,
-                    };
-                    if s.len() < len {
-                        return Ok(Out::Where(format!(
-                            "bad argument #{arg} to 'pack' (string too short)"
-                        )));
-                    }
-                    out.extend_from_slice(&s[..len]);
+                    size += 1;
                 }
             }
-            _ => return Ok(Out::Where(format!("invalid format option '{}'", c as char))),
+            _ => tri!(controloptions(opt, &fmt, &mut i, &mut h)),
         }
+        total += size;
     }
     Ok(Out::Ok(vec![Value::String(lua.create_string(&out)?)]))
 }
 
+/// getinteger: only the low 64 bits survive, and the sign mask uses the shift count modulo 64
+/// as x86 does for lua_struct.c's oversized shifts.
+fn getinteger(b: &[u8], little: bool, signed: bool) -> f64 {
+    let size = b.len();
+    let mut l: u64 = 0;
+    for k in 0..size {
+        let at = if little { size - 1 - k } else { k };
+        l = (l << 8) | b[at] as u64;
+    }
+    if !signed {
+        return l as f64;
+    }
+    let mask = u64::MAX << ((size * 8).wrapping_sub(1) & 63);
+    if l & mask != 0 {
+        l |= mask;
+    }
+    l as i64 as f64
+}
+
 fn struct_unpack(lua: &Lua, a: MultiValue) -> Result<Out> {
     let v: Vec<Value> = a.into_iter().collect();
-    let (fmt, data) = match (v.first(), v.get(1)) {
-        (Some(Value::String(f)), Some(Value::String(d))) => {
-            (f.as_bytes().to_vec(), d.as_bytes().to_vec())
-        }
-        (Some(Value::String(_)), other) => {
-            return Ok(Out::Where(format!(
-                "bad argument #2 to 'unpack' (string expected, got {})",
-                type_name(other)
-            )))
-        }
-        (other, _) => {
-            return Ok(Out::Where(format!(
-                "bad argument #1 to 'unpack' (string expected, got {})",
-                type_name(other)
-            )))
-        }
-    };
-    let mut pos = match v.get(2) {
-        None | Some(Value::Nil) => 0,
-        other => match check_number(other, 3, "unpack") {
-            Ok(p) if p >= 1.0 => p as usize - 1,
-            _ => {
-                return Ok(Out::Where(
-                    "bad argument #3 to 'unpack' (offset must be 1 or greater)".into(),
-                ))
-            }
-        },
-    };
-    let short = || Out::Where("bad argument #2 to 'unpack' (data string too short)".into());
-    let mut f = Fmt {
-        f: &fmt,
-        i: 0,
+    let fmt = tri!(check_string(lua, v.first(), 1)?);
+    let data = tri!(check_string(lua, v.get(1), 2)?);
+    let pos = tri!(opt_integer(v.get(2), 3, 1)) as u64 as usize;
+    if pos == 0 {
+        return Ok(Out::Arg(3, "offset must be 1 or greater".into()));
+    }
+    let mut pos = pos - 1;
+    let ld = data.len();
+    let mut h = Header {
         little: true,
+        align: 1,
     };
-    let mut out = Vec::new();
-    let mut last_num: Option<f64> = None;
-    while let Some((c, n)) = f.next() {
-        if let Some(size) = int_size(c, n) {
-            if !(1..=8).contains(&size) {
-                return Ok(Out::Where(format!(
-                    "integral size {size} is larger than limit of 8"
-                )));
-            }
-            let Some(b) = data.get(pos..pos + size) else {
-                return Ok(short());
-            };
-            let mut b = b.to_vec();
-            if !f.little {
-                b.reverse();
-            }
-            let mut buf = [0u8; 8];
-            buf[..size].copy_from_slice(&b);
-            let raw = u64::from_le_bytes(buf);
-            let signed = c.is_ascii_lowercase();
-            let val = if signed && size < 8 {
-                let shift = 64 - 8 * size as u32;
-                (((raw << shift) as i64) >> shift) as f64
-            } else if signed {
-                raw as i64 as f64
-            } else {
-                raw as f64
-            };
-            pos += size;
-            last_num = Some(val);
-            out.push(num(val));
-            continue;
+    let too_short = || Out::Arg(2, "data string too short".into());
+    let mut out: Vec<Value> = Vec::new();
+    let mut i = 0;
+    while i < fmt.len() {
+        let opt = fmt[i];
+        i += 1;
+        let mut size = tri!(optsize(opt, &fmt, &mut i));
+        pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
+        if !(size <= ld && pos <= ld - size) {
+            return Ok(too_short());
         }
-        match c {
-            b'x' => pos += 1,
-            b'f' | b'd' => {
-                let size = if c == b'f' { 4 } else { 8 };
-                let Some(b) = data.get(pos..pos + size) else {
-                    return Ok(short());
-                };
-                let mut b = b.to_vec();
-                if !f.little {
+        match opt {
+            _ if is_int_opt(opt) => {
+                let signed = opt.is_ascii_lowercase();
+                out.push(num(getinteger(&data[pos..pos + size], h.little, signed)));
+            }
+            b'x' => {}
+            b'f' => {
+                let mut b: [u8; 4] = data[pos..pos + 4].try_into().unwrap_or([0; 4]);
+                if !h.little {
                     b.reverse();
                 }
-                let val = if size == 4 {
-                    f32::from_le_bytes(b.try_into().unwrap_or([0; 4])) as f64
-                } else {
-                    f64::from_le_bytes(b.try_into().unwrap_or([0; 8]))
-                };
-                pos += size;
-                last_num = Some(val);
-                out.push(num(val));
+                out.push(num(f32::from_le_bytes(b) as f64));
             }
-            b's' => {
-                let Some(end) = data[pos.min(data.len())..].iter().position(|&b| b == 0) else {
-                    return Ok(Out::Where("unfinished string in data".into()));
-                };
-                out.push(Value::String(lua.create_string(&data[pos..pos + end])?));
-                pos += end + 1;
+            b'd' => {
+                let mut b: [u8; 8] = data[pos..pos + 8].try_into().unwrap_or([0; 8]);
+                if !h.little {
+                    b.reverse();
+                }
+                out.push(num(f64::from_le_bytes(b)));
             }
             b'c' => {
-                let len = match n {
-                    None => 1,
-                    Some(0) => match out.pop() {
-                        Some(_) => last_num.unwrap_or(0.0) as usize,
-                        None => 0,
-                    },
-                    Some(l) => l,
-                };
-                let Some(b) = data.get(pos..pos + len) else {
-                    return Ok(short());
-                };
-                out.push(Value::String(lua.create_string(b)?));
-                pos += len;
+                if size == 0 {
+                    let prev = out.last().and_then(|p| check_number(Some(p), 0).ok());
+                    let Some(n) = prev else {
+                        return Ok(Out::Where("format 'c0' needs a previous size".into()));
+                    };
+                    size = n as u64 as usize;
+                    out.pop();
+                    if !(size <= ld && pos <= ld - size) {
+                        return Ok(too_short());
+                    }
+                }
+                out.push(Value::String(lua.create_string(&data[pos..pos + size])?));
             }
-            _ => return Ok(Out::Where(format!("invalid format option '{}'", c as char))),
+            b's' => {
+                let Some(e) = data[pos..].iter().position(|&b| b == 0) else {
+                    return Ok(Out::Where("unfinished string in data".into()));
+                };
+                size = e + 1;
+                out.push(Value::String(lua.create_string(&data[pos..pos + e])?));
+            }
+            _ => tri!(controloptions(opt, &fmt, &mut i, &mut h)),
         }
+        pos = pos.wrapping_add(size);
     }
-    out.push(num((pos + 1) as f64));
+    out.push(num(pos.wrapping_add(1) as f64));
     Ok(Out::Ok(out))
+}
+
+fn struct_size(lua: &Lua, a: MultiValue) -> Result<Out> {
+    let v: Vec<Value> = a.into_iter().collect();
+    let fmt = tri!(check_string(lua, v.first(), 1)?);
+    let mut h = Header {
+        little: true,
+        align: 1,
+    };
+    let mut pos = 0usize;
+    let mut i = 0;
+    while i < fmt.len() {
+        let opt = fmt[i];
+        i += 1;
+        let size = tri!(optsize(opt, &fmt, &mut i));
+        pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
+        if opt == b's' {
+            return Ok(Out::Arg(1, "option 's' has no fixed size".into()));
+        } else if opt == b'c' && size == 0 {
+            return Ok(Out::Arg(1, "option 'c0' has no fixed size".into()));
+        }
+        if !opt.is_ascii_alphanumeric() {
+            tri!(controloptions(opt, &fmt, &mut i, &mut h));
+        }
+        pos = pos.wrapping_add(size);
+    }
+    Ok(Out::Ok(vec![num(pos as f64)]))
 }
 
 pub fn structlib(lua: &Lua, mt: &Function) -> Result<Table> {
     let t = lua.create_table()?;
     t.raw_set("pack", lib_fn(lua, mt, struct_pack)?)?;
     t.raw_set("unpack", lib_fn(lua, mt, struct_unpack)?)?;
-    t.raw_set(
-        "size",
-        lib_fn(lua, mt, |_, a| {
-            let v: Vec<Value> = a.into_iter().collect();
-            let fmt = match v.first() {
-                Some(Value::String(s)) => s.as_bytes().to_vec(),
-                other => {
-                    return Ok(Out::Where(format!(
-                        "bad argument #1 to 'size' (string expected, got {})",
-                        type_name(other)
-                    )))
-                }
-            };
-            let mut f = Fmt {
-                f: &fmt,
-                i: 0,
-                little: true,
-            };
-            let mut size = 0usize;
-            while let Some((c, n)) = f.next() {
-                size += match c {
-                    b'x' => 1,
-                    b'f' => 4,
-                    b'd' => 8,
-                    b'c' => n.unwrap_or(1),
-                    b's' => return Ok(Out::Where("options 's' has no fixed size".into())),
-                    _ => match int_size(c, n) {
-                        Some(s) => s,
-                        None => {
-                            return Ok(Out::Where(format!("invalid format option '{}'", c as char)))
-                        }
-                    },
-                };
-            }
-            Ok(Out::Ok(vec![num(size as f64)]))
-        })?,
-    )?;
+    t.raw_set("size", lib_fn(lua, mt, struct_size)?)?;
     Ok(t)
 }
 
@@ -983,33 +1021,51 @@ fn mp_int(out: &mut Vec<u8>, i: i64) {
     }
 }
 
+/// Why decoding stopped: mp_cur's errors, and lua_settable's refusal of a nil/NaN key.
+enum MpErr {
+    Eof,
+    BadFmt,
+    Raise(&'static str),
+    Lua(mlua::Error),
+}
+
+impl From<mlua::Error> for MpErr {
+    fn from(e: mlua::Error) -> Self {
+        MpErr::Lua(e)
+    }
+}
+
+type MpResult = std::result::Result<Value, MpErr>;
+
 struct MpDec<'a> {
     s: &'a [u8],
     i: usize,
 }
 
 impl MpDec<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let b = self.s.get(self.i..self.i.checked_add(n)?)?;
-        self.i += n;
-        Some(b)
+    fn take(&mut self, n: usize) -> std::result::Result<&[u8], MpErr> {
+        let end = self.i.checked_add(n).ok_or(MpErr::Eof)?;
+        let b = self.s.get(self.i..end).ok_or(MpErr::Eof)?;
+        self.i = end;
+        Ok(b)
     }
-    fn be(&mut self, n: usize) -> Option<u64> {
-        Some(self.take(n)?.iter().fold(0u64, |a, &b| (a << 8) | b as u64))
+    fn be(&mut self, n: usize) -> std::result::Result<u64, MpErr> {
+        Ok(self.take(n)?.iter().fold(0u64, |a, &b| (a << 8) | b as u64))
     }
-    fn value(&mut self, lua: &Lua, depth: usize) -> Option<Value> {
+    /// mp_decode_to_lua_type.
+    fn value(&mut self, lua: &Lua, depth: usize) -> MpResult {
         if depth > 1000 {
-            return None;
+            return Err(MpErr::Raise("stack overflow"));
         }
-        let c = *self.s.get(self.i)?;
+        let c = *self.s.get(self.i).ok_or(MpErr::Eof)?;
         self.i += 1;
-        let n = |x: f64| Some(Value::Number(x));
+        let n = |x: f64| Ok(Value::Number(x));
         match c {
             0x00..=0x7f => n(c as f64),
             0xe0..=0xff => n(c as i8 as f64),
-            0xc0 => Some(Value::Nil),
-            0xc2 => Some(Value::Boolean(false)),
-            0xc3 => Some(Value::Boolean(true)),
+            0xc0 => Ok(Value::Nil),
+            0xc2 => Ok(Value::Boolean(false)),
+            0xc3 => Ok(Value::Boolean(true)),
             0xcc => n(self.be(1)? as f64),
             0xcd => n(self.be(2)? as f64),
             0xce => n(self.be(4)? as f64),
@@ -1021,15 +1077,15 @@ impl MpDec<'_> {
             0xca => n(f32::from_bits(self.be(4)? as u32) as f64),
             0xcb => n(f64::from_bits(self.be(8)?)),
             0xa0..=0xbf => self.str(lua, (c & 0x1f) as usize),
-            0xd9 | 0xc4 => {
+            0xd9 => {
                 let l = self.be(1)? as usize;
                 self.str(lua, l)
             }
-            0xda | 0xc5 => {
+            0xda => {
                 let l = self.be(2)? as usize;
                 self.str(lua, l)
             }
-            0xdb | 0xc6 => {
+            0xdb => {
                 let l = self.be(4)? as usize;
                 self.str(lua, l)
             }
@@ -1051,38 +1107,78 @@ impl MpDec<'_> {
                 let l = self.be(4)? as usize;
                 self.map(lua, l, depth)
             }
-            _ => None,
+            _ => Err(MpErr::BadFmt),
         }
     }
-    fn str(&mut self, lua: &Lua, l: usize) -> Option<Value> {
-        let b = self.take(l)?.to_vec();
-        lua.create_string(&b).ok().map(Value::String)
+    fn str(&mut self, lua: &Lua, l: usize) -> MpResult {
+        let b = self.take(l)?;
+        Ok(Value::String(lua.create_string(b)?))
     }
-    fn arr(&mut self, lua: &Lua, l: usize, depth: usize) -> Option<Value> {
-        if l > self.s.len() - self.i {
-            return None;
-        }
-        let t = lua.create_table().ok()?;
+    fn arr(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
+        // No capacity from the declared length: a short input ends the loop with Eof.
+        let t = lua.create_table()?;
         for i in 1..=l {
             let v = self.value(lua, depth + 1)?;
-            t.raw_set(i, v).ok()?;
+            t.raw_set(i, v)?;
         }
-        Some(Value::Table(t))
+        Ok(Value::Table(t))
     }
-    fn map(&mut self, lua: &Lua, l: usize, depth: usize) -> Option<Value> {
-        if l > self.s.len() - self.i {
-            return None;
-        }
-        let t = lua.create_table().ok()?;
+    fn map(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
+        let t = lua.create_table()?;
         for _ in 0..l {
             let k = self.value(lua, depth + 1)?;
             let v = self.value(lua, depth + 1)?;
-            if !k.is_nil() {
-                t.raw_set(k, v).ok()?;
+            match k {
+                Value::Nil => return Err(MpErr::Raise("table index is nil")),
+                Value::Number(n) if n.is_nan() => return Err(MpErr::Raise("table index is NaN")),
+                _ => t.raw_set(k, v)?,
             }
         }
-        Some(Value::Table(t))
+        Ok(Value::Table(t))
     }
+}
+
+/// mp_unpack_full: `limit` values from byte `offset` (both 0: all values, no offset result).
+fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> Result<Out> {
+    let decode_all = limit == 0 && offset == 0;
+    let len = s.len();
+    if offset < 0 || limit < 0 {
+        // lua_cmsgpack.c prints the input length where it says "limit".
+        return Ok(Out::Where(format!(
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
+        )));
+    } else if offset as u64 > len as u64 {
+        return Ok(Out::Where(format!(
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
+        )));
+    }
+    let limit = if decode_all { i32::MAX as i64 } else { limit };
+    let mut d = MpDec {
+        s: &s[offset as usize..],
+        i: 0,
+    };
+    let mut out = Vec::new();
+    let mut cnt = 0i64;
+    while d.i < d.s.len() && cnt < limit {
+        match d.value(lua, 0) {
+            Ok(v) => out.push(v),
+            Err(MpErr::Eof) => return Ok(Out::Where("Missing bytes in input.".into())),
+            Err(MpErr::BadFmt) => return Ok(Out::Where("Bad data format in input.".into())),
+            Err(MpErr::Raise(m)) => {
+                return Ok(Out::Raise(Value::String(lua.create_string(m)?)))
+            }
+            Err(MpErr::Lua(e)) => return Err(e),
+        }
+        cnt += 1;
+    }
+    if !decode_all {
+        let left = d.s.len() - d.i;
+        let next = if left == 0 { -1 } else { (len - left) as i64 };
+        out.insert(0, num(next as f64));
+    }
+    Ok(Out::Ok(out))
 }
 
 pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
@@ -1091,7 +1187,7 @@ pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
         "pack",
         lib_fn(lua, mt, |lua, a| {
             if a.is_empty() {
-                return Ok(Out::Where("MessagePack pack needs input.".into()));
+                return Ok(Out::Arg(0, "MessagePack pack needs input.".into()));
             }
             let mut out = Vec::new();
             for v in a.iter() {
@@ -1103,19 +1199,28 @@ pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
     t.raw_set(
         "unpack",
         lib_fn(lua, mt, |lua, a| {
-            let s = match a.into_iter().next() {
-                Some(Value::String(s)) => s.as_bytes().to_vec(),
-                _ => return Ok(Out::Where("MessagePack unpack needs a string.".into())),
-            };
-            let mut d = MpDec { s: &s, i: 0 };
-            let mut out = Vec::new();
-            while d.i < s.len() {
-                match d.value(lua, 0) {
-                    Some(v) => out.push(v),
-                    None => return Ok(Out::Where("Missing bytes in input.".into())),
-                }
-            }
-            Ok(Out::Ok(out))
+            let v: Vec<Value> = a.into_iter().collect();
+            let s = tri!(check_string(lua, v.first(), 1)?);
+            mp_unpack_full(lua, &s, 0, 0)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack_one",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let offset = tri!(opt_integer(v.get(1), 2, 0)) as i32 as i64;
+            let s = tri!(check_string(lua, v.first(), 1)?);
+            mp_unpack_full(lua, &s, 1, offset)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack_limit",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let limit = tri!(check_integer(v.get(1), 2)) as i32 as i64;
+            let offset = tri!(opt_integer(v.get(2), 3, 0)) as i32 as i64;
+            let s = tri!(check_string(lua, v.first(), 1)?);
+            mp_unpack_full(lua, &s, limit, offset)
         })?,
     )?;
     t.raw_set("_NAME", "cmsgpack")?;
@@ -1148,4 +1253,78 @@ fn g14(d: f64) -> String {
         let decimals = (p as i32 - 1 - x).max(0) as usize;
         trim(&format!("{d:.decimals$}"))
     }
+}
+
+// ---- math.random ---------------------------------------------------------------------------
+
+/// rand.c's redisLrand48 state after `redisSrand48(seed)`.
+pub fn srand48_state(seed: i32) -> u64 {
+    let s = seed as u32 as u64;
+    ((s >> 16) << 32) | ((s & 0xffff) << 16) | 0x330E
+}
+
+/// redisLrand48: one step of the 48-bit LCG, the top 31 bits.
+fn lrand48(state: &std::sync::atomic::AtomicU64) -> i32 {
+    use std::sync::atomic::Ordering;
+    let x = state.load(Ordering::Relaxed);
+    let x = 0x5DEECE66Du64.wrapping_mul(x).wrapping_add(0xB) & ((1u64 << 48) - 1);
+    state.store(x, Ordering::Relaxed);
+    (x >> 17) as i32
+}
+
+/// luaL_checkint.
+fn check_int(v: Option<&Value>, i: usize) -> std::result::Result<i32, Out> {
+    check_integer(v, i).map(|n| n as i32)
+}
+
+fn with_rand<T>(lua: &Lua, f: impl FnOnce(&std::sync::atomic::AtomicU64) -> T) -> T {
+    match lua.app_data_ref::<super::RunCtx>() {
+        Some(rc) => f(&rc.shared.scripting.rand),
+        None => f(&std::sync::atomic::AtomicU64::new(srand48_state(0))),
+    }
+}
+
+/// Redis's redis_math_random / redis_math_randomseed, which replace Lua's own so scripts get
+/// the same sequence on every platform.
+pub fn math_random(lua: &Lua, mt: &Function, math: &Table) -> Result<()> {
+    math.raw_set(
+        "random",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let max = i32::MAX;
+            let r = with_rand(lua, |s| (lrand48(s) % max) as f64 / max as f64);
+            let x = match v.len() {
+                0 => r,
+                1 => {
+                    let u = tri!(check_int(v.first(), 1));
+                    if u < 1 {
+                        return Ok(Out::Arg(1, "interval is empty".into()));
+                    }
+                    (r * u as f64).floor() + 1.0
+                }
+                2 => {
+                    let l = tri!(check_int(v.first(), 1));
+                    let u = tri!(check_int(v.get(1), 2));
+                    if l > u {
+                        return Ok(Out::Arg(2, "interval is empty".into()));
+                    }
+                    (r * u.wrapping_sub(l).wrapping_add(1) as f64).floor() + l as f64
+                }
+                _ => return Ok(Out::Where("wrong number of arguments".into())),
+            };
+            Ok(Out::Ok(vec![num(x)]))
+        })?,
+    )?;
+    math.raw_set(
+        "randomseed",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let seed = tri!(check_int(v.first(), 1));
+            with_rand(lua, |s| {
+                s.store(srand48_state(seed), std::sync::atomic::Ordering::Relaxed)
+            });
+            Ok(Out::Ok(vec![]))
+        })?,
+    )?;
+    Ok(())
 }

@@ -50,6 +50,9 @@ pub struct Scripting {
     /// The running script called a write command: SCRIPT KILL must refuse.
     wrote: AtomicBool,
     memory_limit: AtomicUsize,
+    /// redisLrand48's state behind math.random: server-wide like Redis's static, so it
+    /// survives SCRIPT FLUSH and is not reseeded per script.
+    rand: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Scripting {
@@ -61,6 +64,7 @@ impl Default for Scripting {
             started: Mutex::new(None),
             wrote: AtomicBool::new(false),
             memory_limit: AtomicUsize::new(DEFAULT_MEMORY_LIMIT),
+            rand: std::sync::atomic::AtomicU64::new(0x1234_ABCD_330E),
         }
     }
 }
@@ -191,6 +195,8 @@ impl Engine {
         libs.raw_set("bit", libs::bit(&lua, &make_tramp)?)?;
         libs.raw_set("struct", libs::structlib(&lua, &make_tramp)?)?;
         libs.raw_set("cmsgpack", libs::cmsgpack(&lua, &make_tramp)?)?;
+        let math: Table = lua.globals().raw_get("math")?;
+        libs::math_random(&lua, &make_tramp, &math)?;
         let (setenv, run): (Function, Function) = lua
             .load(include_str!("prelude.lua"))
             .set_name("=resplock_prelude")
@@ -520,11 +526,13 @@ fn str_array(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
 // ---- the `redis` library -------------------------------------------------------------------
 
 /// Results of a library function for [`ffi::tramp`]: `Ok` values are returned, `Raise` is
-/// raised as is, `Where` is raised with the caller's position.
+/// raised as is, `Where` is raised with the caller's position (luaL_error), `Arg` is raised as
+/// luaL_argerror words it (`bad argument #N to 'name' (msg)`, the name taken from the call).
 pub(crate) enum Out {
     Ok(Vec<Value>),
     Raise(Value),
     Where(String),
+    Arg(i32, String),
 }
 
 pub(crate) fn lib_fn<F>(lua: &Lua, make_tramp: &Function, f: F) -> mlua::Result<Function>
@@ -544,6 +552,10 @@ where
             }
             Out::Where(msg) => {
                 v.push(Value::String(lua.create_string("where")?));
+                v.push(Value::String(lua.create_string(msg)?));
+            }
+            Out::Arg(n, msg) => {
+                v.push(Value::Integer(n as mlua::Integer));
                 v.push(Value::String(lua.create_string(msg)?));
             }
         }
