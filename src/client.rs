@@ -2,13 +2,11 @@
 //! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL).
 
 use crate::pubsub::{ClientSubs, PushQueue};
-use crate::reply::Reply;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub struct ClientInfo {
@@ -78,23 +76,17 @@ pub struct Client {
     pub authenticated: bool,
     /// Close the connection once the pending replies are written (QUIT, protocol errors).
     pub close_after_reply: bool,
-    /// Out-of-band messages (pub/sub deliveries) for this connection, written in order with
-    /// its replies.
-    pub push_tx: mpsc::UnboundedSender<Reply>,
-    /// The publishers' handle on `push_tx`, with the backlog accounting that enforces the
-    /// pubsub output-buffer limits.
+    /// Out-of-band frames (pub/sub deliveries, subscribe confirmations) for this connection,
+    /// written in order with its replies; its accounting enforces the pubsub output-buffer
+    /// limits.
     pub push: Arc<PushQueue>,
     /// Channels, patterns and shard channels this client subscribed to.
     pub pubsub: ClientSubs,
 }
 
 impl Client {
-    pub fn new(
-        info: Arc<ClientInfo>,
-        push_tx: mpsc::UnboundedSender<Reply>,
-        authenticated: bool,
-    ) -> Self {
-        let push = PushQueue::new(info.id, push_tx.clone(), info.kill.clone());
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Self {
+        let push = PushQueue::new(info.id, info.kill.clone());
         Client {
             id: info.id,
             info,
@@ -102,7 +94,6 @@ impl Client {
             resp: 2,
             authenticated,
             close_after_reply: false,
-            push_tx,
             push,
             pubsub: ClientSubs::default(),
         }
@@ -110,9 +101,9 @@ impl Client {
 
     /// A client with no connection (the Lua caller's stand-in, embedded use).
     pub fn detached(id: u64, db: usize, resp: u8) -> Self {
-        let (tx, _rx) = mpsc::unbounded_channel();
         let info = Arc::new(ClientInfo::new(id, String::new(), String::new()));
-        let push = PushQueue::new(id, tx.clone(), info.kill.clone());
+        let push = PushQueue::new(id, info.kill.clone());
+        push.set_resp(resp);
         Client {
             id,
             info,
@@ -120,7 +111,6 @@ impl Client {
             resp,
             authenticated: true,
             close_after_reply: false,
-            push_tx: tx,
             push,
             pubsub: ClientSubs::default(),
         }
@@ -138,8 +128,11 @@ impl Client {
         self.info.db.store(db, Ordering::Relaxed);
     }
 
+    /// Switch protocol: replies and pushes queued from now on use it (frames already queued
+    /// keep theirs, as in Redis, which encodes into the client's buffer at publish time).
     pub fn set_resp(&mut self, resp: u8) {
         self.resp = resp;
         self.info.resp.store(resp, Ordering::Relaxed);
+        self.push.set_resp(resp);
     }
 }

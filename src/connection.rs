@@ -1,21 +1,23 @@
 //! One task per client: read what arrived, run every complete request in order, write all
 //! replies with one write, and interleave out-of-band pushes (pub/sub) between batches.
 //!
-//! Pushes: publishers append frames to the client's unbounded queue (`Client::push`, which
-//! counts the bytes queued). Before each reply the queue is drained into the output, so a
-//! frame queued before a reply was produced (a message this client published to itself,
-//! subscribe confirmations) is written before it, as in Redis. While a script holds the gate
-//! exclusively the connection does not write queued pushes: Redis delivers what a script
-//! publishes when the script ends (or once the script runs past busy-reply-threshold), and
-//! since the script blocks every other command anyway, holding the queued frames until then
-//! is observably the same. A client closed for its output-buffer limit (`ClientInfo::kill`)
+//! Pushes: publishers append frames, already encoded, to the client's queue (`Client::push`,
+//! which counts the bytes queued and wakes this task only when it was empty). Before each
+//! reply the queue is drained into the output, so a frame queued before a reply was produced
+//! (a message this client published to itself, subscribe confirmations) is written before it,
+//! as in Redis. Frames keep the protocol the client spoke when they were queued (Redis encodes
+//! into the client's buffer at publish time), so a HELLO does not re-encode what is already
+//! queued. While a script holds the gate exclusively the connection does not write queued
+//! pushes: Redis delivers what a script publishes when the script ends (or once the script
+//! runs past busy-reply-threshold), and since the script blocks every other command anyway,
+//! holding the queued frames until then is observably the same. A client closed for its output-buffer limit (`ClientInfo::kill`)
 //! stops at once, even in the middle of a write to a peer that does not read.
 
 use crate::client::{Client, ClientInfo};
 use crate::cmd::{self, flags, Ctx};
 use crate::error::{self, RedisError};
 use crate::protocol::{encode, parse_request, ParseState};
-use crate::pubsub::{self, PushQueue};
+use crate::pubsub::{self, Taken};
 use crate::reply::Reply;
 use crate::shared::Shared;
 use bytes::{Bytes, BytesMut};
@@ -23,7 +25,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Push frames written per wakeup. Large, so a subscriber that reads catches up with several
@@ -44,9 +45,9 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
         .unwrap_or_default();
     let info = Arc::new(ClientInfo::new(id, addr, laddr));
     shared.clients.lock().insert(id, info.clone());
-    let (push_tx, mut push_rx) = mpsc::unbounded_channel();
-    let mut client = Client::new(info.clone(), push_tx, !shared.requires_pass());
+    let mut client = Client::new(info.clone(), !shared.requires_pass());
     let push = client.push.clone();
+    let mut taken = Taken::default();
     let (mut rd, mut wr) = stream.into_split();
     let mut inbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut out = BytesMut::with_capacity(READ_CHUNK);
@@ -63,19 +64,15 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { shared.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
-                process_input(&shared, &mut client, &mut push_rx, &mut inbuf, &mut parse_state, &mut out).await;
+                process_input(&shared, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
             }
-            Some(msg) = push_rx.recv() => {
+            _ = push.notified() => {
                 if held_by_script(&shared) && !script_done(&shared, &info).await {
                     break;
                 }
-                take_push(&push, &msg, client.resp, &mut out);
-                while out.len() < PUSH_BATCH_BYTES {
-                    match push_rx.try_recv() {
-                        Ok(msg) => take_push(&push, &msg, client.resp, &mut out),
-                        Err(_) => break,
-                    }
-                }
+                // Frames left over wake this task again at once.
+                push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), &mut taken);
+                taken.write_to(&mut out);
             }
         }
         if !out.is_empty() {
@@ -111,12 +108,6 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
     crate::server::client_gone(&shared, &client);
 }
 
-/// Encode one queued push frame and release its bytes from the client's backlog.
-fn take_push(push: &PushQueue, msg: &Reply, resp: u8, out: &mut BytesMut) {
-    push.taken(pubsub::frame_cost(msg));
-    encode(msg, resp, out);
-}
-
 /// True while a script holds the gate and has not yet run past busy-reply-threshold: Redis
 /// writes what a script published when it ends, or, once it is busy, from the event
 /// processing it does meanwhile.
@@ -143,7 +134,7 @@ async fn script_done(shared: &Shared, info: &ClientInfo) -> bool {
 async fn process_input(
     shared: &Arc<Shared>,
     client: &mut Client,
-    push_rx: &mut mpsc::UnboundedReceiver<Reply>,
+    taken: &mut Taken,
     inbuf: &mut BytesMut,
     state: &mut ParseState,
     out: &mut BytesMut,
@@ -154,14 +145,10 @@ async fn process_input(
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
                 let reply = execute(shared, client, args).await;
-                // Bounded by what was queued before the reply, so a stream of messages
-                // cannot hold the reply back.
-                let mut backlog = client.push.pending();
-                while backlog > 0 {
-                    let Ok(msg) = push_rx.try_recv() else { break };
-                    backlog = backlog.saturating_sub(pubsub::frame_cost(&msg));
-                    take_push(&client.push, &msg, client.resp, out);
-                }
+                // What is queued now, taken at once: a stream of messages cannot hold the
+                // reply back.
+                client.push.take(usize::MAX, taken);
+                taken.write_to(out);
                 if !pubsub::is_no_reply(&reply) {
                     encode(&reply, client.resp, out);
                 }

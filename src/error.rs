@@ -30,23 +30,31 @@ pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
 
-/// One Redis error reply: the text after `-`, e.g. `ERR syntax error`.
+/// One Redis error reply: the text after `-`, e.g. `ERR syntax error`. Bytes, not a string:
+/// Redis echoes a client's arguments in errors byte for byte, valid UTF-8 or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RedisError(pub Cow<'static, str>);
+pub struct RedisError(pub Cow<'static, [u8]>);
 
 impl RedisError {
     pub const fn new(text: &'static str) -> Self {
-        RedisError(Cow::Borrowed(text))
+        RedisError(Cow::Borrowed(text.as_bytes()))
     }
     pub fn owned(text: String) -> Self {
+        RedisError(Cow::Owned(text.into_bytes()))
+    }
+    pub fn from_bytes(text: Vec<u8>) -> Self {
         RedisError(Cow::Owned(text))
     }
-    pub fn text(&self) -> &str {
+    pub fn as_bytes(&self) -> &[u8] {
         &self.0
+    }
+    /// The text for logs and messages (invalid UTF-8 shown as U+FFFD).
+    pub fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
     }
     pub fn into_bytes(self) -> Bytes {
         match self.0 {
-            Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+            Cow::Borrowed(s) => Bytes::from_static(s),
             Cow::Owned(s) => Bytes::from(s),
         }
     }
@@ -54,7 +62,7 @@ impl RedisError {
 
 impl fmt::Display for RedisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text())
     }
 }
 
@@ -64,16 +72,37 @@ impl From<&'static str> for RedisError {
     }
 }
 
-/// Redis replaces CR and LF in error texts by spaces (addReplyErrorFormat).
-fn sanitize(s: &str) -> String {
-    s.replace(['\r', '\n'], " ")
+/// Redis's addReplyErrorFormat: CR and LF are trimmed from both ends, and any left inside
+/// become spaces, so a client's argument can never break the reply line.
+fn sanitize(mut v: Vec<u8>) -> RedisError {
+    let start = v
+        .iter()
+        .position(|b| !matches!(b, b'\r' | b'\n'))
+        .unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|b| !matches!(b, b'\r' | b'\n'))
+        .map_or(start, |p| p + 1);
+    v.truncate(end);
+    v.drain(..start);
+    for b in v.iter_mut() {
+        if matches!(*b, b'\r' | b'\n') {
+            *b = b' ';
+        }
+    }
+    RedisError::from_bytes(v)
+}
+
+/// Concatenate the pieces of an error text.
+fn join(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
 }
 
 /// `ERR wrong number of arguments for 'get' command`; `fullname` is `get` or `client|setname`.
 pub fn wrong_arity(fullname: &str) -> RedisError {
-    RedisError::owned(sanitize(&format!(
+    RedisError::owned(format!(
         "ERR wrong number of arguments for '{fullname}' command"
-    )))
+    ))
 }
 
 /// C's `%s` stops at a NUL byte; Redis formats arguments with it.
@@ -83,43 +112,46 @@ fn until_nul(b: &[u8]) -> &[u8] {
 
 /// Redis formats the first arguments of an unknown command, each quoted and followed by a space,
 /// stopping once the list reaches 128 bytes; names and arguments are cut at 128 bytes.
-fn args_beginning(args: &[Bytes]) -> String {
-    let mut out = String::new();
+fn args_beginning(args: &[Bytes]) -> Vec<u8> {
+    let mut out = Vec::new();
     for a in args {
         if out.len() >= 128 {
             break;
         }
         let room = 128 - out.len();
         let a = until_nul(a);
-        let s = String::from_utf8_lossy(&a[..a.len().min(room)]);
-        out.push('\'');
-        out.push_str(&s);
-        out.push_str("' ");
+        out.push(b'\'');
+        out.extend_from_slice(&a[..a.len().min(room)]);
+        out.extend_from_slice(b"' ");
     }
     out
 }
 
-fn cut128(b: &[u8]) -> String {
+/// `%.128s`
+fn cut128(b: &[u8]) -> &[u8] {
     let b = until_nul(b);
-    String::from_utf8_lossy(&b[..b.len().min(128)]).into_owned()
+    &b[..b.len().min(128)]
 }
 
 /// `ERR unknown command 'foo', with args beginning with: 'a' 'b' `
 pub fn unknown_command(name: &[u8], args: &[Bytes]) -> RedisError {
-    RedisError::owned(sanitize(&format!(
-        "ERR unknown command '{}', with args beginning with: {}",
+    sanitize(join(&[
+        b"ERR unknown command '",
         cut128(name),
-        args_beginning(args)
-    )))
+        b"', with args beginning with: ",
+        &args_beginning(args),
+    ]))
 }
 
 /// `ERR unknown subcommand 'x'. Try CLIENT HELP.`
 pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> RedisError {
-    RedisError::owned(sanitize(&format!(
-        "ERR unknown subcommand '{}'. Try {} HELP.",
+    sanitize(join(&[
+        b"ERR unknown subcommand '",
         cut128(sub),
-        cmd.to_ascii_uppercase()
-    )))
+        b"'. Try ",
+        cmd.to_ascii_uppercase().as_bytes(),
+        b" HELP.",
+    ]))
 }
 
 /// `ERR invalid expire time in 'set' command`
@@ -129,7 +161,7 @@ pub fn invalid_expire(cmd: &str) -> RedisError {
 
 /// Any error text built at run time (already carrying its code).
 pub fn err(text: impl Into<String>) -> RedisError {
-    RedisError::owned(sanitize(&text.into()))
+    sanitize(text.into().into_bytes())
 }
 
 pub const EXPIRE_NX_CONFLICT: &str =
@@ -141,11 +173,7 @@ pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
 /// `ERR Unsupported option x` (EXPIRE's flags); Redis prints the option with %s, so it stops
 /// at a NUL byte.
 pub fn unsupported_option(opt: &[u8]) -> RedisError {
-    let end = opt.iter().position(|&b| b == 0).unwrap_or(opt.len());
-    err(format!(
-        "ERR Unsupported option {}",
-        String::from_utf8_lossy(&opt[..end])
-    ))
+    sanitize(join(&[b"ERR Unsupported option ", until_nul(opt)]))
 }
 
 // Hashes, connection and server commands.
@@ -164,11 +192,13 @@ pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
 /// `ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.`
 /// (Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.)
 pub fn subcommand_syntax(sub: &[u8], cmd: &[u8]) -> RedisError {
-    RedisError::owned(sanitize(&format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+    sanitize(join(&[
+        b"ERR unknown subcommand or wrong number of arguments for '",
         cut128(sub),
-        String::from_utf8_lossy(cmd).to_ascii_uppercase()
-    )))
+        b"'. Try ",
+        &cmd.to_ascii_uppercase(),
+        b" HELP.",
+    ]))
 }
 
 /// `ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are
@@ -194,3 +224,24 @@ pub const SCRIPT_BINARY_CHUNK: &str =
 pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_bytes_are_echoed_exactly_with_line_breaks_trimmed_then_mapped() {
+        assert_eq!(
+            unsupported_option(b"\r\n").as_bytes(),
+            b"ERR Unsupported option "
+        );
+        assert_eq!(
+            unsupported_option(b"\r\nfoo").as_bytes(),
+            b"ERR Unsupported option   foo"
+        );
+        assert_eq!(
+            unknown_command(b"\xff", &[Bytes::from_static(b"a")]).as_bytes(),
+            b"ERR unknown command '\xff', with args beginning with: 'a' "
+        );
+    }
+}

@@ -1,8 +1,8 @@
 //! The pub/sub registry: channels, patterns and shard channels -> the subscribers' push queues.
 //!
-//! Publishing never blocks and never waits for a subscriber: a message is appended to each
-//! subscriber's unbounded queue (drained by its connection task) and the bytes queued but not
-//! yet written are counted per subscriber. A subscriber whose backlog passes Redis's pubsub
+//! Publishing never blocks and never waits for a subscriber: a message is encoded once per
+//! protocol in use and appended to each subscriber's queue (drained by its connection task);
+//! the bytes queued but not yet written are counted per subscriber. A subscriber whose backlog passes Redis's pubsub
 //! output-buffer limits (hard 32 MB, or soft 8 MB for 60 s by default) is closed, as Redis
 //! does, so a vanished or slow reader costs at most its limit in memory.
 //!
@@ -13,16 +13,17 @@
 
 use crate::client::Client;
 use crate::glob::Glob;
+use crate::protocol::encode;
 use crate::reply::Reply;
 use crate::shared::Shared;
 use ahash::RandomState;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use indexmap::{IndexMap, IndexSet};
-use parking_lot::RwLock;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// Redis's default `client-output-buffer-limit`.
@@ -97,60 +98,80 @@ pub fn parse_pubsub_limits(s: &str) -> Limits {
     }
 }
 
-/// The exact RESP2 size of a frame (RESP3 push frames have the same size): what the
-/// subscriber's connection will have to write, counted against its output-buffer limit.
-pub fn frame_cost(r: &Reply) -> usize {
-    fn digits(n: usize) -> usize {
-        let mut d = 1;
-        let mut n = n / 10;
-        while n > 0 {
-            d += 1;
-            n /= 10;
+/// Frames at most this long are copied into the subscriber's queue (as Redis copies them into
+/// its reply buffer): a memcpy of a few hundred bytes is cheaper than a reference count shared
+/// by every subscriber's thread. Longer frames are queued as shared `Bytes`.
+const COPY_MAX: usize = 1024;
+/// Capacity of a queue chunk that small frames are copied into.
+const CHUNK_BYTES: usize = 4096;
+
+/// Queued output: small frames packed into chunks, large frames shared with every subscriber.
+enum Chunk {
+    Copied(BytesMut),
+    Shared(Bytes),
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Chunk::Copied(b) => b,
+            Chunk::Shared(b) => b,
         }
-        d
-    }
-    match r {
-        Reply::Bulk(b) | Reply::Verbatim(b) | Reply::BigNumber(b) => {
-            1 + digits(b.len()) + 2 + b.len() + 2
-        }
-        Reply::Simple(s) | Reply::Error(s) => 1 + s.len() + 2,
-        Reply::Int(n) => 1 + digits(n.unsigned_abs() as usize) + (*n < 0) as usize + 2,
-        Reply::Nil | Reply::NilArray => 5,
-        Reply::Array(v) | Reply::Push(v) | Reply::Set(v) => {
-            1 + digits(v.len()) + 2 + v.iter().map(frame_cost).sum::<usize>()
-        }
-        Reply::Map(v) => {
-            1 + digits(v.len() * 2)
-                + 2
-                + v.iter()
-                    .map(|(k, x)| frame_cost(k) + frame_cost(x))
-                    .sum::<usize>()
-        }
-        Reply::Double(_) | Reply::Bool(_) => 32,
     }
 }
 
-/// One client's outgoing queue for out-of-band frames, shared by the publishers (who append)
-/// and the client's connection (which drains and writes).
+/// Pushes taken off a [`PushQueue`] by its connection, to be written in order.
+#[derive(Default)]
+pub struct Taken(Vec<Chunk>);
+
+impl Taken {
+    /// Append the taken frames to `out` and forget them.
+    pub fn write_to(&mut self, out: &mut BytesMut) {
+        for c in self.0.drain(..) {
+            out.extend_from_slice(c.bytes());
+        }
+        // A drained burst must not pin its chunk list.
+        if self.0.capacity() > 1024 {
+            self.0 = Vec::new();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Backlog {
+    chunks: VecDeque<Chunk>,
+    /// Bytes queued and not yet taken by the connection for writing.
+    bytes: usize,
+    /// When the backlog first went over the soft limit (clock ms), 0 while under it.
+    soft_since_ms: i64,
+}
+
+/// One client's outgoing queue for out-of-band frames, already encoded in the protocol the
+/// client spoke when each was queued (as Redis encodes into the client's buffer at publish
+/// time). Publishers append under a short lock; the connection takes whole batches and is
+/// woken only when the queue goes from empty to non-empty.
 pub struct PushQueue {
     pub id: u64,
-    tx: mpsc::UnboundedSender<Reply>,
-    /// Bytes queued and not yet taken by the connection for writing.
-    pending: AtomicUsize,
-    /// When the backlog first went over the soft limit (clock ms), 0 while under it.
-    soft_since_ms: AtomicI64,
+    backlog: Mutex<Backlog>,
+    /// Whether `backlog` holds frames (written under its lock): lets the connection skip the
+    /// lock after every reply when nothing is queued.
+    nonempty: AtomicBool,
+    wake: Notify,
+    /// The client's protocol (2 or 3), read by publishers to pick the encoding.
+    resp: AtomicU8,
     /// Set once the client is being closed for its backlog: nothing more is queued.
     closing: AtomicBool,
     kill: CancellationToken,
 }
 
 impl PushQueue {
-    pub fn new(id: u64, tx: mpsc::UnboundedSender<Reply>, kill: CancellationToken) -> Arc<Self> {
+    pub fn new(id: u64, kill: CancellationToken) -> Arc<Self> {
         Arc::new(PushQueue {
             id,
-            tx,
-            pending: AtomicUsize::new(0),
-            soft_since_ms: AtomicI64::new(0),
+            backlog: Mutex::new(Backlog::default()),
+            nonempty: AtomicBool::new(false),
+            wake: Notify::new(),
+            resp: AtomicU8::new(2),
             closing: AtomicBool::new(false),
             kill,
         })
@@ -158,70 +179,109 @@ impl PushQueue {
 
     /// Bytes queued for this client and not yet taken for writing.
     pub fn pending(&self) -> usize {
-        self.pending.load(Ordering::Acquire)
+        self.backlog.lock().bytes
     }
 
     pub fn is_closing(&self) -> bool {
         self.closing.load(Ordering::Relaxed)
     }
 
-    /// The connection took a frame of `cost` bytes off the queue.
-    pub fn taken(&self, cost: usize) {
-        // Saturating: a frame sent on the raw `push_tx` was never counted.
-        let _ = self
-            .pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
-                Some(p.saturating_sub(cost))
-            });
+    /// The protocol later frames are encoded in (HELLO, RESET).
+    pub fn set_resp(&self, resp: u8) {
+        self.resp.store(resp, Ordering::Relaxed);
     }
 
-    /// Queue a reply frame of the client's own command (subscribe confirmations): ordered
-    /// with the messages, never limited.
+    pub fn resp(&self) -> u8 {
+        self.resp.load(Ordering::Relaxed)
+    }
+
+    /// Resolves once frames may be waiting (possibly spuriously: `take` may find none).
+    pub async fn notified(&self) {
+        self.wake.notified().await
+    }
+
+    /// Take queued frames, in order, until at least `max_bytes` are taken (at least one
+    /// frame) or the queue is empty. Releases them from the backlog. Returns true if frames
+    /// remain; the next [`notified`](Self::notified) then resolves at once.
+    pub fn take(&self, max_bytes: usize, into: &mut Taken) -> bool {
+        if !self.nonempty.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut b = self.backlog.lock();
+        let mut n = 0;
+        while n < max_bytes {
+            let Some(c) = b.chunks.pop_front() else { break };
+            n += c.bytes().len();
+            into.0.push(c);
+        }
+        b.bytes = b.bytes.saturating_sub(n);
+        let more = !b.chunks.is_empty();
+        if !more {
+            self.nonempty.store(false, Ordering::Release);
+        }
+        drop(b);
+        if more {
+            self.wake.notify_one();
+        }
+        more
+    }
+
+    /// Append a frame; the caller holds the lock. Returns true when the queue was empty (the
+    /// connection must be woken).
+    fn append(&self, b: &mut Backlog, frame: &Bytes) -> bool {
+        let was_empty = b.chunks.is_empty();
+        if was_empty {
+            self.nonempty.store(true, Ordering::Release);
+        }
+        b.bytes += frame.len();
+        if frame.len() <= COPY_MAX {
+            if let Some(Chunk::Copied(c)) = b.chunks.back_mut() {
+                if c.capacity() - c.len() >= frame.len() {
+                    c.extend_from_slice(frame);
+                    return was_empty;
+                }
+            }
+            let mut c = BytesMut::with_capacity(CHUNK_BYTES);
+            c.extend_from_slice(frame);
+            b.chunks.push_back(Chunk::Copied(c));
+        } else {
+            b.chunks.push_back(Chunk::Shared(frame.clone()));
+        }
+        was_empty
+    }
+
+    /// Queue a reply frame of the client's own command (subscribe confirmations), encoded in
+    /// the client's current protocol: ordered with the messages, never limited.
     pub fn push_own(&self, frame: Reply) {
-        let cost = frame_cost(&frame);
-        self.pending.fetch_add(cost, Ordering::AcqRel);
-        if self.tx.send(frame).is_err() {
-            self.pending.fetch_sub(cost, Ordering::AcqRel);
+        let mut buf = BytesMut::new();
+        encode(&frame, self.resp(), &mut buf);
+        let frame = buf.freeze();
+        let wake = self.append(&mut self.backlog.lock(), &frame);
+        if wake {
+            self.wake.notify_one();
         }
     }
 
-    /// Queue a message without ever blocking. Returns false (and queues nothing) when the
-    /// client is closed or is now closed because its backlog passed the limits, as Redis's
-    /// checkClientOutputBufferLimits does on every append.
-    pub fn deliver(&self, frame: Reply, cost: usize, limits: Limits, now_ms: i64) -> bool {
+    /// Queue an encoded message without ever blocking. Returns false (and queues nothing)
+    /// when the client is closed or is now closed because its backlog passed the limits, as
+    /// Redis's checkClientOutputBufferLimits does on every append.
+    pub fn deliver(&self, frame: &Bytes, limits: Limits, now_ms: i64) -> bool {
         if self.is_closing() {
             return false;
         }
-        let used = self.pending.fetch_add(cost, Ordering::AcqRel) + cost;
-        if self.over_limit(used, limits, now_ms) {
-            self.pending.fetch_sub(cost, Ordering::AcqRel);
+        let mut b = self.backlog.lock();
+        let used = b.bytes + frame.len();
+        if over_limit(&mut b, used, limits, now_ms) {
+            drop(b);
             self.close();
             return false;
         }
-        if self.tx.send(frame).is_err() {
-            self.pending.fetch_sub(cost, Ordering::AcqRel);
-            return false;
+        let wake = self.append(&mut b, frame);
+        drop(b);
+        if wake {
+            self.wake.notify_one();
         }
         true
-    }
-
-    fn over_limit(&self, used: usize, l: Limits, now_ms: i64) -> bool {
-        if l.hard_bytes > 0 && used >= l.hard_bytes {
-            return true;
-        }
-        if l.soft_bytes > 0 && used >= l.soft_bytes {
-            let since = self.soft_since_ms.load(Ordering::Relaxed);
-            if since == 0 {
-                self.soft_since_ms.store(now_ms.max(1), Ordering::Relaxed);
-                return false;
-            }
-            // Redis counts whole seconds and closes once more than soft_seconds elapsed.
-            return (now_ms - since) / 1000 > l.soft_seconds;
-        }
-        if self.soft_since_ms.load(Ordering::Relaxed) != 0 {
-            self.soft_since_ms.store(0, Ordering::Relaxed);
-        }
-        false
     }
 
     /// Close the client asynchronously (Redis's freeClientAsync): its connection stops at once,
@@ -234,6 +294,96 @@ impl PushQueue {
             );
             self.kill.cancel();
         }
+    }
+}
+
+fn over_limit(b: &mut Backlog, used: usize, l: Limits, now_ms: i64) -> bool {
+    if l.hard_bytes > 0 && used >= l.hard_bytes {
+        return true;
+    }
+    if l.soft_bytes > 0 && used >= l.soft_bytes {
+        if b.soft_since_ms == 0 {
+            b.soft_since_ms = now_ms.max(1);
+            return false;
+        }
+        // Redis counts whole seconds and closes once more than soft_seconds elapsed.
+        return (now_ms - b.soft_since_ms) / 1000 > l.soft_seconds;
+    }
+    b.soft_since_ms = 0;
+    false
+}
+
+/// One published message, encoded lazily: once in RESP2 on first need, and in RESP3 (the
+/// same bytes with a push header) on first need, then shared by every subscriber.
+struct Message<'a> {
+    kind: &'static [u8],
+    pattern: Option<&'a [u8]>,
+    channel: &'a [u8],
+    body: &'a [u8],
+    resp2: Option<Bytes>,
+    resp3: Option<Bytes>,
+}
+
+impl<'a> Message<'a> {
+    fn new(
+        kind: &'static [u8],
+        pattern: Option<&'a [u8]>,
+        channel: &'a [u8],
+        body: &'a [u8],
+    ) -> Self {
+        Message {
+            kind,
+            pattern,
+            channel,
+            body,
+            resp2: None,
+            resp3: None,
+        }
+    }
+
+    fn encoded(&mut self, resp: u8) -> &Bytes {
+        let r2 = self.resp2.get_or_insert_with(|| {
+            let parts: &[&[u8]] = match self.pattern {
+                Some(p) => &[self.kind, p, self.channel, self.body],
+                None => &[self.kind, self.channel, self.body],
+            };
+            let len = 4 + parts.iter().map(|p| p.len() + 24).sum::<usize>();
+            let mut out = BytesMut::with_capacity(len);
+            let mut n = itoa::Buffer::new();
+            out.extend_from_slice(b"*");
+            out.extend_from_slice(n.format(parts.len()).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            for p in parts {
+                out.extend_from_slice(b"$");
+                out.extend_from_slice(n.format(p.len()).as_bytes());
+                out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(p);
+                out.extend_from_slice(b"\r\n");
+            }
+            out.freeze()
+        });
+        if resp < 3 {
+            return r2;
+        }
+        let r2 = r2.clone();
+        self.resp3.get_or_insert_with(|| {
+            let mut out = BytesMut::from(&r2[..]);
+            out[0] = b'>';
+            out.freeze()
+        })
+    }
+
+    /// Queue this message for every subscriber in `subs` that is not being closed; returns
+    /// how many there were (Redis counts a receiver even if this append closes it).
+    fn deliver(&mut self, subs: &Subscribers, limits: Limits, now_ms: i64) -> usize {
+        let mut receivers = 0;
+        for q in subs.values() {
+            if !q.is_closing() {
+                q.deliver(self.encoded(q.resp()), limits, now_ms);
+                receivers += 1;
+            }
+        }
+        receivers
     }
 }
 
@@ -378,55 +528,24 @@ impl PubSub {
 
     /// Deliver `msg` to the subscribers of `channel` and of every matching pattern; returns
     /// the number of receivers as Redis counts them (one per channel subscriber plus one per
-    /// matching (pattern, client) subscription).
+    /// matching (pattern, client) subscription). Each frame is encoded once per protocol in
+    /// use and copied into (or shared with) each subscriber's queue, so a backlog never pins
+    /// request buffers.
     pub fn publish(&self, channel: &[u8], msg: &[u8], limits: Limits, now_ms: i64) -> usize {
         let mut receivers = 0;
-        // Copied once and shared by every subscriber, so a backlog never pins request buffers.
-        let mut owned: Option<(Bytes, Bytes)> = None;
-        let mut own = || {
-            owned
-                .get_or_insert_with(|| {
-                    (Bytes::copy_from_slice(channel), Bytes::copy_from_slice(msg))
-                })
-                .clone()
-        };
         {
             let m = self.map(Kind::Channel, channel).read();
             if let Some(subs) = m.get(channel) {
-                let (ch, body) = own();
-                let frame = Reply::Push(vec![
-                    Reply::bulk_static("message"),
-                    Reply::Bulk(ch),
-                    Reply::Bulk(body),
-                ]);
-                let cost = frame_cost(&frame);
-                for q in subs.values() {
-                    if !q.is_closing() {
-                        q.deliver(frame.clone(), cost, limits, now_ms);
-                        receivers += 1;
-                    }
-                }
+                receivers +=
+                    Message::new(b"message", None, channel, msg).deliver(subs, limits, now_ms);
             }
         }
         if self.npatterns.load(Ordering::Acquire) > 0 {
             let m = self.patterns.read();
             for (pat, p) in m.iter() {
-                if !p.glob.matches(channel) {
-                    continue;
-                }
-                let (ch, body) = own();
-                let frame = Reply::Push(vec![
-                    Reply::bulk_static("pmessage"),
-                    Reply::Bulk(pat.clone()),
-                    Reply::Bulk(ch),
-                    Reply::Bulk(body),
-                ]);
-                let cost = frame_cost(&frame);
-                for q in p.subs.values() {
-                    if !q.is_closing() {
-                        q.deliver(frame.clone(), cost, limits, now_ms);
-                        receivers += 1;
-                    }
+                if p.glob.matches(channel) {
+                    receivers += Message::new(b"pmessage", Some(pat), channel, msg)
+                        .deliver(&p.subs, limits, now_ms);
                 }
             }
         }
@@ -439,20 +558,7 @@ impl PubSub {
         let Some(subs) = m.get(channel) else {
             return 0;
         };
-        let frame = Reply::Push(vec![
-            Reply::bulk_static("smessage"),
-            Reply::bulk_copy(channel),
-            Reply::bulk_copy(msg),
-        ]);
-        let cost = frame_cost(&frame);
-        let mut receivers = 0;
-        for q in subs.values() {
-            if !q.is_closing() {
-                q.deliver(frame.clone(), cost, limits, now_ms);
-                receivers += 1;
-            }
-        }
-        receivers
+        Message::new(b"smessage", None, channel, msg).deliver(subs, limits, now_ms)
     }
 
     /// Active channels (with at least one subscriber) matching `pattern`, if given.

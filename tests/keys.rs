@@ -825,3 +825,13 @@ async fn keyspace_events_match_redis() {
     assert_eq!(pmessages(&mut sub).await, expected);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn expiretime_of_the_largest_pexpireat_rounds_like_redis() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "SET", "k", "v"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "PEXPIREAT", "k", "9223372036854775807"), b":1\r\n");
+    assert_eq!(cmd!(c, "EXPIRETIME", "k"), b":9223372036854776\r\n");
+    assert_eq!(cmd!(c, "PEXPIRETIME", "k"), b":9223372036854775807\r\n");
+}

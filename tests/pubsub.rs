@@ -803,7 +803,10 @@ async fn keyspace_events_respect_the_configured_classes() {
         b"*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$22\r\n__keyevent@0__:expired\r\n$1\r\nk\r\n"
     );
     // Off: nothing at all.
-    assert_eq!(cmd!(c, "CONFIG", "SET", "notify-keyspace-events", ""), b"+OK\r\n");
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "notify-keyspace-events", ""),
+        b"+OK\r\n"
+    );
     assert_eq!(cmd!(c, "SET", "k", "v", "PX", "10"), b"+OK\r\n");
     assert_eq!(cmd!(c, "DEL", "k"), b":1\r\n");
     quiet(&mut sub).await;
@@ -910,7 +913,10 @@ async fn lazy_expiry_reports_expired_before_the_commands_own_keymiss() {
     let s = server().await;
     let mut a = Raw::connect(&s).await;
     let mut sub = Raw::connect(&s).await;
-    assert_eq!(cmd!(a, "CONFIG", "SET", "notify-keyspace-events", "KEAm"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(a, "CONFIG", "SET", "notify-keyspace-events", "KEAm"),
+        b"+OK\r\n"
+    );
     assert_eq!(
         cmd!(sub, "PSUBSCRIBE", "__keyevent@0__:*"),
         b"*3\r\n$10\r\npsubscribe\r\n$16\r\n__keyevent@0__:*\r\n:1\r\n"
@@ -930,4 +936,93 @@ async fn lazy_expiry_reports_expired_before_the_commands_own_keymiss() {
     assert_eq!(sub.reply().await, ev("expire"));
     assert_eq!(sub.reply().await, ev("expired"));
     assert_eq!(sub.reply().await, ev("keymiss"));
+}
+
+/// Redis encodes a message into the subscriber's buffer when it is published, so a HELLO that
+/// switches protocol leaves frames already queued in the old one (recorded from redis 7.0.15:
+/// a RESP3 subscriber whose HELLO 2 waits for a script that published gets `>3` first).
+#[tokio::test]
+async fn frames_queued_before_hello_keep_the_protocol_they_were_published_in() {
+    let _heavy = HEAVY.lock().await;
+    let s = server().await;
+    let mut sub = Raw::connect(&s).await;
+    let mut publ = Raw::connect(&s).await;
+    assert_eq!(cmd!(sub, "HELLO", "3")[0], b'%');
+    assert_eq!(
+        cmd!(sub, "SUBSCRIBE", "ch"),
+        b">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+    );
+    publ.send(&resp_cmd(&[
+        b"EVAL",
+        b"redis.call('publish','ch','m1') local t=redis.call('time') \
+          local s=t[1]*1000000+t[2] while true do local u=redis.call('time') \
+          if (u[1]*1000000+u[2])-s > 300000 then break end end return 1",
+        b"0",
+    ]))
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    sub.send(&resp_cmd(&[b"HELLO", b"2"])).await;
+    assert_eq!(
+        sub.reply().await,
+        b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nm1\r\n"
+    );
+    assert!(sub.reply().await.starts_with(b"*14\r\n$6\r\nserver\r\n"));
+    assert_eq!(publ.reply().await, b":1\r\n");
+    assert_eq!(cmd!(publ, "PUBLISH", "ch", "m2"), b":1\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nm2\r\n"
+    );
+    // Later frames follow the new protocol, pattern messages included.
+    assert_eq!(
+        cmd!(sub, "PSUBSCRIBE", "c*"),
+        b"*3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:2\r\n"
+    );
+    assert_eq!(cmd!(publ, "PUBLISH", "ch", "m3"), b":2\r\n");
+    assert_eq!(
+        sub.reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nm3\r\n"
+    );
+    assert_eq!(
+        sub.reply().await,
+        b"*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$2\r\nm3\r\n"
+    );
+    quiet(&mut sub).await;
+    s.shutdown().await;
+}
+
+/// Each message is encoded once per protocol and shared: subscribers speaking RESP2 and RESP3
+/// on the same channel each get their own framing, large and small messages in publish order.
+#[tokio::test]
+async fn mixed_protocol_subscribers_get_large_and_small_messages_in_order() {
+    let s = server().await;
+    let mut r2 = Raw::connect(&s).await;
+    let mut r3 = Raw::connect(&s).await;
+    let mut publ = Raw::connect(&s).await;
+    assert_eq!(cmd!(r3, "HELLO", "3")[0], b'%');
+    cmd!(r2, "SUBSCRIBE", "ch");
+    cmd!(r3, "SUBSCRIBE", "ch");
+    let bodies: Vec<Vec<u8>> = [10usize, 5000, 3, 100_000, 1023, 1024, 7]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| vec![b'a' + i as u8; n])
+        .collect();
+    let mut pipeline = Vec::new();
+    for b in &bodies {
+        pipeline.extend(resp_cmd(&[b"PUBLISH", b"ch", b]));
+    }
+    publ.send(&pipeline).await;
+    for _ in &bodies {
+        assert_eq!(publ.reply().await, b":2\r\n");
+    }
+    for b in &bodies {
+        let mut tail = format!("$7\r\nmessage\r\n$2\r\nch\r\n${}\r\n", b.len()).into_bytes();
+        tail.extend_from_slice(b);
+        tail.extend_from_slice(b"\r\n");
+        assert_eq!(r2.reply().await, [&b"*3\r\n"[..], &tail].concat());
+        assert_eq!(r3.reply().await, [&b">3\r\n"[..], &tail].concat());
+    }
+    quiet(&mut r2).await;
+    quiet(&mut r3).await;
+    s.shutdown().await;
 }

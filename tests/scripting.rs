@@ -644,11 +644,16 @@ async fn memory_hungry_script_gets_an_error_and_server_keeps_serving() {
         "local s = 'x' while true do s = s .. s end",
         "local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep('y', 100) .. i end",
     ] {
-        let rep = tokio::time::timeout(Duration::from_secs(60), async {
-            cmd!(r, "EVAL", script, "0")
-        })
-        .await
-        .expect("script ends");
+        // A debug build on a loaded machine may need more than cmd!'s 5 s to hit the limit.
+        let req = format!(
+            "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+            script.len()
+        );
+        r.send(req.as_bytes()).await;
+        let rep = r
+            .try_reply(Duration::from_secs(60))
+            .await
+            .expect("script ends");
         let text = String::from_utf8_lossy(&rep).to_string();
         assert!(
             text.starts_with("-ERR ") && text.contains("not enough memory"),
@@ -679,5 +684,97 @@ async fn script_time_and_select_stay_inside_the_script() {
     assert_eq!(
         cmd!(r, "EVAL", "redis.call('set','e','v','PX','1') local i = 0 while i < 2000000 do i = i + 1 end return redis.call('get','e')", "0"),
         b"$1\r\nv\r\n"
+    );
+}
+
+/// Library errors use luaL_argerror's wording (the function named as the caller called it),
+/// struct's integral sizes go up to 32 bytes, cmsgpack has unpack_one/unpack_limit, and
+/// math.random is Redis's lrand48-based one; every reply recorded from redis-server 7.0.15.
+#[tokio::test]
+async fn library_argument_errors_struct_sizes_msgpack_streaming_and_random() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let cases: &[(&str, &[u8])] = &[
+        ("return struct.pack('q', 1)", b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'q') script: 49599a2466f241bd45a2bd4f631df3a1a1ec9790, on @user_script:1.\r\n"),
+        ("return struct.pack('i17', 1)", b"$17\r\n\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\r\n"),
+        ("return struct.pack('>i17', -2)", b"$17\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xfe\r\n"),
+        ("return {struct.unpack('>i17', struct.pack('>i17', -300))}", b"*2\r\n:-44\r\n:18\r\n"),
+        ("return {struct.unpack('i9', string.rep('\\255',9))}", b"*2\r\n:-1\r\n:10\r\n"),
+        ("return struct.pack('i33', 1)", b"-ERR user_script:1: integral size 33 is larger than limit of 32 script: 0a76c071d82805e752befa6958961c98c39f358f, on @user_script:1.\r\n"),
+        ("return struct.pack('!4bi', 1, 2)", b"$8\r\n\x01\x00\x00\x00\x02\x00\x00\x00\r\n"),
+        ("return struct.size('!4bi')", b":8\r\n"),
+        ("return struct.size('s')", b"-ERR user_script:1: bad argument #1 to 'size' (option 's' has no fixed size) script: a2a0525826ab7939ccd3f54427a862205642f28f, on @user_script:1.\r\n"),
+        ("return struct.pack('c3', 'ab')", b"-ERR user_script:1: bad argument #3 to 'pack' (string too short) script: 01dc5ae2857747fc1262e064540dfbc33d3ccf21, on @user_script:1.\r\n"),
+        ("return {struct.unpack('bc0', '\\2abc')}", b"*2\r\n$2\r\nab\r\n:4\r\n"),
+        ("return struct.unpack('i', 'abcd', 0)", b"-ERR user_script:1: bad argument #3 to 'unpack' (offset must be 1 or greater) script: 136d17dc2e5c23430c74865741f12a14ece019d4, on @user_script:1.\r\n"),
+        ("local p = struct.pack return p('q')", b"-ERR user_script:1: bad argument #1 to 'p' (invalid format option 'q') script: 380eb44a226b5ef2cc4eb1d0ed4e5224879f23e5, on @user_script:1.\r\n"),
+        ("return {cmsgpack.unpack_one(cmsgpack.pack(7, 8))}", b"*2\r\n:1\r\n:7\r\n"),
+        ("return {cmsgpack.unpack_one(cmsgpack.pack(7, 8), 1)}", b"*2\r\n:-1\r\n:8\r\n"),
+        ("return {cmsgpack.unpack_one(cmsgpack.pack(7, 8), 3)}", b"-ERR user_script:1: Start offset 3 greater than input length 2. script: 0cb4ae459b9c18b72ccb93528d0a67e3f2113822, on @user_script:1.\r\n"),
+        ("return {cmsgpack.unpack_limit(cmsgpack.pack(7, 8, 9), 2)}", b"*3\r\n:2\r\n:7\r\n:8\r\n"),
+        ("return {cmsgpack.unpack_limit(cmsgpack.pack(7, 8, 9), 0)}", b"*3\r\n:7\r\n:8\r\n:9\r\n"),
+        ("return {cmsgpack.unpack_limit(cmsgpack.pack(7, 8, 9), -1)}", b"-ERR user_script:1: Invalid request to unpack with offset of 0 and limit of 3. script: 97995c3561d4c548f689fb5245c0f60a2890b735, on @user_script:1.\r\n"),
+        ("return {cmsgpack.unpack('\\193')}", b"-ERR user_script:1: Bad data format in input. script: 4370c4369e4c339c56b8ad64adc652c10d7953b5, on @user_script:1.\r\n"),
+        ("return {cmsgpack.unpack('\\129\\192\\1')}", b"-ERR table index is nil script: b57640c96e3674704b8e4c9127630b3cf5524843, on @user_script:1.\r\n"),
+        ("return cmsgpack.pack()", b"-ERR user_script:1: bad argument #0 to 'pack' (MessagePack pack needs input.) script: 6bc235afa55de88253e203cc5fe5844792e25209, on @user_script:1.\r\n"),
+        ("return cjson.decode({})", b"-ERR user_script:1: bad argument #1 to 'decode' (string expected, got table) script: 10c706d54b3ae7d2bcc169d647405abd961145fa, on @user_script:1.\r\n"),
+        ("local e = cjson.encode return e(1, 2)", b"-ERR user_script:1: bad argument #1 to 'e' (expected 1 argument) script: 6c9bf700d4c43df726d36ea2e78e56b4d127ab68, on @user_script:1.\r\n"),
+        ("return bit.tohex()", b"-ERR user_script:1: bad argument #1 to 'tohex' (number expected, got no value) script: bbebe1b19aaebf97fcec4b5510d6e6a9817e9192, on @user_script:1.\r\n"),
+        ("return math.random(0)", b"-ERR user_script:1: bad argument #1 to 'random' (interval is empty) script: 008bcb60f86ee36d26c67b641b46674578d9cba0, on @user_script:1.\r\n"),
+        ("return math.random(5, 3)", b"-ERR user_script:1: bad argument #2 to 'random' (interval is empty) script: d153eca7da9e7730d6cdd25a757b129d4af405a6, on @user_script:1.\r\n"),
+        ("return math.random(1, 2, 3)", b"-ERR user_script:1: wrong number of arguments script: 07d2fd85ff1e5c39f9bd7d9163eddb0db34f2a7a, on @user_script:1.\r\n"),
+        ("math.randomseed(42) return {math.random(1000000), math.random(10, 20), tostring(math.random())}", b"*3\r\n:744526\r\n:13\r\n$16\r\n0.11108528222474\r\n"),
+        ("math.randomseed(4294967297) return math.random(1000000)", b":41631\r\n"),
+        ("#!lua flags=no-writes\nreturn redis.call('PUBLISH', 'ch', 'm')", b"-ERR Write commands are not allowed from read-only scripts. script: 5a4606b1538369aac82ea599a832ece7fcfa2f89, on @user_script:2.\r\n"),
+        ("return redis.pcall('PUBLISH', 'ch', 'm')", b":0\r\n"),
+    ];
+    for (script, want) in cases {
+        assert_eq!(
+            String::from_utf8_lossy(&cmd!(r, "EVAL", script, "0")),
+            String::from_utf8_lossy(want),
+            "{script}"
+        );
+    }
+}
+
+/// redisLrand48 starts from 0x1234ABCD330E, is not reseeded per script and survives SCRIPT
+/// FLUSH, as Redis's process-wide state.
+#[tokio::test]
+async fn math_random_sequence_is_redis_and_not_reseeded_per_script() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let script = "return math.random(1000000)";
+    assert_eq!(cmd!(r, "EVAL", script, "0"), b":396465\r\n");
+    assert_eq!(cmd!(r, "EVAL", script, "0"), b":840486\r\n");
+    assert_eq!(
+        cmd!(
+            r,
+            "EVAL",
+            "math.randomseed(42) return math.random(1000000)",
+            "0"
+        ),
+        b":744526\r\n"
+    );
+    assert_eq!(cmd!(r, "SCRIPT", "FLUSH"), b"+OK\r\n");
+    assert_eq!(cmd!(r, "EVAL", script, "0"), b":342702\r\n");
+}
+
+/// PUBLISH may replicate, so read-only scripts (EVAL_RO, `no-writes`) may not call it.
+#[tokio::test]
+async fn read_only_scripts_refuse_publish() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(r, "EVAL_RO", "return redis.call('PUBLISH', 'ch', 'm')", "0"),
+        b"-ERR Write commands are not allowed from read-only scripts. script: c379b780589e7752cfac1ef40d7ef8633253a3fe, on @user_script:1.\r\n"
+    );
+    assert_eq!(
+        cmd!(
+            r,
+            "EVAL_RO",
+            "return redis.pcall('SPUBLISH', 'ch', 'm')",
+            "0"
+        ),
+        b"-ERR Write commands are not allowed from read-only scripts.\r\n"
     );
 }

@@ -21,7 +21,7 @@ fn put_hash(s: &ServerHandle, key: &str) {
         .keyspace
         .db(0)
         .lock(key.as_bytes())
-        .insert(key.as_bytes(), Entry::new(Value::Hash(Box::new(h))));
+        .insert(key.as_bytes(), Entry::new(Value::Hash(h)));
 }
 
 /// The key's absolute expiry in ms (0: none), or None if the key is missing.

@@ -86,7 +86,10 @@ fn main() {
         .map(|n| n.get())
         .unwrap_or(1)
         .max(2);
-    let workers = std::env::var("RESPLOCK_WORKERS").ok().and_then(|w| w.parse().ok()).unwrap_or(workers);
+    let workers = std::env::var("RESPLOCK_WORKERS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(workers);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()

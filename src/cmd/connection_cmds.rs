@@ -415,7 +415,10 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    Ok(Reply::Verbatim(Bytes::from(client_line(&ctx.client.info, ctx.now))))
+    Ok(Reply::Verbatim(Bytes::from(client_line(
+        &ctx.client.info,
+        ctx.now,
+    ))))
 }
 
 /// CLIENT KILL addr (old form: +OK or an error) or CLIENT KILL filter value ... (new form:

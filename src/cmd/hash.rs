@@ -133,7 +133,7 @@ fn write<T>(
         Some(_) => return Err(wrongtype()),
     };
     if created {
-        shard.insert(key, Entry::new(Value::Hash(Box::new(Hash::new()))));
+        shard.insert(key, Entry::new(Value::Hash(Hash::new())));
     }
     let h = match shard.get_mut(key, ctx.now) {
         Some(Entry {
@@ -213,8 +213,8 @@ fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn hget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |h| match h.and_then(|h| h.get(&a[2])) {
-        Some(v) => Reply::Bulk(v.clone()),
+    read(ctx, &a[1], |h| match h.and_then(|h| h.get_bytes(&a[2])) {
+        Some(v) => Reply::Bulk(v),
         None => Reply::Nil,
     })
 }
@@ -224,8 +224,8 @@ fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         Reply::Array(
             a[2..]
                 .iter()
-                .map(|f| match h.and_then(|h| h.get(f)) {
-                    Some(v) => Reply::Bulk(v.clone()),
+                .map(|f| match h.and_then(|h| h.get_bytes(f)) {
+                    Some(v) => Reply::Bulk(v),
                     None => Reply::Nil,
                 })
                 .collect(),
@@ -320,9 +320,8 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     read(ctx, &a[1], |h| {
         Reply::Map(h.map_or_else(Vec::new, |h| {
-            h.map
-                .iter()
-                .map(|(f, v)| (Reply::Bulk(f.clone()), Reply::Bulk(v.clone())))
+            h.iter_bytes()
+                .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
                 .collect()
         }))
     })
@@ -331,7 +330,7 @@ fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     read(ctx, &a[1], |h| {
         Reply::Array(h.map_or_else(Vec::new, |h| {
-            h.map.keys().map(|f| Reply::Bulk(f.clone())).collect()
+            h.iter_bytes().map(|(f, _)| Reply::Bulk(f)).collect()
         }))
     })
 }
@@ -339,7 +338,7 @@ fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     read(ctx, &a[1], |h| {
         Reply::Array(h.map_or_else(Vec::new, |h| {
-            h.map.values().map(|v| Reply::Bulk(v.clone())).collect()
+            h.iter_bytes().map(|(_, v)| Reply::Bulk(v)).collect()
         }))
     })
 }
@@ -385,16 +384,17 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             None => return (0, Vec::new()),
             Some(h) => h,
         };
-        let pick = |(f, v): (&Bytes, &Bytes)| (f.clone(), v.clone());
-        if h.listpack {
-            (0, h.map.iter().map(pick).collect::<Vec<_>>())
+        if h.is_listpack() {
+            (0, h.iter_bytes().collect::<Vec<_>>())
         } else {
             let page = scan_by_hash(
-                h.map.iter().map(|(f, v)| (field_hash(f), (f, v))),
+                h.iter().map(|(f, v)| (field_hash(f), (f, v))),
                 cursor,
                 count,
             );
-            (page.cursor, page.items.into_iter().map(pick).collect())
+            let copy =
+                |(f, v): (&[u8], &[u8])| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v));
+            (page.cursor, page.items.into_iter().map(copy).collect())
         }
     })?;
     let mut items = Vec::with_capacity(pairs.len() * 2);
@@ -420,8 +420,8 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return read(ctx, &a[1], |h| match h {
             Some(h) if !h.is_empty() => {
                 let i = fastrand::usize(..h.len());
-                let (f, _) = h.map.get_index(i).expect("index in range");
-                Reply::Bulk(f.clone())
+                let (f, _) = h.get_index(i).expect("index in range");
+                Reply::Bulk(Bytes::copy_from_slice(f))
             }
             _ => Reply::Nil,
         });
@@ -450,17 +450,23 @@ fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             _ => return Ok(Reply::Array(vec![])),
         };
         let size = h.len();
+        // A listpack is walked once here rather than once per pick.
+        let lp: Vec<(&[u8], &[u8])> = if h.is_listpack() {
+            h.iter().collect()
+        } else {
+            Vec::new()
+        };
         let pair = |i: usize, out: &mut Vec<Reply>| {
-            let (f, v) = h.map.get_index(i).expect("index in range");
+            let (f, v) = match lp.get(i) {
+                Some(&(f, v)) => (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)),
+                None => h.get_index_bytes(i).expect("index in range"),
+            };
             if withvalues && resp3 {
-                out.push(Reply::Array(vec![
-                    Reply::Bulk(f.clone()),
-                    Reply::Bulk(v.clone()),
-                ]));
+                out.push(Reply::Array(vec![Reply::Bulk(f), Reply::Bulk(v)]));
             } else {
-                out.push(Reply::Bulk(f.clone()));
+                out.push(Reply::Bulk(f));
                 if withvalues {
-                    out.push(Reply::Bulk(v.clone()));
+                    out.push(Reply::Bulk(v));
                 }
             }
         };

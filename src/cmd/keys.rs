@@ -9,7 +9,7 @@ use super::args::{self, is};
 use super::flags::*;
 use super::notify;
 use super::{Command, Ctx};
-use crate::db::{scan_by_hash, Db, Entry, MultiGuard, Shard, ShardGuard, SHARDS};
+use crate::db::{scan_by_hash, Db, Entry, MultiGuard, ScanPage, Shard, ShardGuard, SHARDS};
 use crate::error::{self, RedisError};
 use crate::glob::Glob;
 use crate::reply::{CmdResult, Reply};
@@ -358,8 +358,9 @@ fn expiretime_generic(ctx: &Ctx, key: &Bytes, ms: bool) -> CmdResult {
         None => -2,
         Some(0) => -1,
         Some(at) if ms => at,
-        // Redis rounds to the nearest second here too.
-        Some(at) => (at + 500) / 1000,
+        // Redis rounds to the nearest second here too; wide arithmetic so PEXPIREAT
+        // i64::MAX gives Redis's 9223372036854776 instead of overflowing.
+        Some(at) => ((at as i128 + 500) / 1000) as i64,
     }))
 }
 
@@ -395,7 +396,7 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     for shard in g.shards() {
         for (k, _) in shard.live_keys(ctx.now) {
             if all || glob.matches(k) {
-                out.push(Reply::Bulk(k.clone()));
+                out.push(Reply::Bulk(k.to_bytes()));
             }
         }
     }
@@ -482,10 +483,16 @@ fn scan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             let items = shard.map.iter().map(|(k, e)| {
                 (
                     db.hash_key(k),
-                    (k.clone(), e.is_expired(ctx.now), e.value.type_name()),
+                    (k, e.is_expired(ctx.now), e.value.type_name()),
                 )
             });
-            scan_by_hash(items, cursor, o.count - visited)
+            let page = scan_by_hash(items, cursor, o.count - visited);
+            ScanPage {
+                cursor: page.cursor,
+                items: (page.items.into_iter())
+                    .map(|(k, expired, t)| (k.to_bytes(), expired, t))
+                    .collect::<Vec<_>>(),
+            }
         };
         visited += page.items.len();
         for (k, expired, t) in page.items {
@@ -543,7 +550,7 @@ fn randomkey(ctx: &mut Ctx, _a: &[Bytes]) -> CmdResult {
                 }
             })
             .expect("index within total");
-        let key = s.map.get_index(i).expect("index").0.clone();
+        let key = s.map.get_index(i).expect("index").0.to_bytes();
         if s.contains(&key, ctx.now) {
             return Ok(Reply::Bulk(key));
         }
@@ -551,7 +558,7 @@ fn randomkey(ctx: &mut Ctx, _a: &[Bytes]) -> CmdResult {
     // Almost everything is expired: fall back to a full walk.
     for s in shards {
         if let Some((k, _)) = s.live_keys(ctx.now).next() {
-            return Ok(Reply::Bulk(k.clone()));
+            return Ok(Reply::Bulk(k.to_bytes()));
         }
     }
     Ok(Reply::Nil)

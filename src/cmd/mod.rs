@@ -15,7 +15,7 @@ pub mod server_cmds;
 pub mod string;
 
 use crate::client::Client;
-use crate::db::Db;
+use crate::db::{Db, KeyEvent};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::shared::Shared;
@@ -174,7 +174,7 @@ impl<'a> Ctx<'a> {
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
     pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
         // Keys this command found expired were removed first: their events come first.
-        self.shared.keyspace.report_lazy_expired();
+        self.shared.keyspace.report_pending();
         notify::keyspace_event(self.shared, class, event, key, self.client.db);
     }
 }
@@ -278,11 +278,12 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the gate (shared for clients, exclusive
 /// for scripts) and has checked authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    crate::db::track_new_keys(notify::wants(ctx.shared, notify::NEW));
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
-    ctx.shared.keyspace.report_lazy_expired();
+    ctx.shared.keyspace.report_pending();
     reply
 }
 
@@ -323,9 +324,14 @@ pub fn on_server_start(shared: &std::sync::Arc<Shared>) {
     let weak = std::sync::Arc::downgrade(shared);
     shared
         .keyspace
-        .set_expired_hook(Box::new(move |db, key: &Bytes| {
+        .set_event_hook(Box::new(move |db, key: &Bytes, event| {
             if let Some(s) = weak.upgrade() {
-                notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                match event {
+                    KeyEvent::Expired => {
+                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db)
+                    }
+                    KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
+                }
             }
         }));
 }

@@ -50,6 +50,16 @@ pub fn parse_flags(s: &str) -> Option<u32> {
     Some(f)
 }
 
+/// Whether an event of `class` would reach anyone now (one or two atomic loads).
+pub fn wants(shared: &Shared, class: u32) -> bool {
+    shared.pubsub.subscriptions() > 0
+        && shared
+            .notify_flags
+            .load(std::sync::atomic::Ordering::Relaxed)
+            & class
+            != 0
+}
+
 /// Raise an event; does nothing unless notify-keyspace-events enables its class.
 ///
 /// On the hot path of every write: events only reach pub/sub subscribers, so with no channel
@@ -59,7 +69,9 @@ pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: 
     if shared.pubsub.subscriptions() == 0 {
         return;
     }
-    let flags = shared.notify_flags.load(std::sync::atomic::Ordering::Relaxed);
+    let flags = shared
+        .notify_flags
+        .load(std::sync::atomic::Ordering::Relaxed);
     if flags & class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
         return;
     }

@@ -55,19 +55,16 @@ pub const COMMANDS: &[Command] = &[
         3,
         PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE,
         publish,
-    ).doc(
-        "pubsub",
-        "2.0.0",
-        "Post a message to a channel",
-    ),
+    )
+    .doc("pubsub", "2.0.0", "Post a message to a channel"),
     Command::new(
         "spublish",
         3,
         PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE,
         spublish,
     )
-        .keys(1, 1, 1)
-        .doc("pubsub", "7.0.0", "Post a message to a shard channel"),
+    .keys(1, 1, 1)
+    .doc("pubsub", "7.0.0", "Post a message to a shard channel"),
     Command::new("pubsub", -2, 0, super::container)
         .doc("pubsub", "2.8.0", "A container for Pub/Sub commands")
         .subs(PUBSUB_SUBS),

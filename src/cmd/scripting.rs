@@ -57,11 +57,7 @@ pub const COMMANDS: &[Command] = &[
         NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
         runner_only,
     )
-    .doc(
-        "scripting",
-        "2.6.0",
-        "Execute a Lua script server side",
-    ),
+    .doc("scripting", "2.6.0", "Execute a Lua script server side"),
     Command::new(
         "eval_ro",
         -3,

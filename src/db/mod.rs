@@ -6,37 +6,57 @@
 //! and deadlock-free. Scripts are isolated by the [`Gate`]: every command holds it shared, a
 //! script holds it exclusively. Knows nothing of sockets or RESP.
 //!
-//! Each shard is an `IndexMap` because its dense entry vector gives the active expirer a cheap
-//! rotating scan and RANDOMKEY an O(1) random pick, which a plain `HashMap` cannot.
+//! Each shard is a [`Map`]: an `IndexMap`-like dense entry vector (which gives the active
+//! expirer a cheap rotating scan and RANDOMKEY an O(1) random pick, which a plain `HashMap`
+//! cannot) with a compact u32 index and short keys stored inline, so a lock costs about as
+//! much memory as in redis-server.
 
 mod gate;
+mod key;
+mod map;
 mod scan;
 mod value;
 
 pub use gate::{Gate, GateGuard};
+pub use key::Key;
+pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
-pub use value::{Entry, Hash, Value, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE};
+pub use value::{Entry, Hash, HashIter, Value, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE};
 
 use ahash::RandomState;
 use bytes::Bytes;
-use indexmap::IndexMap;
 use parking_lot::{Mutex, MutexGuard};
 
 /// 2^SHARD_BITS shards per database.
 const SHARD_BITS: u32 = 6;
 pub const SHARDS: usize = 1 << SHARD_BITS;
 
-pub type Map = IndexMap<Bytes, Entry, RandomState>;
+/// What happened to a key behind a command's back: the keyspace reports these to a hook,
+/// which the pub/sub layer turns into `expired` and `new` keyspace events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyEvent {
+    /// Removed because its time ran out.
+    Expired,
+    /// Created (Redis's dbAdd).
+    New,
+}
 
-/// Called with (db, key) for every key removed because its time ran out; the pub/sub layer
-/// turns this into `expired` keyspace events.
-pub type ExpiredHook = Box<dyn Fn(usize, &Bytes) + Send + Sync>;
+/// Called with (db, key, event) for every [`KeyEvent`].
+pub type KeyEventHook = Box<dyn Fn(usize, &Bytes, KeyEvent) + Send + Sync>;
 
 thread_local! {
-    /// Keys removed by lazy expiry on this thread and not yet reported, with their db. Handlers
-    /// run synchronously, so the command that found the key reports it (through
-    /// [`Keyspace::report_lazy_expired`]) before raising its own events, as Redis does.
-    static LAZY_EXPIRED: std::cell::RefCell<Vec<(usize, Bytes)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Key events raised on this thread and not yet reported, with their db. Handlers run
+    /// synchronously, so the command that caused them reports them (through
+    /// [`Keyspace::report_pending`]) before raising its own events, as Redis does.
+    static PENDING: std::cell::RefCell<Vec<(usize, Bytes, KeyEvent)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Whether new keys are reported on this thread (set per command: only when someone
+    /// listens for `new` events, since it costs a copy of every created key).
+    static TRACK_NEW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Report (true) or not (false) the keys created by the commands this thread runs next.
+pub fn track_new_keys(on: bool) {
+    TRACK_NEW.with(|t| t.set(on));
 }
 
 pub struct Shard {
@@ -52,7 +72,7 @@ pub struct Shard {
 impl Shard {
     fn new(db: usize, hasher: RandomState) -> Self {
         Shard {
-            map: IndexMap::with_hasher(hasher),
+            map: Map::with_hasher(hasher, SHARD_BITS),
             db,
             expire_cursor: 0,
             volatile: 0,
@@ -68,7 +88,10 @@ impl Shard {
                 if e.is_expired(now) {
                     let (k, _) = self.map.swap_remove_index(i).expect("index");
                     self.volatile -= 1;
-                    LAZY_EXPIRED.with(|l| l.borrow_mut().push((self.db, k)));
+                    PENDING.with(|l| {
+                        l.borrow_mut()
+                            .push((self.db, k.into_bytes(), KeyEvent::Expired))
+                    });
                     false
                 } else {
                     true
@@ -102,16 +125,14 @@ impl Shard {
     /// request buffer it was parsed from.
     pub fn insert(&mut self, key: &[u8], entry: Entry) {
         let new_volatile = entry.expires_at != 0;
-        match self.map.get_full_mut(key) {
-            Some((_, _, old)) => {
-                let old_volatile = old.expires_at != 0;
-                *old = entry;
-                self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
-            }
-            None => {
-                self.map.insert(Bytes::copy_from_slice(key), entry);
-                self.volatile += new_volatile as usize;
-            }
+        let old = self.map.insert(key, entry);
+        let old_volatile = old.as_ref().is_some_and(|old| old.expires_at != 0);
+        self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
+        if old.is_none() && TRACK_NEW.with(|t| t.get()) {
+            PENDING.with(|l| {
+                l.borrow_mut()
+                    .push((self.db, Bytes::copy_from_slice(key), KeyEvent::New))
+            });
         }
     }
 
@@ -120,7 +141,7 @@ impl Shard {
         if !self.expire_if_needed(key, now) {
             return None;
         }
-        let e = self.map.swap_remove(key)?;
+        let (_, e) = self.map.swap_remove(key)?;
         if e.expires_at != 0 {
             self.volatile -= 1;
         }
@@ -142,7 +163,7 @@ impl Shard {
     }
 
     /// Live keys (expired ones still present are skipped, not removed).
-    pub fn live_keys(&self, now: i64) -> impl Iterator<Item = (&Bytes, &Entry)> {
+    pub fn live_keys(&self, now: i64) -> impl Iterator<Item = (&Key, &Entry)> {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
     }
 
@@ -170,7 +191,7 @@ impl Shard {
                 // swap_remove moves the last entry into slot i: look at i again next.
                 let (k, _) = self.map.swap_remove_index(i).expect("index");
                 self.volatile -= 1;
-                out.push(k);
+                out.push(k.into_bytes());
             } else {
                 self.expire_cursor += 1;
             }
@@ -279,7 +300,7 @@ impl Db {
 pub struct Keyspace {
     dbs: Box<[Db]>,
     pub gate: Gate,
-    expired_hook: parking_lot::RwLock<Option<ExpiredHook>>,
+    event_hook: parking_lot::RwLock<Option<KeyEventHook>>,
     /// Keys removed by expiry, lazily or actively (INFO's expired_keys).
     pub expired_keys: std::sync::atomic::AtomicU64,
 }
@@ -292,7 +313,7 @@ impl Keyspace {
                 .map(|i| Db::new(i, hasher.clone()))
                 .collect(),
             gate: Gate::new(),
-            expired_hook: parking_lot::RwLock::new(None),
+            event_hook: parking_lot::RwLock::new(None),
             expired_keys: Default::default(),
         }
     }
@@ -305,8 +326,8 @@ impl Keyspace {
         self.dbs.len()
     }
 
-    pub fn set_expired_hook(&self, hook: ExpiredHook) {
-        *self.expired_hook.write() = Some(hook);
+    pub fn set_event_hook(&self, hook: KeyEventHook) {
+        *self.event_hook.write() = Some(hook);
     }
 
     /// Report keys removed by expiry: counts them and calls the hook.
@@ -316,17 +337,18 @@ impl Keyspace {
         }
         self.expired_keys
             .fetch_add(keys.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        if let Some(h) = self.expired_hook.read().as_ref() {
+        if let Some(h) = self.event_hook.read().as_ref() {
             for k in keys {
-                h(db, k);
+                h(db, k, KeyEvent::Expired);
             }
         }
     }
 
-    /// Report the keys this thread removed by lazy expiry. Called by the command path before a
-    /// command raises its own events and after it returns; must not run under a shard lock.
-    pub fn report_lazy_expired(&self) {
-        let pending = LAZY_EXPIRED.with(|l| {
+    /// Report the key events this thread raised (lazy expiry, created keys). Called by the
+    /// command path before a command raises its own events and after it returns; must not run
+    /// under a shard lock.
+    pub fn report_pending(&self) {
+        let pending = PENDING.with(|l| {
             let mut l = l.borrow_mut();
             if l.is_empty() {
                 None
@@ -334,8 +356,15 @@ impl Keyspace {
                 Some(std::mem::take(&mut *l))
             }
         });
-        for (db, key) in pending.into_iter().flatten() {
-            self.report_expired(db, std::slice::from_ref(&key));
+        for (db, key, event) in pending.into_iter().flatten() {
+            match event {
+                KeyEvent::Expired => self.report_expired(db, std::slice::from_ref(&key)),
+                KeyEvent::New => {
+                    if let Some(h) = self.event_hook.read().as_ref() {
+                        h(db, &key, KeyEvent::New);
+                    }
+                }
+            }
         }
     }
 

@@ -73,7 +73,11 @@ fn opt_integer(v: Option<&Value>, i: usize, def: i64) -> std::result::Result<i64
 }
 
 /// luaL_checklstring: strings, and numbers converted to strings.
-fn check_string(lua: &Lua, v: Option<&Value>, i: usize) -> Result<std::result::Result<Vec<u8>, Out>> {
+fn check_string(
+    lua: &Lua,
+    v: Option<&Value>,
+    i: usize,
+) -> Result<std::result::Result<Vec<u8>, Out>> {
     match v {
         Some(Value::String(s)) => Ok(Ok(s.as_bytes().to_vec())),
         Some(x @ (Value::Integer(_) | Value::Number(_))) => match lua.coerce_string(x.clone())? {
@@ -1166,9 +1170,7 @@ fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> Result<Out> {
             Ok(v) => out.push(v),
             Err(MpErr::Eof) => return Ok(Out::Where("Missing bytes in input.".into())),
             Err(MpErr::BadFmt) => return Ok(Out::Where("Bad data format in input.".into())),
-            Err(MpErr::Raise(m)) => {
-                return Ok(Out::Raise(Value::String(lua.create_string(m)?)))
-            }
+            Err(MpErr::Raise(m)) => return Ok(Out::Raise(Value::String(lua.create_string(m)?))),
             Err(MpErr::Lua(e)) => return Err(e),
         }
         cnt += 1;
@@ -1279,8 +1281,8 @@ fn check_int(v: Option<&Value>, i: usize) -> std::result::Result<i32, Out> {
 
 fn with_rand<T>(lua: &Lua, f: impl FnOnce(&std::sync::atomic::AtomicU64) -> T) -> T {
     match lua.app_data_ref::<super::RunCtx>() {
-        Some(rc) => f(&rc.shared.scripting.rand),
-        None => f(&std::sync::atomic::AtomicU64::new(srand48_state(0))),
+        Some(rc) if rc.shared.is_some() => f(&rc.shared.as_ref().expect("checked").scripting.rand),
+        _ => f(&std::sync::atomic::AtomicU64::new(srand48_state(0))),
     }
 }
 

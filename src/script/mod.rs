@@ -82,9 +82,11 @@ struct Engine {
     runs: u64,
 }
 
-/// What redis.call needs during one run (kept in the interpreter's app data).
+/// What redis.call needs during one run, kept in the interpreter's app data for its whole
+/// life so no run allocates one: `shared` is set only while a script runs (outside runs it
+/// would make a reference cycle), and the script's client is reset, not rebuilt, per run.
 struct RunCtx {
-    shared: Arc<Shared>,
+    shared: Option<Arc<Shared>>,
     client: Client,
     now: i64,
     readonly: bool,
@@ -133,7 +135,24 @@ fn engine(slot: &mut Option<Engine>) -> Result<&mut Engine, RedisError> {
 }
 
 pub fn sha1_hex(b: &[u8]) -> String {
-    sha1_smol::Sha1::from(b).digest().to_string()
+    sha_str(&sha1_hex_buf(b)).to_string()
+}
+
+/// The lowercase hex SHA-1 of `b`, without allocating.
+fn sha1_hex_buf(b: &[u8]) -> [u8; 40] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = sha1_smol::Sha1::from(b).digest().bytes();
+    let mut out = [0u8; 40];
+    for (i, byte) in digest.iter().enumerate() {
+        out[2 * i] = HEX[(byte >> 4) as usize];
+        out[2 * i + 1] = HEX[(byte & 15) as usize];
+    }
+    out
+}
+
+/// A hex SHA buffer as text (it is always ASCII).
+fn sha_str(buf: &[u8; 40]) -> &str {
+    std::str::from_utf8(buf).unwrap_or("")
 }
 
 /// Parse a `#!lua ...` first line as evalExtractShebangFlags does; returns (flags, has_shebang).
@@ -201,6 +220,12 @@ impl Engine {
             .load(include_str!("prelude.lua"))
             .set_name("=resplock_prelude")
             .call((make_tramp, libs))?;
+        lua.set_app_data(RunCtx {
+            shared: None,
+            client: Client::detached(0, 0, 2),
+            now: 0,
+            readonly: false,
+        });
         Ok(Engine {
             lua,
             scripts: HashMap::new(),
@@ -212,10 +237,17 @@ impl Engine {
 
     /// Compile `body` once and cache it by SHA (luaCreateFunction).
     fn compile(&mut self, body: &[u8]) -> Result<String, RedisError> {
-        let sha = sha1_hex(body);
-        if self.scripts.contains_key(&sha) {
-            return Ok(sha);
+        let sha = self.compile_buf(body)?;
+        Ok(sha_str(&sha).to_string())
+    }
+
+    /// [`Engine::compile`] with the SHA on the stack: EVAL of a cached script allocates none.
+    fn compile_buf(&mut self, body: &[u8]) -> Result<[u8; 40], RedisError> {
+        let buf = sha1_hex_buf(body);
+        if self.scripts.contains_key(sha_str(&buf)) {
+            return Ok(buf);
         }
+        let sha = sha_str(&buf).to_string();
         let (flags, shebang) = shebang_flags(body)?;
         let mut code = body.to_vec();
         if shebang {
@@ -243,8 +275,8 @@ impl Engine {
             .setenv
             .call(func)
             .map_err(|e| error::err(format!("ERR {e}")))?;
-        self.scripts.insert(sha.clone(), Script { func, flags });
-        Ok(sha)
+        self.scripts.insert(sha, Script { func, flags });
+        Ok(buf)
     }
 }
 
@@ -312,19 +344,20 @@ pub async fn run_command(
         _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
     };
     if runs_inline() {
-        // Another worker keeps serving other clients (BUSY, SCRIPT KILL, SHUTDOWN) while this
-        // one runs the script, so the thread handoff of spawn_blocking is not needed.
         loop {
             if let Err(e) = wait_no_script(shared, cmd).await {
                 return Reply::error(e);
             }
+            // Yield once first: a worker empties its LIFO slot (which other workers cannot
+            // steal) before it polls a yielded task again, so while the script runs here no
+            // client waits behind it, including one about to send SCRIPT KILL; the rest of
+            // this worker's queue is stolen by the other worker.
+            tokio::task::yield_now().await;
             if let Some(gate) = shared.keyspace.gate.try_exclusive() {
                 let reply = eval(shared, client.db, kind, &args);
                 drop(gate);
                 return reply;
             }
-            // Commands hold the gate shared only inside synchronous code: retry shortly.
-            tokio::task::yield_now().await;
         }
     }
     if let Err(e) = wait_no_script(shared, cmd).await {
@@ -343,11 +376,14 @@ pub async fn run_command(
 }
 
 /// Scripts run on the calling worker when the runtime has another worker to serve the other
-/// clients meanwhile; on a single-threaded runtime they must move to a blocking thread.
+/// clients meanwhile (a thread handoff per script costs more than the script); on a
+/// single-threaded runtime they must move to a blocking thread.
 fn runs_inline() -> bool {
     let h = tokio::runtime::Handle::current();
-    matches!(h.runtime_flavor(), tokio::runtime::RuntimeFlavor::MultiThread)
-        && h.metrics().num_workers() >= 2
+    matches!(
+        h.runtime_flavor(),
+        tokio::runtime::RuntimeFlavor::MultiThread
+    ) && h.metrics().num_workers() >= 2
 }
 
 /// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
@@ -395,18 +431,18 @@ fn eval_inner(
     let s = &shared.scripting;
     let mut guard = s.engine.lock();
     let eng = engine(&mut guard)?;
-    let sha = if kind.by_sha {
-        let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
-        if args[1].len() != 40 || !eng.scripts.contains_key(&sha) {
+    let sha_buf = if kind.by_sha {
+        let Ok(given) = <&[u8; 40]>::try_from(&args[1][..]) else {
             return Err(RedisError::new(error::NOSCRIPT));
-        }
-        sha
+        };
+        given.map(|c| c.to_ascii_lowercase())
     } else {
-        eng.compile(&args[1])?
+        eng.compile_buf(&args[1])?
     };
-    let (func, sflags) = {
-        let sc = &eng.scripts[&sha];
-        (sc.func.clone(), sc.flags)
+    let sha = sha_str(&sha_buf);
+    let (func, sflags) = match eng.scripts.get(sha) {
+        Some(sc) if !sha.is_empty() => (sc.func.clone(), sc.flags),
+        _ => return Err(RedisError::new(error::NOSCRIPT)),
     };
     let compat = sflags & script_flags::EVAL_COMPAT != 0;
     if !compat && sflags & script_flags::NO_WRITES == 0 && kind.readonly {
@@ -424,13 +460,19 @@ fn eval_inner(
     let _ = lua.set_memory_limit(limit);
 
     let now = shared.clock.now_ms();
-    let client = Client::detached(0, db, 2);
-    lua.set_app_data(RunCtx {
-        shared: shared.clone(),
-        client,
-        now,
-        readonly,
-    });
+    match lua.app_data_mut::<RunCtx>() {
+        Some(mut rc) => {
+            // What a fresh `Client::detached(0, db, 2)` would be.
+            rc.shared = Some(shared.clone());
+            rc.client.select(db);
+            rc.client.resp = 2;
+            rc.client.authenticated = true;
+            rc.client.close_after_reply = false;
+            rc.now = now;
+            rc.readonly = readonly;
+        }
+        None => return Err(error::err("ERR Lua init failed: no script context")),
+    }
     s.kill.store(false, Ordering::Release);
     s.wrote.store(false, Ordering::Release);
     *s.started.lock() = Some(Instant::now());
@@ -443,20 +485,25 @@ fn eval_inner(
     set_hook(lua, flag, 0);
     s.running.store(false, Ordering::Release);
     *s.started.lock() = None;
-    let ctx = lua.remove_app_data::<RunCtx>();
-    let resp = ctx.map(|c| c.client.resp).unwrap_or(2);
+    let resp = match lua.app_data_mut::<RunCtx>() {
+        Some(mut rc) => {
+            rc.shared = None;
+            rc.client.resp
+        }
+        None => 2,
+    };
     let reply = match result {
         Ok((true, v)) => convert::lua_to_reply(&v, resp, 0),
-        Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, &sha)),
+        Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, sha)),
         Ok((false, v)) => {
             let msg = match &v {
                 Value::String(s) => s.to_string_lossy(),
                 _ => "execution failure".to_string(),
             };
-            Reply::error(run_error(&sha, &msg))
+            Reply::error(run_error(sha, &msg))
         }
-        Err(mlua::Error::MemoryError(_)) => Reply::error(run_error(&sha, "not enough memory")),
-        Err(e) => Reply::error(run_error(&sha, &e.to_string())),
+        Err(mlua::Error::MemoryError(_)) => Reply::error(run_error(sha, "not enough memory")),
+        Err(e) => Reply::error(run_error(sha, &e.to_string())),
     };
     eng.runs += 1;
     if eng.runs % 50 == 0 || matches!(reply, Reply::Error(_)) {
@@ -817,12 +864,16 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
         return fail(lua, "This Redis command is not allowed from script");
     }
     let (reply, resp) = {
-        let Some(mut rc) = lua.app_data_mut::<RunCtx>() else {
-            return fail(
-                lua,
-                "redis.call/pcall can only be called inside a script invocation",
-            );
+        let rc = match lua.app_data_mut::<RunCtx>() {
+            Some(rc) if rc.shared.is_some() => rc,
+            _ => {
+                return fail(
+                    lua,
+                    "redis.call/pcall can only be called inside a script invocation",
+                )
+            }
         };
+        let mut rc = rc;
         if rc.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
             drop(rc);
             return fail(
@@ -831,12 +882,17 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
             );
         }
         let rc = &mut *rc;
+        let Some(shared) = rc.shared.as_ref() else {
+            return fail(
+                lua,
+                "redis.call/pcall can only be called inside a script invocation",
+            );
+        };
         if c.has(flags::WRITE) {
-            rc.shared.scripting.wrote.store(true, Ordering::Release);
+            shared.scripting.wrote.store(true, Ordering::Release);
         }
-        let shared = rc.shared.clone();
         let mut ctx = Ctx {
-            shared: &shared,
+            shared,
             client: &mut rc.client,
             now: rc.now,
             in_script: true,

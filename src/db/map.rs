@@ -1,0 +1,324 @@
+//! A shard's `key -> Entry` map: a dense array of (key, entry) plus a hash index of u32
+//! positions into it (the layout of `IndexMap`, made smaller for locks).
+//!
+//! The dense array is what the active expirer's rotating cursor and RANDOMKEY's O(1) pick
+//! need. Against `IndexMap<Bytes, Entry>` it saves, per key: the cached 8-byte hash (recomputed
+//! on the rare paths that need it: swap-removal and index growth), half of each index slot
+//! (u32 instead of usize), the key's own allocation when it fits inline ([`Key`]), and the
+//! growth slack: the array is kept in fixed-size chunks ([`Chunks`]) instead of one vector
+//! that doubles, which would leave both unused capacity and its freed predecessors (as much
+//! again) in the process's memory.
+
+use super::key::Key;
+use super::value::Entry;
+use ahash::RandomState;
+use hashbrown::HashTable;
+
+/// Entries per chunk (16 KiB): small enough that a shard's unused tail is negligible, big
+/// enough that the chunk table stays tiny.
+const CHUNK_BITS: u32 = 8;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+type Slot = (Key, Entry);
+
+/// A vector of slots stored as full chunks of `CHUNK` plus a partly filled last one, so growing
+/// never copies or frees a large buffer. The first chunk grows like a `Vec` (a shard with a few
+/// keys costs a few slots); later ones are allocated whole.
+#[derive(Default)]
+struct Chunks {
+    chunks: Vec<Vec<Slot>>,
+    len: usize,
+}
+
+impl std::ops::Index<usize> for Chunks {
+    type Output = Slot;
+    #[inline]
+    fn index(&self, i: usize) -> &Slot {
+        self.get(i).expect("index out of range")
+    }
+}
+
+impl std::ops::IndexMut<usize> for Chunks {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut Slot {
+        self.get_mut(i).expect("index out of range")
+    }
+}
+
+impl Chunks {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&Slot> {
+        if i < self.len {
+            Some(&self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)])
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, i: usize) -> Option<&mut Slot> {
+        if i < self.len {
+            Some(&mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)])
+        } else {
+            None
+        }
+    }
+
+    fn push(&mut self, s: Slot) {
+        // Chunks before `len`'s are full; the one after it, if any, is an empty spare.
+        let c = self.len >> CHUNK_BITS;
+        if c == self.chunks.len() {
+            let cap = if c == 0 { 4 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(cap));
+        }
+        let chunk = &mut self.chunks[c];
+        if chunk.len() == chunk.capacity() {
+            // Only the first chunk is ever short of capacity: grow it towards CHUNK.
+            chunk.reserve_exact(chunk.capacity().max(4).min(CHUNK - chunk.len()));
+        }
+        chunk.push(s);
+        self.len += 1;
+    }
+
+    fn swap_remove(&mut self, i: usize) -> Slot {
+        assert!(i < self.len, "index out of range");
+        self.len -= 1;
+        let last = self.chunks[self.len >> CHUNK_BITS]
+            .pop()
+            .expect("the last chunk holds the last slot");
+        let out = if i == self.len {
+            last
+        } else {
+            std::mem::replace(&mut self[i], last)
+        };
+        // Free an emptied chunk only once another half chunk has gone, so a shard that
+        // hovers at a chunk boundary does not allocate and free a chunk on every step.
+        while self.chunks.len() > 1 && self.chunks.len() * CHUNK >= self.len + CHUNK + CHUNK / 2 {
+            self.chunks.pop();
+        }
+        out
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Slot> {
+        self.chunks.iter().flatten()
+    }
+
+    /// Give back the first chunk's unused capacity (the only slack the chunks can have beyond
+    /// one chunk).
+    fn shrink_to(&mut self, min: usize) {
+        if self.chunks.len() == 1 {
+            self.chunks[0].shrink_to(min.min(CHUNK));
+        }
+    }
+}
+
+pub struct Map {
+    entries: Chunks,
+    index: HashTable<u32>,
+    hasher: RandomState,
+    /// Bits rotated out of the top of the hash: the shard is picked by the top bits of the
+    /// same hash, and hashbrown matches on the top 7, which would otherwise be nearly constant.
+    rotate: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<(Key, Entry)>() == 64);
+
+#[inline]
+fn hash_of(hasher: &RandomState, rotate: u32, key: &[u8]) -> u64 {
+    hasher.hash_one(key).rotate_left(rotate)
+}
+
+fn pos(i: usize) -> u32 {
+    u32::try_from(i).expect("more than 2^32 keys in one shard")
+}
+
+impl Map {
+    pub fn with_hasher(hasher: RandomState, rotate: u32) -> Self {
+        Map {
+            entries: Chunks::default(),
+            index: HashTable::new(),
+            hasher,
+            rotate,
+        }
+    }
+
+    #[inline]
+    fn hash(&self, key: &[u8]) -> u64 {
+        hash_of(&self.hasher, self.rotate, key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.len == 0
+    }
+
+    /// The index's capacity (the entries hold at most one chunk of slack).
+    pub fn capacity(&self) -> usize {
+        self.index.capacity()
+    }
+
+    pub fn get_index_of(&self, key: &[u8]) -> Option<usize> {
+        let h = self.hash(key);
+        let entries = &self.entries;
+        self.index
+            .find(h, |&i| entries[i as usize].0.as_bytes() == key)
+            .map(|&i| i as usize)
+    }
+
+    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
+        self.get_index_of(key).map(|i| &self.entries[i].1)
+    }
+
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.get_index_of(key).map(|i| &mut self.entries[i].1)
+    }
+
+    pub fn get_index(&self, i: usize) -> Option<(&Key, &Entry)> {
+        self.entries.get(i).map(|(k, e)| (k, e))
+    }
+
+    pub fn get_index_mut(&mut self, i: usize) -> Option<(&Key, &mut Entry)> {
+        self.entries.get_mut(i).map(|(k, e)| (&*k, e))
+    }
+
+    /// Insert or replace; returns the entry replaced.
+    pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        let h = self.hash(key);
+        let Map {
+            entries,
+            index,
+            hasher,
+            rotate,
+        } = self;
+        if let Some(&i) = index.find(h, |&i| entries[i as usize].0.as_bytes() == key) {
+            return Some(std::mem::replace(&mut entries[i as usize].1, entry));
+        }
+        let i = pos(entries.len());
+        index.insert_unique(h, i, |&j| hash_of(hasher, *rotate, &entries[j as usize].0));
+        entries.push((Key::new(key), entry));
+        None
+    }
+
+    pub fn swap_remove(&mut self, key: &[u8]) -> Option<(Key, Entry)> {
+        let i = self.get_index_of(key)?;
+        self.swap_remove_index(i)
+    }
+
+    /// Remove the entry at `i`, moving the last entry into its place (as `IndexMap`).
+    pub fn swap_remove_index(&mut self, i: usize) -> Option<(Key, Entry)> {
+        let h = self.hash(self.entries.get(i)?.0.as_bytes());
+        let last = self.entries.len() - 1;
+        let p = pos(i);
+        match self.index.find_entry(h, |&j| j == p) {
+            Ok(e) => {
+                e.remove();
+            }
+            Err(_) => unreachable!("indexed entry missing from the index"),
+        }
+        if i != last {
+            let hl = self.hash(self.entries[last].0.as_bytes());
+            let l = pos(last);
+            *self
+                .index
+                .find_mut(hl, |&j| j == l)
+                .expect("last entry is indexed") = p;
+        }
+        Some(self.entries.swap_remove(i))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.entries.iter().map(|(k, e)| (k, e))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Key> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().map(|(_, e)| e)
+    }
+
+    pub fn clear(&mut self) {
+        self.entries = Chunks::default();
+        self.index = HashTable::new();
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        self.shrink_to(0);
+    }
+
+    pub fn shrink_to(&mut self, min: usize) {
+        self.entries.shrink_to(min);
+        let Map {
+            entries,
+            index,
+            hasher,
+            rotate,
+        } = self;
+        index.shrink_to(min, |&j| hash_of(hasher, *rotate, &entries[j as usize].0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Value;
+    use bytes::Bytes;
+
+    fn e(n: i64) -> Entry {
+        Entry::with_expiry(Value::Str(Bytes::new()), n)
+    }
+
+    #[test]
+    fn insert_get_remove_keep_index_consistent() {
+        let mut m = Map::with_hasher(RandomState::new(), 6);
+        let keys: Vec<Vec<u8>> = (0..2000)
+            .map(|i| format!("k{i}-{}", "x".repeat(i % 40)).into_bytes())
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(m.insert(k, e(i as i64)).is_none());
+        }
+        assert_eq!(m.insert(&keys[5], e(-5)).map(|o| o.expires_at), Some(5));
+        for (i, k) in keys.iter().enumerate().step_by(3) {
+            let (rk, re) = m.swap_remove(k).expect("present");
+            assert_eq!(rk.as_bytes(), &k[..]);
+            assert_eq!(re.expires_at, if i == 5 { -5 } else { i as i64 });
+        }
+        m.shrink_to(10);
+        for (i, k) in keys.iter().enumerate() {
+            let got = m.get(k).map(|e| e.expires_at);
+            if i % 3 == 0 {
+                assert_eq!(got, None);
+            } else {
+                assert_eq!(got, Some(if i == 5 { -5 } else { i as i64 }));
+                let j = m.get_index_of(k).expect("present");
+                assert_eq!(m.get_index(j).expect("in range").0.as_bytes(), &k[..]);
+            }
+        }
+        assert_eq!(m.len(), keys.len() - keys.len().div_ceil(3));
+        while !m.is_empty() {
+            m.swap_remove_index(m.len() / 2).expect("in range");
+        }
+        // Hover around chunk boundaries: the spare chunk must never receive slots early.
+        for round in 0..3 {
+            for i in 0..(3 * CHUNK + 7) {
+                m.insert(format!("r{round}-{i}").as_bytes(), e(i as i64));
+            }
+            for i in (0..(3 * CHUNK + 7)).step_by(2) {
+                m.swap_remove(format!("r{round}-{i}").as_bytes())
+                    .expect("present");
+            }
+        }
+        for (i, (k, _)) in m.iter().enumerate() {
+            assert_eq!(m.get_index_of(k), Some(i));
+        }
+        assert_eq!(m.iter().count(), m.len());
+    }
+}
