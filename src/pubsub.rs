@@ -21,7 +21,7 @@ use bytes::{Bytes, BytesMut};
 use indexmap::{IndexMap, IndexSet};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -420,7 +420,17 @@ pub struct PubSub {
     /// once while it is 0.
     subscriptions: AtomicUsize,
     hasher: RandomState,
-    limits: RwLock<(i64, Limits)>,
+    limits: CachedLimits,
+}
+
+/// The parsed limits and when they were read (clock ms), in atomics: every PUBLISH reads them,
+/// and a lock shared by all publishers would bounce between cores. A reader racing a refresh
+/// may mix old and new fields once, which is harmless.
+struct CachedLimits {
+    at_ms: AtomicI64,
+    hard_bytes: AtomicUsize,
+    soft_bytes: AtomicUsize,
+    soft_seconds: AtomicI64,
 }
 
 impl Default for PubSub {
@@ -443,7 +453,15 @@ impl PubSub {
             npatterns: AtomicUsize::new(0),
             subscriptions: AtomicUsize::new(0),
             hasher: RandomState::new(),
-            limits: RwLock::new((i64::MIN, parse_pubsub_limits(DEFAULT_OUTPUT_BUFFER_LIMITS))),
+            limits: {
+                let l = parse_pubsub_limits(DEFAULT_OUTPUT_BUFFER_LIMITS);
+                CachedLimits {
+                    at_ms: AtomicI64::new(i64::MIN),
+                    hard_bytes: AtomicUsize::new(l.hard_bytes),
+                    soft_bytes: AtomicUsize::new(l.soft_bytes),
+                    soft_seconds: AtomicI64::new(l.soft_seconds),
+                }
+            },
         }
     }
 
@@ -515,14 +533,25 @@ impl PubSub {
 
     /// The pubsub output-buffer limits, re-read from the configuration at most once a second.
     pub fn limits(&self, shared: &Shared, now_ms: i64) -> Limits {
+        let c = &self.limits;
+        let at = c.at_ms.load(Ordering::Acquire);
+        // Checked: the initial i64::MIN (never read) must overflow into a refresh, not wrap
+        // into a negative age that would keep the defaults forever.
+        if now_ms
+            .checked_sub(at)
+            .is_some_and(|age| (0..LIMITS_REFRESH_MS).contains(&age))
         {
-            let l = self.limits.read();
-            if now_ms.wrapping_sub(l.0) < LIMITS_REFRESH_MS && now_ms >= l.0 {
-                return l.1;
-            }
+            return Limits {
+                hard_bytes: c.hard_bytes.load(Ordering::Relaxed),
+                soft_bytes: c.soft_bytes.load(Ordering::Relaxed),
+                soft_seconds: c.soft_seconds.load(Ordering::Relaxed),
+            };
         }
         let fresh = configured_limits(shared);
-        *self.limits.write() = (now_ms, fresh);
+        c.hard_bytes.store(fresh.hard_bytes, Ordering::Relaxed);
+        c.soft_bytes.store(fresh.soft_bytes, Ordering::Relaxed);
+        c.soft_seconds.store(fresh.soft_seconds, Ordering::Relaxed);
+        c.at_ms.store(now_ms, Ordering::Release);
         fresh
     }
 
