@@ -104,8 +104,10 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
             inbuf = BytesMut::with_capacity(READ_CHUNK);
         }
     }
-    let _ = wr.shutdown().await;
+    // Forget the client (its subscriptions included) before the peer can see the close, as
+    // Redis frees a client before its socket: whoever saw the close then sees it gone.
     crate::server::client_gone(&shared, &client);
+    let _ = wr.shutdown().await;
 }
 
 /// True while a script holds the gate and has not yet run past busy-reply-threshold: Redis

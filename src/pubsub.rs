@@ -29,10 +29,6 @@ use tokio_util::sync::CancellationToken;
 /// Redis's default `client-output-buffer-limit`.
 pub const DEFAULT_OUTPUT_BUFFER_LIMITS: &str = crate::config::DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT;
 
-/// How long a parsed `client-output-buffer-limit` is reused before the configuration is read
-/// again (publishers must not take the config lock for every message).
-const LIMITS_REFRESH_MS: i64 = 1000;
-
 const CHANNEL_SHARDS: usize = 16;
 
 /// A frame returned by a handler that already queued all its output on the client's push
@@ -423,11 +419,11 @@ pub struct PubSub {
     limits: CachedLimits,
 }
 
-/// The parsed limits and when they were read (clock ms), in atomics: every PUBLISH reads them,
-/// and a lock shared by all publishers would bounce between cores. A reader racing a refresh
-/// may mix old and new fields once, which is harmless.
+/// The parsed limits in atomics, refreshed by [`PubSub::refresh_limits`] when the
+/// configuration changes: every PUBLISH reads them, and a lock shared by all publishers would
+/// bounce between cores. A reader racing a refresh may mix old and new fields once, which is
+/// harmless.
 struct CachedLimits {
-    at_ms: AtomicI64,
     hard_bytes: AtomicUsize,
     soft_bytes: AtomicUsize,
     soft_seconds: AtomicI64,
@@ -456,7 +452,6 @@ impl PubSub {
             limits: {
                 let l = parse_pubsub_limits(DEFAULT_OUTPUT_BUFFER_LIMITS);
                 CachedLimits {
-                    at_ms: AtomicI64::new(i64::MIN),
                     hard_bytes: AtomicUsize::new(l.hard_bytes),
                     soft_bytes: AtomicUsize::new(l.soft_bytes),
                     soft_seconds: AtomicI64::new(l.soft_seconds),
@@ -531,28 +526,24 @@ impl PubSub {
         self.npatterns.store(m.len(), Ordering::Release);
     }
 
-    /// The pubsub output-buffer limits, re-read from the configuration at most once a second.
-    pub fn limits(&self, shared: &Shared, now_ms: i64) -> Limits {
+    /// The pubsub output-buffer limits in force.
+    pub fn limits(&self) -> Limits {
         let c = &self.limits;
-        let at = c.at_ms.load(Ordering::Acquire);
-        // Checked: the initial i64::MIN (never read) must overflow into a refresh, not wrap
-        // into a negative age that would keep the defaults forever.
-        if now_ms
-            .checked_sub(at)
-            .is_some_and(|age| (0..LIMITS_REFRESH_MS).contains(&age))
-        {
-            return Limits {
-                hard_bytes: c.hard_bytes.load(Ordering::Relaxed),
-                soft_bytes: c.soft_bytes.load(Ordering::Relaxed),
-                soft_seconds: c.soft_seconds.load(Ordering::Relaxed),
-            };
+        Limits {
+            hard_bytes: c.hard_bytes.load(Ordering::Relaxed),
+            soft_bytes: c.soft_bytes.load(Ordering::Relaxed),
+            soft_seconds: c.soft_seconds.load(Ordering::Relaxed),
         }
-        let fresh = configured_limits(shared);
+    }
+
+    /// Take the pubsub class of `client-output-buffer-limit` from the configuration (at
+    /// start and after every CONFIG SET).
+    pub fn refresh_limits(&self, config: &crate::config::Config) {
+        let fresh = parse_pubsub_limits(&config.client_output_buffer_limit);
+        let c = &self.limits;
         c.hard_bytes.store(fresh.hard_bytes, Ordering::Relaxed);
         c.soft_bytes.store(fresh.soft_bytes, Ordering::Relaxed);
         c.soft_seconds.store(fresh.soft_seconds, Ordering::Relaxed);
-        c.at_ms.store(now_ms, Ordering::Release);
-        fresh
     }
 
     /// Deliver `msg` to the subscribers of `channel` and of every matching pattern; returns
@@ -646,10 +637,6 @@ fn shrink_if_sparse(m: &mut ChannelMap) {
 }
 
 /// The pubsub class of the configured `client-output-buffer-limit`.
-fn configured_limits(shared: &Shared) -> Limits {
-    parse_pubsub_limits(&shared.config.read().client_output_buffer_limit)
-}
-
 /// Drop every subscription of a client without replying (RESET): in the registry, in the
 /// client's own sets and in its counters (CLIENT LIST).
 pub fn forget_client(shared: &Shared, client: &mut Client) {
@@ -676,6 +663,6 @@ fn zero_counts(client: &Client) {
 /// Publish a message as PUBLISH does, from anywhere in the server (keyspace notifications).
 pub fn publish(shared: &Shared, channel: &[u8], msg: &[u8]) -> usize {
     let now = shared.clock.now_ms();
-    let limits = shared.pubsub.limits(shared, now);
+    let limits = shared.pubsub.limits();
     shared.pubsub.publish(channel, msg, limits, now)
 }

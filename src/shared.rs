@@ -49,10 +49,8 @@ impl Shared {
         let run_id = (0..40)
             .map(|_| char::from_digit(fastrand::u32(0..16), 16).expect("hex digit"))
             .collect();
-        let notify_flags =
-            crate::cmd::notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
-        Arc::new(Shared {
-            notify_flags: notify_flags.into(),
+        let shared = Arc::new(Shared {
+            notify_flags: 0.into(),
             keyspace: Keyspace::new(config.databases),
             clock: Clock::new(),
             config: RwLock::new(config),
@@ -65,14 +63,19 @@ impl Shared {
             local_addr: OnceLock::new(),
             scripting: Default::default(),
             pubsub: crate::pubsub::PubSub::new(),
-        })
+        });
+        // Derive the cached settings from the configuration the server starts with.
+        shared.config_changed();
+        shared
     }
 
     /// Recompute what is derived from `config` after CONFIG SET.
     pub fn config_changed(&self) {
-        let flags = crate::cmd::notify::parse_flags(&self.config.read().notify_keyspace_events);
+        let config = self.config.read();
+        let flags = crate::cmd::notify::parse_flags(&config.notify_keyspace_events);
         self.notify_flags
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+        self.pubsub.refresh_limits(&config);
     }
 
     pub fn next_client_id(&self) -> u64 {

@@ -257,13 +257,13 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let limits = ctx.shared.pubsub.limits(ctx.shared, ctx.now);
+    let limits = ctx.shared.pubsub.limits();
     let n = ctx.shared.pubsub.publish(&a[1], &a[2], limits, ctx.now);
     Ok(Reply::Int(n as i64))
 }
 
 fn spublish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let limits = ctx.shared.pubsub.limits(ctx.shared, ctx.now);
+    let limits = ctx.shared.pubsub.limits();
     let n = ctx.shared.pubsub.spublish(&a[1], &a[2], limits, ctx.now);
     Ok(Reply::Int(n as i64))
 }
