@@ -17,7 +17,7 @@ use crate::client::{Client, ClientInfo};
 use crate::cmd::{self, flags, Ctx};
 use crate::error::{self, RedisError};
 use crate::protocol::{encode, parse_request, ParseState};
-use crate::pubsub::{self, Taken};
+use crate::pubsub::Taken;
 use crate::reply::Reply;
 use crate::shared::Shared;
 use bytes::{Bytes, BytesMut};
@@ -151,9 +151,7 @@ async fn process_input(
                 // reply back.
                 client.push.take(usize::MAX, taken);
                 taken.write_to(out);
-                if !pubsub::is_no_reply(&reply) {
-                    encode(&reply, client.resp, out);
-                }
+                encode(&reply, client.resp, out);
             }
             Err(e) => {
                 let msg = format!("ERR Protocol error: {}", e.0);

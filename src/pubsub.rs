@@ -31,19 +31,6 @@ pub const DEFAULT_OUTPUT_BUFFER_LIMITS: &str = crate::config::DEFAULT_CLIENT_OUT
 
 const CHANNEL_SHARDS: usize = 16;
 
-/// A frame returned by a handler that already queued all its output on the client's push
-/// queue (SUBSCRIBE and friends); the connection writes nothing for it. Simple strings never
-/// contain NUL, so this cannot collide with a real reply.
-pub const NO_REPLY_TEXT: &[u8] = b"\0resplock:no-reply";
-
-pub const fn no_reply() -> Reply {
-    Reply::Simple(Bytes::from_static(NO_REPLY_TEXT))
-}
-
-pub fn is_no_reply(r: &Reply) -> bool {
-    matches!(r, Reply::Simple(s) if s.as_ref() == NO_REPLY_TEXT)
-}
-
 /// The pubsub class of `client-output-buffer-limit` (0 disables a limit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {

@@ -32,6 +32,9 @@ pub enum Reply {
     BigNumber(Bytes),
     /// RESP3 push (`>`); an array in RESP2.
     Push(Vec<Reply>),
+    /// Nothing is written: the handler already queued all its output on the client's push
+    /// queue (SUBSCRIBE and friends send one confirmation per channel).
+    NoReply,
 }
 
 impl Reply {

@@ -1,14 +1,14 @@
 //! Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH, PUBSUB.
 //!
 //! Subscribe and unsubscribe answer with one frame per channel. They queue every frame on the
-//! client's push queue and return [`pubsub::no_reply`]: a confirmation is queued before the
+//! client's push queue and return [`Reply::NoReply`]: a confirmation is queued before the
 //! channel is registered, so a message published to it right after can never overtake its
 //! confirmation (Redis, single-threaded, guarantees the same order).
 
 use super::flags::*;
 use super::{Command, Ctx};
 use crate::error;
-use crate::pubsub::{self, Kind};
+use crate::pubsub::Kind;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
@@ -158,7 +158,7 @@ fn subscribe_kind(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
         }
     }
     sync_counts(ctx);
-    Ok(pubsub::no_reply())
+    Ok(Reply::NoReply)
 }
 
 fn unsubscribe_kind(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
@@ -192,7 +192,7 @@ fn unsubscribe_kind(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
         ctx.client.push.push_own(frame(name, Reply::Bulk(ch), c));
     }
     sync_counts(ctx);
-    Ok(pubsub::no_reply())
+    Ok(Reply::NoReply)
 }
 
 fn subscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -227,7 +227,7 @@ fn psubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     sync_counts(ctx);
-    Ok(pubsub::no_reply())
+    Ok(Reply::NoReply)
 }
 
 fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -253,7 +253,7 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .push_own(frame("punsubscribe", Reply::Bulk(p), c));
     }
     sync_counts(ctx);
-    Ok(pubsub::no_reply())
+    Ok(Reply::NoReply)
 }
 
 fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

@@ -1328,7 +1328,7 @@ fn shutdown(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     ctx.shared.shutdown.cancel();
     ctx.client.close_after_reply = true;
-    Ok(crate::pubsub::no_reply())
+    Ok(Reply::NoReply)
 }
 
 fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {

@@ -125,6 +125,7 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
                 put_bulk(out, b'$', b);
             }
         }
+        Reply::NoReply => {}
         Reply::BigNumber(b) => {
             if resp3 {
                 out.put_u8(b'(');

@@ -122,6 +122,8 @@ pub fn reply_to_lua(lua: &Lua, r: &Reply, resp: u8) -> Result<Value> {
                 Value::String(lua.create_string(s)?)
             }
         }
+        // Only commands scripts may not call (SUBSCRIBE...) answer this way.
+        Reply::NoReply => Value::Boolean(false),
         Reply::BigNumber(s) => {
             if r3 {
                 single(lua, "big_number", Value::String(lua.create_string(s)?))?
