@@ -344,21 +344,18 @@ pub async fn run_command(
         _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
     };
     if runs_inline() {
-        loop {
-            if let Err(e) = wait_no_script(shared, cmd).await {
-                return Reply::error(e);
-            }
-            // Yield once first: a worker empties its LIFO slot (which other workers cannot
-            // steal) before it polls a yielded task again, so while the script runs here no
-            // client waits behind it, including one about to send SCRIPT KILL; the rest of
-            // this worker's queue is stolen by the other worker.
-            tokio::task::yield_now().await;
-            if let Some(gate) = shared.keyspace.gate.try_exclusive() {
-                let reply = eval(shared, client.db, kind, &args);
-                drop(gate);
-                return reply;
-            }
+        if let Err(e) = wait_no_script(shared, cmd).await {
+            return Reply::error(e);
         }
+        // A script may run for seconds on this worker. block_in_place first wakes the tasks
+        // deferred on this worker (coop budget, yields) and moves its LIFO task, neither of
+        // which another worker can steal, then hands the worker's queue to another thread:
+        // no client waits behind the script, including the one about to send SCRIPT KILL.
+        let db = client.db;
+        return tokio::task::block_in_place(|| {
+            let _gate = shared.keyspace.gate.exclusive();
+            eval(shared, db, kind, &args)
+        });
     }
     if let Err(e) = wait_no_script(shared, cmd).await {
         return Reply::error(e);
@@ -375,9 +372,9 @@ pub async fn run_command(
     }
 }
 
-/// Scripts run on the calling worker when the runtime has another worker to serve the other
-/// clients meanwhile (a thread handoff per script costs more than the script); on a
-/// single-threaded runtime they must move to a blocking thread.
+/// Scripts run in place (block_in_place) on a multi-threaded runtime with another worker to
+/// serve the other clients meanwhile; on a single-threaded runtime, where block_in_place is not
+/// available, they move to a blocking thread.
 fn runs_inline() -> bool {
     let h = tokio::runtime::Handle::current();
     matches!(
