@@ -64,6 +64,14 @@ impl Gate {
         ExclusiveGuard { gate: self, _g: g }
     }
 
+    /// Hold the gate exclusively if nobody holds it; never blocks (a worker thread must not
+    /// park behind another script).
+    pub fn try_exclusive(&self) -> Option<ExclusiveGuard<'_>> {
+        let g = self.lock.try_write()?;
+        self.exclusive.store(true, Ordering::Release);
+        Some(ExclusiveGuard { gate: self, _g: g })
+    }
+
     pub fn is_exclusive(&self) -> bool {
         self.exclusive.load(Ordering::Acquire)
     }

@@ -60,6 +60,7 @@ pub unsafe extern "C-unwind" fn make_tramp(l: *mut ffi::lua_State) -> c_int {
 /// The count hook of a running script: once SCRIPT KILL set the flag it raises Redis's error,
 /// and from then on fires on every line so `pcall` cannot swallow it for long.
 pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
+    super::hand_off_if_long();
     ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, KILL_FLAG_KEY.as_ptr());
     let flag = ffi::lua_touserdata(l, -1) as *const AtomicBool;
     ffi::lua_settop(l, -2);

@@ -344,18 +344,24 @@ pub async fn run_command(
         _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
     };
     if runs_inline() {
-        if let Err(e) = wait_no_script(shared, cmd).await {
-            return Reply::error(e);
+        // The script runs on this worker: a thread handoff per script costs more than a
+        // typical script. A long one hands the worker's other tasks off from the hook
+        // (see `hand_off_if_long`), so nothing waits behind it for more than about
+        // INLINE_GRACE.
+        loop {
+            if let Err(e) = wait_no_script(shared, cmd).await {
+                return Reply::error(e);
+            }
+            if let Some(gate) = shared.keyspace.gate.try_exclusive() {
+                INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+                let reply = eval(shared, client.db, kind, &args);
+                INLINE_SINCE.with(|s| s.set(None));
+                drop(gate);
+                return reply;
+            }
+            // Commands hold the gate shared only inside synchronous code: retry shortly.
+            tokio::task::yield_now().await;
         }
-        // A script may run for seconds on this worker. block_in_place first wakes the tasks
-        // deferred on this worker (coop budget, yields) and moves its LIFO task, neither of
-        // which another worker can steal, then hands the worker's queue to another thread:
-        // no client waits behind the script, including the one about to send SCRIPT KILL.
-        let db = client.db;
-        return tokio::task::block_in_place(|| {
-            let _gate = shared.keyspace.gate.exclusive();
-            eval(shared, db, kind, &args)
-        });
     }
     if let Err(e) = wait_no_script(shared, cmd).await {
         return Reply::error(e);
@@ -372,9 +378,38 @@ pub async fn run_command(
     }
 }
 
-/// Scripts run in place (block_in_place) on a multi-threaded runtime with another worker to
-/// serve the other clients meanwhile; on a single-threaded runtime, where block_in_place is not
+/// Scripts run on the calling worker on a multi-threaded runtime with another worker to serve
+/// the other clients meanwhile; on a single-threaded runtime, where block_in_place is not
 /// available, they move to a blocking thread.
+/// How long a script may run on a worker before the hook hands the worker's other tasks off.
+const INLINE_GRACE: std::time::Duration = std::time::Duration::from_millis(1);
+
+thread_local! {
+    /// When the script running inline on this thread started (None: no inline script, or its
+    /// tasks were already handed off).
+    static INLINE_SINCE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Called from the Lua count hook. tokio keeps some runnable tasks where no other worker can
+/// take them: the LIFO slot and the list of tasks deferred by a yield or an exhausted coop
+/// budget. A script that keeps this worker busy would strand them, and if one of them is the
+/// client about to send SCRIPT KILL, an endless script would never be killed. Once a script
+/// has run INLINE_GRACE, block_in_place wakes the deferred tasks, moves the LIFO task to the
+/// stealable queue and gives the worker's queue to another thread; the short sleep lets that
+/// thread take it, after which this thread finishes the script as a blocking thread.
+pub(crate) fn hand_off_if_long() {
+    let long = INLINE_SINCE.with(|s| match s.get() {
+        Some(t) if t.elapsed() >= INLINE_GRACE => {
+            s.set(None);
+            true
+        }
+        _ => false,
+    });
+    if long {
+        tokio::task::block_in_place(|| std::thread::sleep(std::time::Duration::from_millis(1)));
+    }
+}
+
 fn runs_inline() -> bool {
     let h = tokio::runtime::Handle::current();
     matches!(
