@@ -17,7 +17,7 @@ use crate::client::{Client, ClientInfo};
 use crate::cmd::{self, flags, Ctx};
 use crate::error::{self, RedisError};
 use crate::protocol::{encode, parse_request, ParseState};
-use crate::pubsub::Taken;
+use crate::pubsub::{PushQueue, Taken};
 use crate::reply::Reply;
 use crate::shared::Shared;
 use bytes::{Bytes, BytesMut};
@@ -67,12 +67,9 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                 process_input(&shared, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
             }
             _ = push.notified() => {
-                if held_by_script(&shared) && !script_done(&shared, &info).await {
+                if !take_pushes(&shared, &info, &push, &mut taken, &mut out).await {
                     break;
                 }
-                // Frames left over wake this task again at once.
-                push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), &mut taken);
-                taken.write_to(&mut out);
             }
         }
         if !out.is_empty() {
@@ -110,25 +107,41 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
     let _ = wr.shutdown().await;
 }
 
-/// True while a script holds the gate and has not yet run past busy-reply-threshold: Redis
-/// writes what a script published when it ends, or, once it is busy, from the event
-/// processing it does meanwhile.
-fn held_by_script(shared: &Shared) -> bool {
-    shared.keyspace.gate.is_exclusive()
-        && cmd::lookup(b"ping").is_some_and(|ping| cmd::busy_error(shared, ping).is_none())
-}
-
-/// Wait until pushes may be written again (see [`held_by_script`]); false if the connection
-/// must close meanwhile.
-async fn script_done(shared: &Shared, info: &ClientInfo) -> bool {
-    while held_by_script(shared) {
+/// Move queued pushes to `out`, unless a script is running: Redis writes what a script
+/// published when it ends, or, once it runs past busy-reply-threshold, from the event
+/// processing it does meanwhile. The frames are taken while holding the gate shared, which a
+/// running script excludes, so a script that starts right after a check cannot have its
+/// frames written before it ends. False if the connection must close meanwhile.
+async fn take_pushes(
+    shared: &Shared,
+    info: &ClientInfo,
+    push: &PushQueue,
+    taken: &mut Taken,
+    out: &mut BytesMut,
+) -> bool {
+    loop {
+        let take = |taken: &mut Taken, out: &mut BytesMut| {
+            // Frames left over wake this task again at once.
+            push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
+            taken.write_to(out);
+        };
+        if let Some(gate) = shared.keyspace.gate.try_shared() {
+            take(taken, out);
+            drop(gate);
+            return true;
+        }
+        let busy = shared.keyspace.gate.is_exclusive()
+            && cmd::lookup(b"ping").is_some_and(|ping| cmd::busy_error(shared, ping).is_some());
+        if busy {
+            take(taken, out);
+            return true;
+        }
         tokio::select! {
             _ = shared.shutdown.cancelled() => return false,
             _ = info.kill.cancelled() => return false,
             _ = shared.keyspace.gate.wait_released() => {}
         }
     }
-    true
 }
 
 /// Run every complete request in `inbuf`, appending the replies to `out` (after any push

@@ -47,9 +47,6 @@ impl Reply {
     pub fn bulk(b: impl Into<Bytes>) -> Reply {
         Reply::Bulk(b.into())
     }
-    pub fn bulk_copy(b: &[u8]) -> Reply {
-        Reply::Bulk(Bytes::copy_from_slice(b))
-    }
     pub fn bulk_str(s: &str) -> Reply {
         Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
     }

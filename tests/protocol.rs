@@ -167,17 +167,6 @@ async fn pipelined_replies_come_back_in_order() {
     }
 }
 
-fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn declared_500mb_bulk_that_never_arrives_allocates_nothing_and_others_are_served() {
     let s = server().await;

@@ -502,15 +502,6 @@ async fn redisson_waiter_on_resp3_gets_push_frames_and_locks_on_the_same_connect
     redisson_waiter(true).await;
 }
 
-fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     const PUBLISHERS: usize = 3;
@@ -1062,64 +1053,4 @@ async fn configured_hard_limit_closes_a_subscriber_without_writing_its_backlog()
     assert!(matches!(n, Ok(0) | Err(_)), "got {n:?}");
     assert_eq!(cmd!(publ, "PUBLISH", "c", "x"), b":0\r\n");
     s.shutdown().await;
-}
-
-/// Issue 5: no leak after a million subscribe/unsubscribe cycles. Fixed-width channel names
-/// make every confirmation a known size, so the replies are counted by bytes, not parsed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_million_subscribe_unsubscribe_cycles_leave_nothing_behind() {
-    use tokio::io::AsyncReadExt;
-    const CYCLES: usize = 1_000_000;
-    const BATCH: usize = 5_000;
-    // "*3\r\n$9\r\nsubscribe\r\n$8\r\nNNNNNNNN\r\n:1\r\n" + "*3\r\n$11\r\nunsubscribe\r\n$8\r\nNNNNNNNN\r\n:0\r\n"
-    const REPLY_BYTES: usize = 37 + 40;
-    let s = server().await;
-    let mut sub = Raw::connect(&s).await;
-    let started = Instant::now();
-    let mut before = 0;
-    let mut buf = vec![0u8; 1 << 20];
-    for batch in 0..CYCLES / BATCH {
-        let mut req = Vec::with_capacity(BATCH * 80);
-        for i in 0..BATCH {
-            let name = format!("{:08}", batch * BATCH + i);
-            req.extend_from_slice(b"*2\r\n$9\r\nSUBSCRIBE\r\n$8\r\n");
-            req.extend_from_slice(name.as_bytes());
-            req.extend_from_slice(b"\r\n*2\r\n$11\r\nUNSUBSCRIBE\r\n$8\r\n");
-            req.extend_from_slice(name.as_bytes());
-            req.extend_from_slice(b"\r\n");
-        }
-        // Write the batch (5k cycles, ~350 KB, well within loopback socket buffers), then read
-        // exactly its replies.
-        sub.send(&req).await;
-        let mut left = BATCH * REPLY_BYTES;
-        while left > 0 {
-            let want = left.min(buf.len());
-            let n =
-                tokio::time::timeout(Duration::from_secs(30), sub.stream.read(&mut buf[..want]))
-                    .await
-                    .expect("replies keep coming")
-                    .expect("read");
-            assert!(n > 0, "server closed the connection");
-            left -= n;
-        }
-        if batch == 0 {
-            before = rss_bytes();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "bounded in time"
-        );
-    }
-    assert_eq!(s.shared().pubsub.subscriptions(), 0);
-    let mut c = Raw::connect(&s).await;
-    assert_eq!(
-        cmd!(c, "PUBSUB", "NUMSUB", "00000000", "00999999"),
-        b"*4\r\n$8\r\n00000000\r\n:0\r\n$8\r\n00999999\r\n:0\r\n"
-    );
-    assert_eq!(cmd!(c, "PUBSUB", "CHANNELS"), b"*0\r\n");
-    let grown = rss_bytes().saturating_sub(before);
-    assert!(
-        grown < 32 * 1024 * 1024,
-        "RSS grew by {grown} bytes over a million cycles"
-    );
 }

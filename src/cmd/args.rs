@@ -5,34 +5,7 @@ use bytes::Bytes;
 
 /// Redis's string2ll: an optional '-' then digits, no '+', spaces or leading zeros.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    if s == b"0" {
-        return Some(0);
-    }
-    let (neg, digits) = if s[0] == b'-' {
-        (true, &s[1..])
-    } else {
-        (false, s)
-    };
-    if digits.is_empty() || digits[0] == b'0' {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        let d = (c - b'0') as i64;
-        v = v.checked_mul(10)?;
-        v = if neg {
-            v.checked_sub(d)?
-        } else {
-            v.checked_add(d)?
-        };
-    }
-    Some(v)
+    crate::protocol::parse_ll(s)
 }
 
 /// An integer argument, or `ERR value is not an integer or out of range`.

@@ -11,5 +11,6 @@ mod parse;
 
 pub use encode::{encode, format_double};
 pub use parse::{
-    parse_request, split_args, ParseState, ProtocolError, PROTO_INLINE_MAX_SIZE, PROTO_MAX_BULK_LEN,
+    parse_ll, parse_request, split_args, ParseState, ProtocolError, PROTO_INLINE_MAX_SIZE,
+    PROTO_MAX_BULK_LEN,
 };

@@ -44,7 +44,7 @@ fn find_before_nul(buf: &[u8], needle: u8) -> Option<usize> {
 
 /// Redis's string2ll: optional '-', digits, no leading '+', no spaces, no leading zeros
 /// except "0" itself.
-fn parse_ll(s: &[u8]) -> Option<i64> {
+pub fn parse_ll(s: &[u8]) -> Option<i64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }

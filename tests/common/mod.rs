@@ -23,6 +23,16 @@ pub async fn client(s: &ServerHandle) -> redis::aio::MultiplexedConnection {
         .expect("connect")
 }
 
+/// This process's resident memory (the in-process server's included), from /proc.
+pub fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// Length of the first complete RESP2/RESP3 reply in `b`, if it is complete.
 pub fn frame_len(b: &[u8]) -> Option<usize> {
     fn line(b: &[u8], from: usize) -> Option<usize> {
