@@ -16,18 +16,20 @@ pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod connection;
-pub mod db;
 pub mod error;
 pub mod glob;
+pub mod keyspace;
+pub mod num;
 pub mod protocol;
 pub mod pubsub;
 pub mod reply;
 pub mod script;
 pub mod server;
 pub mod shared;
+pub mod types;
+pub mod version;
 
 pub use config::Config;
 pub use server::{start, BlockingServer, ServerHandle};
 
-/// The Redis version resplock reports (HELLO, INFO, redis.REDIS_VERSION).
-pub const REDIS_VERSION: &str = "7.0.15";
+pub use version::REDIS_VERSION;

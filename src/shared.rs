@@ -3,7 +3,7 @@
 use crate::client::ClientInfo;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::db::Keyspace;
+use crate::keyspace::Keyspace;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

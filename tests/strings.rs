@@ -2,7 +2,8 @@
 
 mod common;
 use common::*;
-use resplock::db::{Entry, Hash, Value};
+use resplock::keyspace::{Entry, Value};
+use resplock::types::hash::Hash;
 use resplock::ServerHandle;
 
 const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";

@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 /// Redis's string2ll: an optional '-' then digits, no '+', spaces or leading zeros.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
-    crate::protocol::parse_ll(s)
+    crate::num::parse_ll(s)
 }
 
 /// An integer argument, or `ERR value is not an integer or out of range`.

@@ -237,7 +237,7 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let s = |v: &'static str| Reply::bulk_static(v);
     Ok(Reply::Map(vec![
         (s("server"), s("redis")),
-        (s("version"), s(crate::REDIS_VERSION)),
+        (s("version"), s(crate::version::REDIS_VERSION)),
         (s("proto"), Reply::Int(ctx.client.resp as i64)),
         (s("id"), Reply::Int(ctx.client.id as i64)),
         (s("mode"), s("standalone")),

@@ -6,9 +6,10 @@ use super::flags::*;
 use super::float80::{self, Parsed, F80};
 use super::notify;
 use super::{Command, Ctx};
-use crate::db::{scan_by_hash, Entry, Hash, Value};
 use crate::error::{self, RedisError};
+use crate::keyspace::{scan_by_hash, Entry, Value};
 use crate::reply::{CmdResult, Reply};
+use crate::types::hash::Hash;
 use bytes::Bytes;
 
 pub const COMMANDS: &[Command] = &[

@@ -15,8 +15,8 @@ pub mod server_cmds;
 pub mod string;
 
 use crate::client::Client;
-use crate::db::{Db, KeyEvent};
 use crate::error::{self, RedisError};
+use crate::keyspace::{Db, KeyEvent};
 use crate::reply::{CmdResult, Reply};
 use crate::shared::Shared;
 use bytes::Bytes;
@@ -278,7 +278,7 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the gate (shared for clients, exclusive
 /// for scripts) and has checked authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    crate::db::track_new_keys(notify::wants(ctx.shared, notify::NEW));
+    crate::keyspace::track_new_keys(notify::wants(ctx.shared, notify::NEW));
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),

@@ -604,7 +604,7 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             let now_us = shared.clock.now_us();
             let up = shared.started.elapsed().as_secs();
             let port = shared.local_addr.get().map_or(cfg.port, |a| a.port());
-            kv("redis_version", &crate::REDIS_VERSION);
+            kv("redis_version", &crate::version::REDIS_VERSION);
             kv("redis_git_sha1", &"00000000");
             kv("redis_git_dirty", &0);
             kv("redis_build_id", &"0");
@@ -823,9 +823,9 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
 
 /// Average remaining TTL in ms of the volatile keys, estimated from a bounded sample of each
 /// shard (Redis's figure is an estimate too).
-fn avg_ttl(db: &crate::db::Db, now: i64) -> i64 {
+fn avg_ttl(db: &crate::keyspace::Db, now: i64) -> i64 {
     let (mut sum, mut n) = (0i64, 0i64);
-    for i in 0..crate::db::SHARDS {
+    for i in 0..crate::keyspace::SHARDS {
         let shard = db.lock_shard(i);
         if shard.volatile == 0 {
             continue;
@@ -996,9 +996,9 @@ fn config_value(shared: &Shared, cfg: &Config, name: &str) -> String {
         "maxmemory-policy" => cfg.maxmemory_policy.clone(),
         // The fixed limits of db::Hash.
         "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
-            crate::db::HASH_MAX_LISTPACK_ENTRIES.to_string()
+            crate::types::hash::HASH_MAX_LISTPACK_ENTRIES.to_string()
         }
-        _ => crate::db::HASH_MAX_LISTPACK_VALUE.to_string(),
+        _ => crate::types::hash::HASH_MAX_LISTPACK_VALUE.to_string(),
     }
 }
 

@@ -1,3 +1,4 @@
+use crate::num::format_double;
 use crate::reply::Reply;
 use bytes::{BufMut, BytesMut};
 
@@ -12,43 +13,6 @@ fn put_bulk(out: &mut BytesMut, prefix: u8, data: &[u8]) {
     put_int_line(out, prefix, data.len() as i64);
     out.put_slice(data);
     out.put_slice(b"\r\n");
-}
-
-/// C's `%.17g`, which Redis 7.0 uses for doubles in replies.
-pub fn format_double(d: f64) -> String {
-    if d.is_nan() {
-        return if d.is_sign_negative() { "-nan" } else { "nan" }.to_string();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    format_g(d, 17)
-}
-
-/// printf's `%.{p}g` for finite values.
-pub fn format_g(d: f64, p: usize) -> String {
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let e = format!("{:.*e}", p - 1, d);
-    let (mant, exp) = e.split_once('e').expect("exponent");
-    let x: i32 = exp.parse().expect("exponent digits");
-    if x < -4 || x >= p as i32 {
-        let mant = trim_zeros(mant);
-        let sign = if x < 0 { '-' } else { '+' };
-        format!("{mant}e{sign}{:02}", x.abs())
-    } else {
-        let decimals = (p as i32 - 1 - x).max(0) as usize;
-        trim_zeros(&format!("{d:.decimals$}")).to_string()
-    }
-}
-
-fn trim_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
 }
 
 /// Append `reply` to `out` in RESP `proto` (2 or 3).
@@ -141,16 +105,6 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percent_17g_matches_c() {
-        assert_eq!(format_double(1.5), "1.5");
-        assert_eq!(format_double(0.1), "0.10000000000000001");
-        assert_eq!(format_double(1e20), "1e+20");
-        assert_eq!(format_double(123456.0), "123456");
-        assert_eq!(format_double(1e-5), "1.0000000000000001e-05");
-        assert_eq!(format_double(f64::INFINITY), "inf");
-    }
 
     #[test]
     fn null_and_map_differ_by_protocol() {

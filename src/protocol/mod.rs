@@ -9,8 +9,7 @@
 mod encode;
 mod parse;
 
-pub use encode::{encode, format_double};
+pub use encode::encode;
 pub use parse::{
-    parse_ll, parse_request, split_args, ParseState, ProtocolError, PROTO_INLINE_MAX_SIZE,
-    PROTO_MAX_BULK_LEN,
+    parse_request, split_args, ParseState, ProtocolError, PROTO_INLINE_MAX_SIZE, PROTO_MAX_BULK_LEN,
 };

@@ -1,3 +1,4 @@
+use crate::num::parse_ll;
 use bytes::{Buf, Bytes, BytesMut};
 
 /// Longest inline request, or count line, Redis accepts (PROTO_INLINE_MAX_SIZE).
@@ -40,38 +41,6 @@ fn find_before_nul(buf: &[u8], needle: u8) -> Option<usize> {
         Some(p) if buf[p] == needle => Some(p),
         _ => None,
     }
-}
-
-/// Redis's string2ll: optional '-', digits, no leading '+', no spaces, no leading zeros
-/// except "0" itself.
-pub fn parse_ll(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    let (neg, digits) = if s[0] == b'-' {
-        (true, &s[1..])
-    } else {
-        (false, s)
-    };
-    if digits.is_empty() || (digits[0] == b'0' && digits.len() > 1) {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?;
-        v = if neg {
-            v.checked_sub((c - b'0') as i64)?
-        } else {
-            v.checked_add((c - b'0') as i64)?
-        };
-    }
-    if neg && v == 0 {
-        return None;
-    }
-    Some(v)
 }
 
 /// Parse one request from the front of `buf`, consuming it. `Ok(None)`: more bytes are

@@ -1,7 +1,7 @@
 //! Replies to Lua values and back, as Redis 7.0's script_lua.c (redisProtocolToLuaType and
 //! luaReplyToRedisReply) does, for a script speaking RESP2 (the default) or RESP3.
 
-use crate::protocol::format_double;
+use crate::num::{c_ll, format_double};
 use crate::reply::Reply;
 use bytes::Bytes;
 use mlua::{Lua, Result, Table, Value};
@@ -143,17 +143,6 @@ fn array(lua: &Lua, items: &[Reply], resp: u8) -> Result<Value> {
         }
     }
     Ok(Value::Table(t))
-}
-
-/// C's `(long long)` cast on x86-64: out of range and NaN give i64::MIN.
-pub fn c_ll(d: f64) -> i64 {
-    // 2^63 as f64 is exact; anything at or past it (or NaN) overflows the cast.
-    const LIM: f64 = 9_223_372_036_854_775_808.0;
-    if !(-LIM..LIM).contains(&d) {
-        i64::MIN
-    } else {
-        d as i64
-    }
 }
 
 fn number(v: &Value) -> Option<f64> {

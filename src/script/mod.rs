@@ -23,8 +23,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use convert::c_ll;
-
 /// Instructions between two checks of the kill flag.
 const HOOK_EVERY: i32 = 10_000;
 /// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
@@ -557,7 +555,7 @@ fn run_error(sha: &str, msg: &str) -> RedisError {
 fn error_from_table(t: &Table, sha: &str) -> Bytes {
     let msg = match t.raw_get::<Value>("err") {
         Ok(Value::String(s)) => s.as_bytes().to_vec(),
-        Ok(Value::Number(n)) => crate::protocol::format_double(n).into_bytes(),
+        Ok(Value::Number(n)) => crate::num::format_double(n).into_bytes(),
         Ok(Value::Integer(n)) => n.to_string().into_bytes(),
         _ => b"ERR unknown error".to_vec(),
     };
@@ -567,7 +565,7 @@ fn error_from_table(t: &Table, sha: &str) -> Bytes {
     if let (Some(Value::String(src)), Some(line)) = (source, line) {
         let line = match line {
             Value::Integer(i) => Some(i.to_string()),
-            Value::Number(n) => Some(crate::protocol::format_double(n)),
+            Value::Number(n) => Some(crate::num::format_double(n)),
             Value::String(s) => Some(s.to_string_lossy()),
             _ => None,
         };
@@ -809,8 +807,8 @@ fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
             Ok(Out::Ok(vec![Value::Boolean(true)]))
         })?,
     )?;
-    r.raw_set("REDIS_VERSION", crate::REDIS_VERSION)?;
-    r.raw_set("REDIS_VERSION_NUM", version_num(crate::REDIS_VERSION))?;
+    r.raw_set("REDIS_VERSION", crate::version::REDIS_VERSION)?;
+    r.raw_set("REDIS_VERSION_NUM", crate::version::version_num())?;
     for (k, v) in [
         ("LOG_DEBUG", 0),
         ("LOG_VERBOSE", 1),
@@ -827,14 +825,6 @@ fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
     Ok(r)
 }
 
-/// 7.0.15 -> 0x07000f.
-fn version_num(v: &str) -> i64 {
-    let p: Vec<i64> = v.split('.').map(|x| x.parse().unwrap_or(0)).collect();
-    (p.first().copied().unwrap_or(0) << 16)
-        | (p.get(1).copied().unwrap_or(0) << 8)
-        | p.get(2).copied().unwrap_or(0)
-}
-
 /// Lua arguments to command arguments (luaArgsToRedisArgv): numbers as `%.17g`.
 fn lua_args(lua: &Lua, a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'static str>> {
     let _ = lua;
@@ -848,7 +838,7 @@ fn lua_args(lua: &Lua, a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'stati
         match v {
             Value::String(s) => out.push(Bytes::copy_from_slice(&s.as_bytes())),
             Value::Integer(i) => out.push(Bytes::from(i.to_string())),
-            Value::Number(n) => out.push(Bytes::from(crate::protocol::format_double(n))),
+            Value::Number(n) => out.push(Bytes::from(crate::num::format_double(n))),
             _ => {
                 return Ok(Err(
                     "Lua redis lib command arguments must be strings or integers",

@@ -269,7 +269,7 @@ impl Map {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Value;
+    use crate::keyspace::Value;
     use bytes::Bytes;
 
     fn e(n: i64) -> Entry {

@@ -1,3 +1,5 @@
+//! Redis's hash value in its two encodings (listpack and hashtable).
+
 use ahash::RandomState;
 use bytes::Bytes;
 use indexmap::IndexMap;
@@ -6,48 +8,6 @@ use indexmap::IndexMap;
 /// insertion order (as Redis's listpack does) and HSCAN returns it whole.
 pub const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 pub const HASH_MAX_LISTPACK_VALUE: usize = 64;
-
-#[derive(Clone, Debug)]
-pub enum Value {
-    Str(Bytes),
-    Hash(Hash),
-}
-
-// A shard entry is (Key 24, Entry 40): keep a value at 32 bytes.
-const _: () = assert!(std::mem::size_of::<Value>() == 32);
-
-impl Value {
-    /// TYPE's answer.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Str(_) => "string",
-            Value::Hash(_) => "hash",
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub value: Value,
-    /// Unix time in ms after which the key is gone; 0 means no expiry.
-    pub expires_at: i64,
-}
-
-impl Entry {
-    pub fn new(value: Value) -> Self {
-        Entry {
-            value,
-            expires_at: 0,
-        }
-    }
-    pub fn with_expiry(value: Value, expires_at: i64) -> Self {
-        Entry { value, expires_at }
-    }
-    /// Redis: a key is expired once now > when.
-    pub fn is_expired(&self, now: i64) -> bool {
-        self.expires_at != 0 && now > self.expires_at
-    }
-}
 
 /// A hash, in Redis's two encodings. `Listpack` (small, short fields and values) is one
 /// buffer, as Redis's listpack: a u16 field count, then `[len u8][field][len u8][value]` per

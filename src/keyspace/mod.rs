@@ -21,7 +21,7 @@ pub use gate::{Gate, GateGuard};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
-pub use value::{Entry, Hash, HashIter, Value, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE};
+pub use value::{Entry, Value};
 
 use ahash::RandomState;
 use bytes::Bytes;
