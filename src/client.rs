@@ -1,7 +1,8 @@
 //! Per-connection state. [`Client`] is owned by the connection task and handed to handlers;
 //! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL).
 
-use crate::pubsub::{ClientSubs, PushQueue};
+use crate::outbox::PushQueue;
+use crate::pubsub::ClientSubs;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};

@@ -17,7 +17,7 @@ use crate::client::{Client, ClientInfo};
 use crate::cmd::{self, flags, Ctx};
 use crate::error::{self, RedisError};
 use crate::protocol::{encode, parse_request, ParseState};
-use crate::pubsub::{PushQueue, Taken};
+use crate::outbox::{PushQueue, Taken};
 use crate::reply::Reply;
 use crate::shared::Shared;
 use bytes::{Bytes, BytesMut};

@@ -20,6 +20,7 @@ pub mod error;
 pub mod glob;
 pub mod keyspace;
 pub mod num;
+pub mod outbox;
 pub mod protocol;
 pub mod pubsub;
 pub mod reply;

@@ -249,7 +249,7 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
 /// unauthenticated when a password is required).
 fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    crate::pubsub::forget_client(ctx.shared, ctx.client);
+    super::pubsub::forget_client(ctx.shared, ctx.client);
     ctx.client.select(0);
     ctx.client.set_resp(2);
     set_name(&ctx.client.info, b"");

@@ -338,5 +338,5 @@ pub fn on_server_start(shared: &std::sync::Arc<Shared>) {
 
 /// Families that keep per-client state forget the client here (e.g. its subscriptions).
 pub fn on_client_gone(shared: &Shared, client: &Client) {
-    crate::pubsub::client_gone(shared, client);
+    pubsub::client_gone(shared, client);
 }

@@ -83,7 +83,7 @@ pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: 
         ch.extend_from_slice(db);
         ch.extend_from_slice(b"__:");
         ch.extend_from_slice(key);
-        crate::pubsub::publish(shared, &ch, event.as_bytes());
+        super::pubsub::publish_from_server(shared, &ch, event.as_bytes());
     }
     if flags & KEYEVENT != 0 {
         let mut ch = Vec::with_capacity(16 + event.len());
@@ -91,6 +91,6 @@ pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: 
         ch.extend_from_slice(db);
         ch.extend_from_slice(b"__:");
         ch.extend_from_slice(event.as_bytes());
-        crate::pubsub::publish(shared, &ch, key);
+        super::pubsub::publish_from_server(shared, &ch, key);
     }
 }

@@ -8,7 +8,9 @@
 use super::flags::*;
 use super::{Command, Ctx};
 use crate::error;
+use crate::client::Client;
 use crate::pubsub::Kind;
+use crate::shared::Shared;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
@@ -328,4 +330,34 @@ fn pubsub_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
             .map(|l| Reply::Simple(Bytes::from_static(l.as_bytes())))
             .collect(),
     ))
+}
+
+/// Drop every subscription of a client without replying (RESET): in the registry, in the
+/// client's own sets and in its counters (CLIENT LIST).
+pub fn forget_client(shared: &Shared, client: &mut Client) {
+    let subs = std::mem::take(&mut client.pubsub);
+    shared.pubsub.forget(client.id, &subs);
+    zero_counts(client);
+}
+
+/// Remove a closed connection from every channel and pattern at once.
+pub fn client_gone(shared: &Shared, client: &Client) {
+    shared.pubsub.forget(client.id, &client.pubsub);
+    zero_counts(client);
+}
+
+fn zero_counts(client: &Client) {
+    client.info.subscriptions.store(0, Ordering::Relaxed);
+    client
+        .info
+        .pattern_subscriptions
+        .store(0, Ordering::Relaxed);
+    client.info.shard_subscriptions.store(0, Ordering::Relaxed);
+}
+
+/// Publish a message as PUBLISH does, from anywhere in the server (keyspace notifications).
+pub fn publish_from_server(shared: &Shared, channel: &[u8], msg: &[u8]) -> usize {
+    let now = shared.clock.now_ms();
+    let limits = shared.pubsub.limits();
+    shared.pubsub.publish(channel, msg, limits, now)
 }

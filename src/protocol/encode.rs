@@ -1,6 +1,6 @@
 use crate::num::format_double;
 use crate::reply::Reply;
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 
 fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     let mut b = itoa::Buffer::new();
@@ -13,6 +13,19 @@ fn put_bulk(out: &mut BytesMut, prefix: u8, data: &[u8]) {
     put_int_line(out, prefix, data.len() as i64);
     out.put_slice(data);
     out.put_slice(b"\r\n");
+}
+
+/// An array of bulk strings as one RESP2 frame (`*N`); pub/sub encodes each message once
+/// this way and shares the bytes with every subscriber (RESP3 subscribers get the same bytes
+/// with `>` in place of `*`).
+pub fn encode_bulks(parts: &[&[u8]]) -> Bytes {
+    let len = 16 + parts.iter().map(|p| p.len() + 16).sum::<usize>();
+    let mut out = BytesMut::with_capacity(len);
+    put_int_line(&mut out, b'*', parts.len() as i64);
+    for p in parts {
+        put_bulk(&mut out, b'$', p);
+    }
+    out.freeze()
 }
 
 /// Append `reply` to `out` in RESP `proto` (2 or 3).
