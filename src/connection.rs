@@ -19,7 +19,7 @@ use crate::error::{self, RedisError};
 use crate::protocol::{encode, parse_request, ParseState};
 use crate::outbox::{PushQueue, Taken};
 use crate::reply::Reply;
-use crate::shared::Shared;
+use crate::cmd::ServerState;
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -32,9 +32,9 @@ const READ_CHUNK: usize = 16 * 1024;
 /// into its output-buffer limit; small enough that `out` stays under its 1 MB shrink mark.
 const PUSH_BATCH_BYTES: usize = 512 * 1024;
 
-pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
+pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
-    let id = shared.next_client_id();
+    let id = state.next_client_id();
     let addr = stream
         .peer_addr()
         .map(|a| a.to_string())
@@ -44,8 +44,8 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
         .map(|a| a.to_string())
         .unwrap_or_default();
     let info = Arc::new(ClientInfo::new(id, addr, laddr));
-    shared.clients.lock().insert(id, info.clone());
-    let mut client = Client::new(info.clone(), !shared.requires_pass());
+    state.clients.lock().insert(id, info.clone());
+    let mut client = Client::new(info.clone(), !state.requires_pass());
     let push = client.push.clone();
     let mut taken = Taken::default();
     let (mut rd, mut wr) = stream.into_split();
@@ -57,23 +57,23 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
             inbuf.reserve(READ_CHUNK);
         }
         tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
+            _ = state.shutdown.cancelled() => break,
             _ = info.kill.cancelled() => break,
             r = rd.read_buf(&mut inbuf) => {
                 match r {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => { shared.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
+                    Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
-                process_input(&shared, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
+                process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
             }
             _ = push.notified() => {
-                if !take_pushes(&shared, &info, &push, &mut taken, &mut out).await {
+                if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
                     break;
                 }
             }
         }
         if !out.is_empty() {
-            shared
+            state
                 .stats
                 .net_output_bytes
                 .fetch_add(out.len() as u64, Ordering::Relaxed);
@@ -83,7 +83,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
                 biased;
                 r = wr.write_all(&out) => r.is_ok(),
                 _ = info.kill.cancelled() => false,
-                _ = shared.shutdown.cancelled() => false,
+                _ = state.shutdown.cancelled() => false,
             };
             if !written {
                 break;
@@ -103,7 +103,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
-    crate::server::client_gone(&shared, &client);
+    crate::server::client_gone(&state, &client);
     let _ = wr.shutdown().await;
 }
 
@@ -113,7 +113,7 @@ pub async fn serve(shared: Arc<Shared>, stream: TcpStream) {
 /// running script excludes, so a script that starts right after a check cannot have its
 /// frames written before it ends. False if the connection must close meanwhile.
 async fn take_pushes(
-    shared: &Shared,
+    state: &ServerState,
     info: &ClientInfo,
     push: &PushQueue,
     taken: &mut Taken,
@@ -125,21 +125,21 @@ async fn take_pushes(
             push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
             taken.write_to(out);
         };
-        if let Some(gate) = shared.keyspace.gate.try_shared() {
+        if let Some(gate) = state.keyspace.gate.try_shared() {
             take(taken, out);
             drop(gate);
             return true;
         }
-        let busy = shared.keyspace.gate.is_exclusive()
-            && cmd::lookup(b"ping").is_some_and(|ping| cmd::busy_error(shared, ping).is_some());
+        let busy = state.keyspace.gate.is_exclusive()
+            && cmd::lookup(b"ping").is_some_and(|ping| cmd::busy_error(state, ping).is_some());
         if busy {
             take(taken, out);
             return true;
         }
         tokio::select! {
-            _ = shared.shutdown.cancelled() => return false,
+            _ = state.shutdown.cancelled() => return false,
             _ = info.kill.cancelled() => return false,
-            _ = shared.keyspace.gate.wait_released() => {}
+            _ = state.keyspace.gate.wait_released() => {}
         }
     }
 }
@@ -147,19 +147,19 @@ async fn take_pushes(
 /// Run every complete request in `inbuf`, appending the replies to `out` (after any push
 /// frames queued before each reply was produced).
 async fn process_input(
-    shared: &Arc<Shared>,
+    state: &Arc<ServerState>,
     client: &mut Client,
     taken: &mut Taken,
     inbuf: &mut BytesMut,
-    state: &mut ParseState,
+    parse_state: &mut ParseState,
     out: &mut BytesMut,
 ) {
     while !client.close_after_reply {
-        match parse_request(inbuf, state) {
+        match parse_request(inbuf, parse_state) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
-                let reply = execute(shared, client, args).await;
+                let reply = execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);
@@ -177,13 +177,13 @@ async fn process_input(
 }
 
 /// Check and run one request from a network client.
-pub async fn execute(shared: &Arc<Shared>, client: &mut Client, args: Vec<Bytes>) -> Reply {
-    shared.stats.total_commands.fetch_add(1, Ordering::Relaxed);
+pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
+    state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
     let (cmd, parent) = match cmd::resolve(&args) {
         Ok(c) => c,
         Err(e) => return Reply::error(e),
     };
-    let mut now = shared.clock.now_ms();
+    let mut now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
     if !client.authenticated
         && !cmd.has(flags::NO_AUTH)
@@ -195,12 +195,12 @@ pub async fn execute(shared: &Arc<Shared>, client: &mut Client, args: Vec<Bytes>
         return Reply::error(e);
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
-        return crate::cmd::run_script_command(shared, client, cmd, args).await;
+        return crate::cmd::run_script_command(state, client, cmd, args).await;
     }
     loop {
-        if let Some(guard) = shared.keyspace.gate.try_shared() {
+        if let Some(guard) = state.keyspace.gate.try_shared() {
             let mut ctx = Ctx {
-                shared,
+                state,
                 client,
                 now,
                 in_script: false,
@@ -209,11 +209,11 @@ pub async fn execute(shared: &Arc<Shared>, client: &mut Client, args: Vec<Bytes>
             drop(guard);
             return reply;
         }
-        if let Some(e) = crate::cmd::busy_error(shared, cmd) {
+        if let Some(e) = crate::cmd::busy_error(state, cmd) {
             return Reply::error(e);
         }
-        shared.keyspace.gate.wait_released().await;
+        state.keyspace.gate.wait_released().await;
         // Time passed while a script ran: the command sees the clock as it runs.
-        now = shared.clock.now_ms();
+        now = state.clock.now_ms();
     }
 }

@@ -26,7 +26,6 @@ pub mod pubsub;
 pub mod reply;
 pub mod script;
 pub mod server;
-pub mod shared;
 pub mod types;
 pub mod version;
 

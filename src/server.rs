@@ -3,7 +3,7 @@
 use crate::client::Client;
 use crate::config::Config;
 use crate::connection;
-use crate::shared::Shared;
+use crate::cmd::ServerState;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 /// A running server on the caller's Tokio runtime.
 pub struct ServerHandle {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    state: Arc<ServerState>,
     done: tokio::task::JoinHandle<()>,
 }
 
@@ -25,15 +25,15 @@ impl ServerHandle {
         self.addr
     }
 
-    /// The server's state: its clock (tests move time with `shared().clock.advance_ms`),
+    /// The server's state: its clock (tests move time with `state().clock.advance_ms`),
     /// keyspace and configuration.
-    pub fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    pub fn state(&self) -> &Arc<ServerState> {
+        &self.state
     }
 
     /// Close the listener and every connection, and wait until they are gone.
     pub async fn shutdown(self) {
-        self.shared.shutdown.cancel();
+        self.state.shutdown.cancel();
         let _ = self.done.await;
     }
 
@@ -47,19 +47,19 @@ impl ServerHandle {
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
     let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
-    let shared = Shared::new(config);
-    let _ = shared.local_addr.set(addr);
-    crate::cmd::on_server_start(&shared);
-    let done = tokio::spawn(run(listener, shared.clone()));
-    Ok(ServerHandle { addr, shared, done })
+    let state = ServerState::new(config);
+    let _ = state.local_addr.set(addr);
+    crate::cmd::on_server_start(&state);
+    let done = tokio::spawn(run(listener, state.clone()));
+    Ok(ServerHandle { addr, state, done })
 }
 
-async fn run(listener: TcpListener, shared: Arc<Shared>) {
+async fn run(listener: TcpListener, state: Arc<ServerState>) {
     let tracker = TaskTracker::new();
-    tracker.spawn(active_expiry(shared.clone()));
+    tracker.spawn(active_expiry(state.clone()));
     loop {
         let accepted = tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
+            _ = state.shutdown.cancelled() => break,
             a = listener.accept() => a,
         };
         let (mut stream, _) = match accepted {
@@ -71,13 +71,13 @@ async fn run(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        shared
+        state
             .stats
             .total_connections
             .fetch_add(1, Ordering::Relaxed);
-        let maxclients = shared.config.read().maxclients;
-        if shared.clients.lock().len() >= maxclients {
-            shared
+        let maxclients = state.config.read().maxclients;
+        if state.clients.lock().len() >= maxclients {
+            state
                 .stats
                 .rejected_connections
                 .fetch_add(1, Ordering::Relaxed);
@@ -88,7 +88,7 @@ async fn run(listener: TcpListener, shared: Arc<Shared>) {
             });
             continue;
         }
-        tracker.spawn(connection::serve(shared.clone(), stream));
+        tracker.spawn(connection::serve(state.clone(), stream));
     }
     drop(listener);
     tracker.close();
@@ -96,35 +96,35 @@ async fn run(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// Reclaim expired keys nobody reads, ten rounds a second.
-async fn active_expiry(shared: Arc<Shared>) {
+async fn active_expiry(state: Arc<ServerState>) {
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = shared.shutdown.cancelled() => return,
+            _ = state.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
         loop {
-            if let Some(guard) = shared.keyspace.gate.try_shared() {
-                shared.keyspace.active_expire_round(shared.clock.now_ms());
+            if let Some(guard) = state.keyspace.gate.try_shared() {
+                state.keyspace.active_expire_round(state.clock.now_ms());
                 drop(guard);
                 break;
             }
-            shared.keyspace.gate.wait_released().await;
+            state.keyspace.gate.wait_released().await;
         }
     }
 }
 
 /// Forget a closed connection everywhere.
-pub(crate) fn client_gone(shared: &Shared, client: &Client) {
-    shared.clients.lock().remove(&client.id);
-    crate::cmd::on_client_gone(shared, client);
+pub(crate) fn client_gone(state: &ServerState, client: &Client) {
+    state.clients.lock().remove(&client.id);
+    crate::cmd::on_client_gone(state, client);
 }
 
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).
 pub struct BlockingServer {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    state: Arc<ServerState>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -148,7 +148,7 @@ impl BlockingServer {
                 rt.block_on(async move {
                     match start(config).await {
                         Ok(h) => {
-                            let _ = tx.send(Ok((h.local_addr(), h.shared().clone())));
+                            let _ = tx.send(Ok((h.local_addr(), h.state().clone())));
                             h.wait().await;
                         }
                         Err(e) => {
@@ -157,12 +157,12 @@ impl BlockingServer {
                     }
                 });
             })?;
-        let (addr, shared) = rx
+        let (addr, state) = rx
             .recv()
             .map_err(|_| io::Error::other("server thread died"))??;
         Ok(BlockingServer {
             addr,
-            shared,
+            state,
             thread: Some(thread),
         })
     }
@@ -171,8 +171,8 @@ impl BlockingServer {
         self.addr
     }
 
-    pub fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    pub fn state(&self) -> &Arc<ServerState> {
+        &self.state
     }
 
     /// Stop the server and join its thread.
@@ -181,7 +181,7 @@ impl BlockingServer {
     }
 
     fn stop(&mut self) {
-        self.shared.shutdown.cancel();
+        self.state.shutdown.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -248,15 +248,15 @@ async fn ttl_family_reports_missing_persistent_and_remaining() {
     }
     assert_eq!(cmd!(c, "EXPIRE", "k", "100"), b":1\r\n");
     assert_eq!(cmd!(c, "TTL", "k"), b":100\r\n");
-    s.shared().clock.advance_ms(30_000);
+    s.state().clock.advance_ms(30_000);
     assert_eq!(cmd!(c, "TTL", "k"), b":70\r\n");
     // TTL rounds to the nearest second: 69.4 s left reads as 69.
-    s.shared().clock.advance_ms(600);
+    s.state().clock.advance_ms(600);
     assert_eq!(cmd!(c, "TTL", "k"), b":69\r\n");
     let pttl = String::from_utf8(cmd!(c, "PTTL", "k")).unwrap();
     let ms: i64 = pttl[1..pttl.len() - 2].parse().unwrap();
     assert!((68_000..=69_400).contains(&ms), "{pttl}");
-    s.shared().clock.advance_ms(70_000);
+    s.state().clock.advance_ms(70_000);
     assert_eq!(cmd!(c, "TTL", "k"), b":-2\r\n");
     assert_eq!(cmd!(c, "PTTL", "k"), b":-2\r\n");
     s.shutdown().await;
@@ -269,7 +269,7 @@ async fn expired_key_reads_as_missing_everywhere() {
     cmd!(c, "SET", "k", "v");
     cmd!(c, "SET", "live", "v");
     assert_eq!(cmd!(c, "PEXPIRE", "k", "1000"), b":1\r\n");
-    s.shared().clock.advance_ms(1_500);
+    s.state().clock.advance_ms(1_500);
     assert_eq!(cmd!(c, "EXISTS", "k"), b":0\r\n");
     assert_eq!(cmd!(c, "TYPE", "k"), b"+none\r\n");
     assert_eq!(cmd!(c, "PERSIST", "k"), b":0\r\n");
@@ -494,7 +494,7 @@ async fn randomkey_returns_live_key_or_nil() {
         cmd!(c, "SET", format!("t{i}"), "v", "PX", "100");
     }
     cmd!(c, "DEL", "a", "b");
-    s.shared().clock.advance_ms(1000);
+    s.state().clock.advance_ms(1000);
     assert_eq!(cmd!(c, "RANDOMKEY"), b"$-1\r\n");
     s.shutdown().await;
 }
@@ -680,7 +680,7 @@ async fn active_expiry_reclaims_keys_without_reads() {
     }
     cmd!(c, "SET", "keep", "v");
     assert_eq!(cmd!(c, "DBSIZE"), b":501\r\n");
-    s.shared().clock.advance_ms(100);
+    s.state().clock.advance_ms(100);
     let deadline = Instant::now() + Duration::from_millis(3000);
     loop {
         if cmd!(c, "DBSIZE") == b":1\r\n" {

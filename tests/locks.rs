@@ -30,7 +30,7 @@ async fn lease_frees_a_crashed_clients_lock() {
     drop(a); // the holder crashes without releasing
     let mut b = client(&s).await;
     assert!(!set_nx_px(&mut b, "lock:res", "token-b", 30_000).await);
-    s.shared().clock.advance_ms(30_001);
+    s.state().clock.advance_ms(30_001);
     assert!(set_nx_px(&mut b, "lock:res", "token-b", 30_000).await);
     let v: String = b.get("lock:res").await.unwrap();
     assert_eq!(v, "token-b");
@@ -51,7 +51,7 @@ async fn setnx_then_expire_gap_leaves_an_immortal_lock() {
     let mut b = client(&s).await;
     let ttl: i64 = b.ttl("lock:res").await.unwrap();
     assert_eq!(ttl, -1);
-    s.shared().clock.advance_ms(365 * 24 * 3600 * 1000);
+    s.state().clock.advance_ms(365 * 24 * 3600 * 1000);
     let got: i64 = redis::cmd("SETNX")
         .arg("lock:res")
         .arg("2")
@@ -67,7 +67,7 @@ async fn token_keeps_an_expired_holder_from_touching_the_new_holders_lock() {
     let mut a = client(&s).await;
     let mut b = client(&s).await;
     assert!(set_nx_px(&mut a, "lock:res", "token-a", 1_000).await);
-    s.shared().clock.advance_ms(1_001); // a's work outlives its lease
+    s.state().clock.advance_ms(1_001); // a's work outlives its lease
     assert!(set_nx_px(&mut b, "lock:res", "token-b", 1_000).await);
     // a retries its acquire: NX keeps it from overwriting b's lock
     assert!(!set_nx_px(&mut a, "lock:res", "token-a", 1_000).await);
@@ -88,7 +88,7 @@ async fn get_then_del_outside_lua_races_with_expiry() {
     assert!(set_nx_px(&mut a, "lock:res", "token-a", 1_000).await);
     let mine: String = a.get("lock:res").await.unwrap();
     assert_eq!(mine, "token-a");
-    s.shared().clock.advance_ms(1_001);
+    s.state().clock.advance_ms(1_001);
     assert!(set_nx_px(&mut b, "lock:res", "token-b", 1_000).await);
     let deleted: i64 = a.del("lock:res").await.unwrap();
     assert_eq!(deleted, 1, "a deleted b's lock");
@@ -99,7 +99,7 @@ async fn setnx_getset_timestamp_recipe_takes_over_a_stale_lock() {
     let s = server().await;
     let mut a = client(&s).await;
     let mut b = client(&s).await;
-    let now = s.shared().clock.now_ms();
+    let now = s.state().clock.now_ms();
     let deadline_a = (now + 1_000).to_string();
     let got: i64 = redis::cmd("SETNX")
         .arg("lock.foo")
@@ -108,8 +108,8 @@ async fn setnx_getset_timestamp_recipe_takes_over_a_stale_lock() {
         .await
         .unwrap();
     assert_eq!(got, 1);
-    s.shared().clock.advance_ms(2_000); // a crashed; its deadline passed
-    let now = s.shared().clock.now_ms();
+    s.state().clock.advance_ms(2_000); // a crashed; its deadline passed
+    let now = s.state().clock.now_ms();
     let got: i64 = redis::cmd("SETNX")
         .arg("lock.foo")
         .arg("x")
@@ -149,7 +149,7 @@ async fn redisson_hash_lock_reenters_and_releases_with_plain_commands() {
     // another holder sees the remaining lease
     let other: i64 = c.hexists(key, "someone-else:1").await.unwrap();
     assert_eq!(other, 0);
-    s.shared().clock.advance_ms(10_000);
+    s.state().clock.advance_ms(10_000);
     let pttl: i64 = c.pttl(key).await.unwrap();
     assert!((19_000..=20_000).contains(&pttl), "pttl {pttl}");
     // the watchdog renews
@@ -171,7 +171,7 @@ async fn expired_lock_reads_as_missing_everywhere() {
     let s = server().await;
     let mut c = Raw::connect(&s).await;
     assert_eq!(cmd!(c, "SET", "lock", "t", "PX", "100"), b"+OK\r\n");
-    s.shared().clock.advance_ms(101);
+    s.state().clock.advance_ms(101);
     assert_eq!(cmd!(c, "GET", "lock"), b"$-1\r\n");
     assert_eq!(cmd!(c, "EXISTS", "lock"), b":0\r\n");
     assert_eq!(cmd!(c, "PTTL", "lock"), b":-2\r\n");

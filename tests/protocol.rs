@@ -217,12 +217,12 @@ async fn client_vanishing_mid_command_leaves_no_trace() {
     let mut c = Raw::connect(&s).await;
     // Bounded wait for the server to notice the vanished client.
     for _ in 0..100 {
-        if s.shared().clients.lock().len() == 1 {
+        if s.state().clients.lock().len() == 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(s.shared().clients.lock().len(), 1);
+    assert_eq!(s.state().clients.lock().len(), 1);
     assert_eq!(cmd!(c, "EXISTS", "half"), b":0\r\n");
 }
 
@@ -242,12 +242,12 @@ async fn thousand_connections_opened_and_dropped() {
     }
     let mut c = Raw::connect(&s).await;
     for _ in 0..300 {
-        if s.shared().clients.lock().len() == 1 {
+        if s.state().clients.lock().len() == 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(s.shared().clients.lock().len(), 1);
+    assert_eq!(s.state().clients.lock().len(), 1);
     assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
     s.shutdown().await;
 }

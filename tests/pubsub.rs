@@ -428,7 +428,7 @@ async fn vanished_subscriber_is_removed_everywhere_and_cycles_leave_nothing() {
     assert_eq!(cmd!(c, "PUBSUB", "CHANNELS"), b"*0\r\n");
     assert_eq!(cmd!(c, "PUBSUB", "SHARDCHANNELS"), b"*0\r\n");
     assert_eq!(cmd!(c, "PUBSUB", "NUMPAT"), b":0\r\n");
-    assert_eq!(s.shared().pubsub.subscriptions(), 0);
+    assert_eq!(s.state().pubsub.subscriptions(), 0);
     s.shutdown().await;
 }
 
@@ -669,7 +669,7 @@ async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
 async fn soft_output_buffer_limit_closes_a_subscriber_over_it_for_too_long() {
     let _heavy = HEAVY.lock().await;
     let s = server().await;
-    s.shared().config.write().client_output_buffer_limit =
+    s.state().config.write().client_output_buffer_limit =
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 0 1mb 60".into();
     let mut slow = Raw::connect(&s).await;
     cmd!(slow, "SUBSCRIBE", "c");
@@ -679,9 +679,9 @@ async fn soft_output_buffer_limit_closes_a_subscriber_over_it_for_too_long() {
     for _ in 0..32 {
         assert_eq!(p.cmd(&[b"PUBLISH", b"c", &payload]).await, b":1\r\n");
     }
-    s.shared().clock.advance_ms(61_000);
+    s.state().clock.advance_ms(61_000);
     assert_eq!(p.cmd(&[b"PUBLISH", b"c", b"x"]).await, b":1\r\n");
-    s.shared().clock.advance_ms(1_000);
+    s.state().clock.advance_ms(1_000);
     assert_eq!(p.cmd(&[b"PUBLISH", b"c", b"x"]).await, b":0\r\n");
     let mut buf = vec![0u8; 1 << 20];
     let mut eof = false;
@@ -752,7 +752,7 @@ async fn keyspace_events_for_set_expire_del_and_active_expiry() {
     sub.reply().await; // __keyevent@0__:expire
     quiet(&mut sub).await;
     // Move time instead of sleeping: the active expirer (10 rounds a second) reclaims it.
-    s.shared().clock.advance_ms(11_000);
+    s.state().clock.advance_ms(11_000);
     assert_eq!(
         sub.reply().await,
         b"*4\r\n$8\r\npmessage\r\n$12\r\n__key*@0__:*\r\n$16\r\n__keyspace@0__:e\r\n$7\r\nexpired\r\n"
@@ -788,7 +788,7 @@ async fn keyspace_events_respect_the_configured_classes() {
         sub.reply().await,
         b"*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$21\r\n__keyevent@0__:expire\r\n$1\r\nk\r\n"
     );
-    s.shared().clock.advance_ms(1_000);
+    s.state().clock.advance_ms(1_000);
     assert_eq!(
         sub.reply().await,
         b"*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$22\r\n__keyevent@0__:expired\r\n$1\r\nk\r\n"
@@ -913,7 +913,7 @@ async fn lazy_expiry_reports_expired_before_the_commands_own_keymiss() {
         b"*3\r\n$10\r\npsubscribe\r\n$16\r\n__keyevent@0__:*\r\n:1\r\n"
     );
     assert_eq!(cmd!(a, "SET", "k", "v", "PX", "100"), b"+OK\r\n");
-    s.shared().clock.advance_ms(101);
+    s.state().clock.advance_ms(101);
     // Read at once, before an active-expiry round can find the key: the GET expires it.
     assert_eq!(cmd!(a, "GET", "k"), b"$-1\r\n");
     let ev = |e: &str| {

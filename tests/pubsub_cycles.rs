@@ -51,7 +51,7 @@ async fn a_million_subscribe_unsubscribe_cycles_leave_nothing_behind() {
             "bounded in time"
         );
     }
-    assert_eq!(s.shared().pubsub.subscriptions(), 0);
+    assert_eq!(s.state().pubsub.subscriptions(), 0);
     let mut c = Raw::connect(&s).await;
     assert_eq!(
         cmd!(c, "PUBSUB", "NUMSUB", "00000000", "00999999"),

@@ -638,7 +638,7 @@ async fn clients_wait_for_a_short_script_instead_of_busy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_hungry_script_gets_an_error_and_server_keeps_serving() {
     let s = server().await;
-    s.shared().scripting.set_memory_limit(64 << 20);
+    s.state().scripting.set_memory_limit(64 << 20);
     let mut r = Raw::connect(&s).await;
     for script in [
         "local s = 'x' while true do s = s .. s end",

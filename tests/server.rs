@@ -306,7 +306,7 @@ async fn time_wait_and_lastsave() {
     assert_eq!(parts[0], "*2");
     let secs: i64 = parts[2].parse().unwrap();
     let usecs: i64 = parts[4].parse().unwrap();
-    let now = s.shared().clock.now_us() / 1_000_000;
+    let now = s.state().clock.now_us() / 1_000_000;
     assert!((now - secs).abs() <= 2);
     assert!((0..1_000_000).contains(&usecs));
     assert_eq!(cmd!(c, "WAIT", "0", "0"), b":0\r\n");

@@ -18,7 +18,7 @@ const EMPTY: &[u8] = b"$0\r\n\r\n";
 fn put_hash(s: &ServerHandle, key: &str) {
     let mut h = Hash::new();
     h.set(b"f", b"v");
-    s.shared()
+    s.state()
         .keyspace
         .db(0)
         .lock(key.as_bytes())
@@ -27,8 +27,8 @@ fn put_hash(s: &ServerHandle, key: &str) {
 
 /// The key's absolute expiry in ms (0: none), or None if the key is missing.
 fn expires_at(s: &ServerHandle, key: &str) -> Option<i64> {
-    let now = s.shared().clock.now_ms();
-    s.shared()
+    let now = s.state().clock.now_ms();
+    s.state()
         .keyspace
         .db(0)
         .lock(key.as_bytes())
@@ -41,7 +41,7 @@ fn pttl(s: &ServerHandle, key: &str) -> i64 {
     match expires_at(s, key) {
         None => -2,
         Some(0) => -1,
-        Some(t) => t - s.shared().clock.now_ms(),
+        Some(t) => t - s.state().clock.now_ms(),
     }
 }
 
@@ -67,7 +67,7 @@ async fn get_returns_value_nil_or_wrongtype() {
 #[tokio::test]
 async fn get_and_set_count_keyspace_hits_and_misses() {
     let (s, mut c) = setup().await;
-    let stats = &s.shared().stats;
+    let stats = &s.state().stats;
     let hits = || {
         stats
             .keyspace_hits
@@ -131,9 +131,9 @@ async fn set_expire_options_set_absolute_and_relative_times() {
 async fn set_key_expires_when_clock_passes_ttl() {
     let (s, mut c) = setup().await;
     assert_eq!(cmd!(c, "SET", "k", "v", "PX", "1000"), OK);
-    s.shared().clock.advance_ms(999);
+    s.state().clock.advance_ms(999);
     assert_eq!(cmd!(c, "GET", "k"), b"$1\r\nv\r\n");
-    s.shared().clock.advance_ms(2);
+    s.state().clock.advance_ms(2);
     assert_eq!(cmd!(c, "GET", "k"), NIL);
     s.shutdown().await;
 }
@@ -283,7 +283,7 @@ async fn setex_and_psetex_set_value_and_ttl() {
     assert_eq!(cmd!(c, "GET", "k"), b"$1\r\nv\r\n");
     assert_eq!(cmd!(c, "PSETEX", "p", "1500", "v"), OK);
     assert!((1_400..=1_500).contains(&pttl(&s, "p")));
-    s.shared().clock.advance_ms(1_501);
+    s.state().clock.advance_ms(1_501);
     assert_eq!(cmd!(c, "GET", "p"), NIL);
     put_hash(&s, "h");
     assert_eq!(cmd!(c, "SETEX", "h", "10", "v"), OK);
@@ -370,7 +370,7 @@ async fn getex_absolute_time_in_the_past_deletes_the_key() {
     assert_eq!(cmd!(c, "GETEX", "k", "EXAT", "1"), b"$1\r\nv\r\n");
     assert_eq!(expires_at(&s, "k"), None);
     assert_eq!(cmd!(c, "SET", "k", "v"), OK);
-    let now = s.shared().clock.now_ms().to_string();
+    let now = s.state().clock.now_ms().to_string();
     assert_eq!(cmd!(c, "GETEX", "k", "PXAT", now), b"$1\r\nv\r\n");
     assert_eq!(cmd!(c, "GET", "k"), NIL);
     s.shutdown().await;
@@ -479,7 +479,7 @@ async fn msetnx_sees_expired_keys_as_missing() {
     let (s, mut c) = setup().await;
     assert_eq!(cmd!(c, "SET", "a", "v", "PX", "100"), OK);
     assert_eq!(cmd!(c, "MSETNX", "a", "1", "b", "2"), b":0\r\n");
-    s.shared().clock.advance_ms(101);
+    s.state().clock.advance_ms(101);
     assert_eq!(cmd!(c, "MSETNX", "a", "1", "b", "2"), b":1\r\n");
     assert_eq!(pttl(&s, "a"), -1);
     s.shutdown().await;
@@ -758,7 +758,7 @@ async fn incr_keeps_the_ttl() {
 async fn incr_on_expired_key_starts_from_zero() {
     let (s, mut c) = setup().await;
     assert_eq!(cmd!(c, "SET", "n", "5", "PX", "100"), OK);
-    s.shared().clock.advance_ms(101);
+    s.state().clock.advance_ms(101);
     assert_eq!(cmd!(c, "INCR", "n"), b":1\r\n");
     assert_eq!(pttl(&s, "n"), -1);
     s.shutdown().await;

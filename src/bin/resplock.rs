@@ -110,7 +110,7 @@ fn main() {
             env!("CARGO_PKG_VERSION"),
             server.local_addr()
         );
-        let shared = server.shared().clone();
+        let state = server.state().clone();
         tokio::spawn(async move {
             let term = async {
                 #[cfg(unix)]
@@ -127,7 +127,7 @@ fn main() {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term => {}
             }
-            shared.shutdown.cancel();
+            state.shutdown.cancel();
         });
         server.wait().await;
     });

@@ -133,7 +133,7 @@ fn echo(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn select(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let n = args::parse_i64(&a[1]).ok_or(RedisError::new(error::NOT_INTEGER))?;
-    if n < 0 || n as usize >= ctx.shared.keyspace.databases() {
+    if n < 0 || n as usize >= ctx.state.keyspace.databases() {
         return Err(RedisError::new(error::DB_INDEX_OUT_OF_RANGE));
     }
     ctx.client.select(n as usize);
@@ -151,7 +151,7 @@ fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
     if user != b"default" {
         return false;
     }
-    match &ctx.shared.config.read().requirepass {
+    match &ctx.state.config.read().requirepass {
         None => true,
         Some(p) => p.as_bytes() == pass,
     }
@@ -162,7 +162,7 @@ fn auth(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(RedisError::new(error::SYNTAX));
     }
     let (user, pass): (&[u8], &[u8]) = if a.len() == 2 {
-        if !ctx.shared.requires_pass() {
+        if !ctx.state.requires_pass() {
             return Err(RedisError::new(error::AUTH_NO_PASSWORD));
         }
         (b"default", &a[1])
@@ -249,11 +249,11 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
 /// unauthenticated when a password is required).
 fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    super::pubsub::forget_client(ctx.shared, ctx.client);
+    super::pubsub::forget_client(ctx.state, ctx.client);
     ctx.client.select(0);
     ctx.client.set_resp(2);
     set_name(&ctx.client.info, b"");
-    ctx.client.authenticated = !ctx.shared.requires_pass();
+    ctx.client.authenticated = !ctx.state.requires_pass();
     Ok(Reply::simple("RESET"))
 }
 
@@ -381,7 +381,7 @@ fn type_of(c: &ClientInfo) -> ClientType {
 }
 
 fn snapshot(ctx: &Ctx) -> Vec<Arc<ClientInfo>> {
-    ctx.shared.clients.lock().values().cloned().collect()
+    ctx.state.clients.lock().values().cloned().collect()
 }
 
 fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -398,7 +398,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         for x in &a[3..] {
             ids.push(args::parse_i64(x).ok_or(RedisError::new(error::INVALID_CLIENT_ID))?);
         }
-        let clients = ctx.shared.clients.lock().clone();
+        let clients = ctx.state.clients.lock().clone();
         for id in ids {
             if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
                 out.push_str(&client_line(c, ctx.now));

@@ -146,7 +146,7 @@ fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
 
 /// Count a read lookup in INFO's keyspace_hits/keyspace_misses, as Redis's lookupKeyRead does.
 fn count_lookup(ctx: &Ctx, hit: bool) {
-    let s = &ctx.shared.stats;
+    let s = &ctx.state.stats;
     if hit {
         s.keyspace_hits.fetch_add(1, Ordering::Relaxed);
     } else {
@@ -616,7 +616,7 @@ impl<'a> Pair<'a> {
         dst_db: usize,
         dst_key: &[u8],
     ) -> Pair<'a> {
-        let ks = &ctx.shared.keyspace;
+        let ks = &ctx.state.keyspace;
         let (sdb, ddb): (&'a Db, &'a Db) = (ks.db(src_db), ks.db(dst_db));
         if src_db == dst_db {
             return Pair::SameDb(sdb.lock_keys([src_key, dst_key]));
@@ -654,7 +654,7 @@ fn parse_db_index(ctx: &Ctx, arg: &[u8]) -> Result<usize, RedisError> {
         .ok_or(RedisError::new(error::NOT_INTEGER))?;
     usize::try_from(n)
         .ok()
-        .filter(|&n| n < ctx.shared.keyspace.databases())
+        .filter(|&n| n < ctx.state.keyspace.databases())
         .ok_or(RedisError::new(error::DB_INDEX_OUT_OF_RANGE))
 }
 
@@ -699,7 +699,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         Some(false) => Ok(Reply::Int(0)),
         Some(true) => {
-            notify::keyspace_event(ctx.shared, notify::GENERIC, "copy_to", dst, dst_db);
+            notify::keyspace_event(ctx.state, notify::GENERIC, "copy_to", dst, dst_db);
             Ok(Reply::Int(1))
         }
     }
@@ -720,8 +720,8 @@ fn move_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let entry: Entry = p.src(key).remove(key, ctx.now).expect("checked above");
         p.dst(key).insert(key, entry);
     }
-    notify::keyspace_event(ctx.shared, notify::GENERIC, "move_from", key, src_db);
-    notify::keyspace_event(ctx.shared, notify::GENERIC, "move_to", key, dst_db);
+    notify::keyspace_event(ctx.state, notify::GENERIC, "move_from", key, src_db);
+    notify::keyspace_event(ctx.state, notify::GENERIC, "move_to", key, dst_db);
     Ok(Reply::Int(1))
 }
 
@@ -751,7 +751,7 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// Every database is locked (in index order) before any is cleared, so FLUSHALL is atomic.
 fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
-    let ks = &ctx.shared.keyspace;
+    let ks = &ctx.state.keyspace;
     let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
     for g in &mut guards {
         for s in g.shards() {
@@ -773,7 +773,7 @@ fn swapdb_index(arg: &[u8], msg: &'static str) -> Result<i64, RedisError> {
 fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let i1 = swapdb_index(&a[1], error::INVALID_FIRST_DB)?;
     let i2 = swapdb_index(&a[2], error::INVALID_SECOND_DB)?;
-    let ks = &ctx.shared.keyspace;
+    let ks = &ctx.state.keyspace;
     let n = ks.databases() as i64;
     if !(0..n).contains(&i1) || !(0..n).contains(&i2) {
         return Err(RedisError::new(error::DB_INDEX_OUT_OF_RANGE));

@@ -11,6 +11,7 @@ pub mod meta;
 pub mod notify;
 pub mod pubsub;
 pub mod scripting;
+pub mod state;
 pub mod server_cmds;
 pub mod string;
 
@@ -18,7 +19,7 @@ use crate::client::Client;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Db, KeyEvent};
 use crate::reply::{CmdResult, Reply};
-use crate::shared::Shared;
+pub use state::ServerState;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -158,7 +159,7 @@ pub fn container(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 /// Everything a handler may touch.
 pub struct Ctx<'a> {
-    pub shared: &'a Shared,
+    pub state: &'a ServerState,
     pub client: &'a mut Client,
     /// Milliseconds since the epoch, read once per command (and frozen for a whole script).
     pub now: i64,
@@ -168,14 +169,14 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// The client's selected database.
     pub fn db(&self) -> &'a Db {
-        self.shared.keyspace.db(self.client.db)
+        self.state.keyspace.db(self.client.db)
     }
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
     pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
         // Keys this command found expired were removed first: their events come first.
-        self.shared.keyspace.report_pending();
-        notify::keyspace_event(self.shared, class, event, key, self.client.db);
+        self.state.keyspace.report_pending();
+        notify::keyspace_event(self.state, class, event, key, self.client.db);
     }
 }
 
@@ -278,12 +279,12 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the gate (shared for clients, exclusive
 /// for scripts) and has checked authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    crate::keyspace::track_new_keys(notify::wants(ctx.shared, notify::NEW));
+    crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
-    ctx.shared.keyspace.report_pending();
+    ctx.state.keyspace.report_pending();
     reply
 }
 
@@ -303,26 +304,26 @@ pub fn pubsub_context_error(
 }
 
 /// The error a client gets while a script holds the gate (filled in by scripting).
-pub fn busy_error(shared: &Shared, cmd: &Command) -> Option<RedisError> {
-    crate::script::busy_error(shared, cmd)
+pub fn busy_error(state: &ServerState, cmd: &Command) -> Option<RedisError> {
+    crate::script::busy_error(state, cmd)
 }
 
 /// Run a script command off the runtime (filled in by scripting).
 pub async fn run_script_command(
-    shared: &std::sync::Arc<Shared>,
+    state: &std::sync::Arc<ServerState>,
     client: &mut Client,
     cmd: &'static Command,
     args: Vec<Bytes>,
 ) -> Reply {
-    crate::script::run_command(shared, client, cmd, args).await
+    crate::script::run_command(state, client, cmd, args).await
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
-pub fn on_server_start(shared: &std::sync::Arc<Shared>) {
+pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // Active and lazy expiry report removed keys here: publish `expired` events. Weak, so the
     // keyspace's hook does not keep its own server alive.
-    let weak = std::sync::Arc::downgrade(shared);
-    shared
+    let weak = std::sync::Arc::downgrade(state);
+    state
         .keyspace
         .set_event_hook(Box::new(move |db, key: &Bytes, event| {
             if let Some(s) = weak.upgrade() {
@@ -337,6 +338,6 @@ pub fn on_server_start(shared: &std::sync::Arc<Shared>) {
 }
 
 /// Families that keep per-client state forget the client here (e.g. its subscriptions).
-pub fn on_client_gone(shared: &Shared, client: &Client) {
-    pubsub::client_gone(shared, client);
+pub fn on_client_gone(state: &ServerState, client: &Client) {
+    pubsub::client_gone(state, client);
 }

@@ -3,7 +3,7 @@
 //! `__keyevent@<db>__:<event>` (message: the key) like PUBLISH; commands only say what
 //! happened through [`crate::cmd::Ctx::notify`].
 
-use crate::shared::Shared;
+use crate::cmd::ServerState;
 
 pub const KEYSPACE: u32 = 1 << 0; // K
 pub const KEYEVENT: u32 = 1 << 1; // E
@@ -51,9 +51,9 @@ pub fn parse_flags(s: &str) -> Option<u32> {
 }
 
 /// Whether an event of `class` would reach anyone now (one or two atomic loads).
-pub fn wants(shared: &Shared, class: u32) -> bool {
-    shared.pubsub.subscriptions() > 0
-        && shared
+pub fn wants(state: &ServerState, class: u32) -> bool {
+    state.pubsub.subscriptions() > 0
+        && state
             .notify_flags
             .load(std::sync::atomic::Ordering::Relaxed)
             & class
@@ -65,11 +65,11 @@ pub fn wants(shared: &Shared, class: u32) -> bool {
 /// On the hot path of every write: events only reach pub/sub subscribers, so with no channel
 /// or pattern subscription anywhere this is one atomic load. Otherwise the flags are parsed
 /// from the live configuration (a few characters), so CONFIG SET takes effect at once.
-pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: usize) {
-    if shared.pubsub.subscriptions() == 0 {
+pub fn keyspace_event(state: &ServerState, class: u32, event: &str, key: &[u8], db: usize) {
+    if state.pubsub.subscriptions() == 0 {
         return;
     }
-    let flags = shared
+    let flags = state
         .notify_flags
         .load(std::sync::atomic::Ordering::Relaxed);
     if flags & class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
@@ -83,7 +83,7 @@ pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: 
         ch.extend_from_slice(db);
         ch.extend_from_slice(b"__:");
         ch.extend_from_slice(key);
-        super::pubsub::publish_from_server(shared, &ch, event.as_bytes());
+        super::pubsub::publish_from_server(state, &ch, event.as_bytes());
     }
     if flags & KEYEVENT != 0 {
         let mut ch = Vec::with_capacity(16 + event.len());
@@ -91,6 +91,6 @@ pub fn keyspace_event(shared: &Shared, class: u32, event: &str, key: &[u8], db: 
         ch.extend_from_slice(db);
         ch.extend_from_slice(b"__:");
         ch.extend_from_slice(event.as_bytes());
-        super::pubsub::publish_from_server(shared, &ch, key);
+        super::pubsub::publish_from_server(state, &ch, key);
     }
 }

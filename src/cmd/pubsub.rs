@@ -10,7 +10,7 @@ use super::{Command, Ctx};
 use crate::error;
 use crate::client::Client;
 use crate::pubsub::Kind;
-use crate::shared::Shared;
+use crate::cmd::ServerState;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
@@ -156,7 +156,7 @@ fn subscribe_kind(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
             .push
             .push_own(frame(name, Reply::Bulk(ch.clone()), confirm(ctx)));
         if new {
-            ctx.shared.pubsub.subscribe(kind, ch, &ctx.client.push);
+            ctx.state.pubsub.subscribe(kind, ch, &ctx.client.push);
         }
     }
     sync_counts(ctx);
@@ -188,7 +188,7 @@ fn unsubscribe_kind(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
             Kind::Shard => &mut ctx.client.pubsub.shard_channels,
         };
         if set.swap_remove(&ch[..]) {
-            ctx.shared.pubsub.unsubscribe(kind, &ch, ctx.client.id);
+            ctx.state.pubsub.unsubscribe(kind, &ch, ctx.client.id);
         }
         let c = confirm(ctx);
         ctx.client.push.push_own(frame(name, Reply::Bulk(ch), c));
@@ -225,7 +225,7 @@ fn psubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .push
             .push_own(frame("psubscribe", Reply::Bulk(p.clone()), c));
         if new {
-            ctx.shared.pubsub.psubscribe(p, &ctx.client.push);
+            ctx.state.pubsub.psubscribe(p, &ctx.client.push);
         }
     }
     sync_counts(ctx);
@@ -247,7 +247,7 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     for p in targets {
         // shift_remove keeps the subscription order Redis's pattern list has.
         if ctx.client.pubsub.patterns.shift_remove(&p[..]) {
-            ctx.shared.pubsub.punsubscribe(&p, ctx.client.id);
+            ctx.state.pubsub.punsubscribe(&p, ctx.client.id);
         }
         let c = count(ctx);
         ctx.client
@@ -259,14 +259,14 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let limits = ctx.shared.pubsub.limits();
-    let n = ctx.shared.pubsub.publish(&a[1], &a[2], limits, ctx.now);
+    let limits = ctx.state.pubsub.limits();
+    let n = ctx.state.pubsub.publish(&a[1], &a[2], limits, ctx.now);
     Ok(Reply::Int(n as i64))
 }
 
 fn spublish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let limits = ctx.shared.pubsub.limits();
-    let n = ctx.shared.pubsub.spublish(&a[1], &a[2], limits, ctx.now);
+    let limits = ctx.state.pubsub.limits();
+    let n = ctx.state.pubsub.spublish(&a[1], &a[2], limits, ctx.now);
     Ok(Reply::Int(n as i64))
 }
 
@@ -274,7 +274,7 @@ fn channels(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
     if a.len() > 3 {
         return Err(error::subcommand_syntax(&a[1], &a[0]));
     }
-    let list = ctx.shared.pubsub.channels(kind, a.get(2).map(|p| &p[..]));
+    let list = ctx.state.pubsub.channels(kind, a.get(2).map(|p| &p[..]));
     Ok(Reply::Array(list.into_iter().map(Reply::Bulk).collect()))
 }
 
@@ -282,7 +282,7 @@ fn numsub(ctx: &mut Ctx, a: &[Bytes], kind: Kind) -> CmdResult {
     let mut out = Vec::with_capacity((a.len() - 2) * 2);
     for ch in &a[2..] {
         out.push(Reply::Bulk(ch.clone()));
-        out.push(Reply::Int(ctx.shared.pubsub.numsub(kind, ch) as i64));
+        out.push(Reply::Int(ctx.state.pubsub.numsub(kind, ch) as i64));
     }
     Ok(Reply::Array(out))
 }
@@ -304,7 +304,7 @@ fn pubsub_shardnumsub(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn pubsub_numpat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(ctx.shared.pubsub.numpat() as i64))
+    Ok(Reply::Int(ctx.state.pubsub.numpat() as i64))
 }
 
 fn pubsub_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -334,15 +334,15 @@ fn pubsub_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 /// Drop every subscription of a client without replying (RESET): in the registry, in the
 /// client's own sets and in its counters (CLIENT LIST).
-pub fn forget_client(shared: &Shared, client: &mut Client) {
+pub fn forget_client(state: &ServerState, client: &mut Client) {
     let subs = std::mem::take(&mut client.pubsub);
-    shared.pubsub.forget(client.id, &subs);
+    state.pubsub.forget(client.id, &subs);
     zero_counts(client);
 }
 
 /// Remove a closed connection from every channel and pattern at once.
-pub fn client_gone(shared: &Shared, client: &Client) {
-    shared.pubsub.forget(client.id, &client.pubsub);
+pub fn client_gone(state: &ServerState, client: &Client) {
+    state.pubsub.forget(client.id, &client.pubsub);
     zero_counts(client);
 }
 
@@ -356,8 +356,8 @@ fn zero_counts(client: &Client) {
 }
 
 /// Publish a message as PUBLISH does, from anywhere in the server (keyspace notifications).
-pub fn publish_from_server(shared: &Shared, channel: &[u8], msg: &[u8]) -> usize {
-    let now = shared.clock.now_ms();
-    let limits = shared.pubsub.limits();
-    shared.pubsub.publish(channel, msg, limits, now)
+pub fn publish_from_server(state: &ServerState, channel: &[u8], msg: &[u8]) -> usize {
+    let now = state.clock.now_ms();
+    let limits = state.pubsub.limits();
+    state.pubsub.publish(channel, msg, limits, now)
 }

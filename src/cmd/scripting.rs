@@ -96,12 +96,12 @@ fn runner_only(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn script_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let sha = ctx.shared.scripting.load(&a[2])?;
+    let sha = ctx.state.scripting.load(&a[2])?;
     Ok(Reply::Bulk(Bytes::from(sha)))
 }
 
 fn script_exists(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let s = &ctx.shared.scripting;
+    let s = &ctx.state.scripting;
     Ok(Reply::Array(
         a[2..]
             .iter()
@@ -114,7 +114,7 @@ fn script_flush(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() > 3 || (a.len() == 3 && !is(&a[2], "sync") && !is(&a[2], "async")) {
         return Err(RedisError::new(error::SCRIPT_FLUSH_OPTION));
     }
-    ctx.shared.scripting.flush();
+    ctx.state.scripting.flush();
     Ok(Reply::ok())
 }
 

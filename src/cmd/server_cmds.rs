@@ -11,7 +11,7 @@ use super::{all_commands, container, lookup, lookup_sub, meta, notify, Command, 
 use crate::config::Config;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
-use crate::shared::Shared;
+use crate::cmd::ServerState;
 use bytes::Bytes;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -589,21 +589,21 @@ fn section_title(s: &str) -> &'static str {
     }
 }
 
-fn start_unix_secs(shared: &Shared) -> i64 {
-    shared.clock.now_ms() / 1000 - shared.started.elapsed().as_secs() as i64
+fn start_unix_secs(state: &ServerState) -> i64 {
+    state.clock.now_ms() / 1000 - state.started.elapsed().as_secs() as i64
 }
 
-fn info_section(shared: &Shared, name: &str, out: &mut String) {
+fn info_section(state: &ServerState, name: &str, out: &mut String) {
     let mut kv = |k: &str, v: &dyn std::fmt::Display| {
         let _ = write!(out, "{k}:{v}\r\n");
     };
-    let st = &shared.stats;
-    let cfg = shared.config.read().clone();
+    let st = &state.stats;
+    let cfg = state.config.read().clone();
     match name {
         "server" => {
-            let now_us = shared.clock.now_us();
-            let up = shared.started.elapsed().as_secs();
-            let port = shared.local_addr.get().map_or(cfg.port, |a| a.port());
+            let now_us = state.clock.now_us();
+            let up = state.started.elapsed().as_secs();
+            let port = state.local_addr.get().map_or(cfg.port, |a| a.port());
             kv("redis_version", &crate::version::REDIS_VERSION);
             kv("redis_git_sha1", &"00000000");
             kv("redis_git_dirty", &0);
@@ -617,7 +617,7 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("gcc_version", &"0.0.0");
             kv("process_id", &std::process::id());
             kv("process_supervised", &"no");
-            kv("run_id", &shared.run_id);
+            kv("run_id", &state.run_id);
             kv("tcp_port", &port);
             kv("server_time_usec", &now_us);
             kv("uptime_in_seconds", &up);
@@ -635,7 +635,7 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("io_threads_active", &0);
         }
         "clients" => {
-            kv("connected_clients", &shared.clients.lock().len());
+            kv("connected_clients", &state.clients.lock().len());
             kv("cluster_connections", &0);
             kv("maxclients", &cfg.maxclients);
             kv("client_recent_max_input_buffer", &0);
@@ -693,7 +693,7 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("current_save_keys_total", &0);
             kv("rdb_changes_since_last_save", &0);
             kv("rdb_bgsave_in_progress", &0);
-            kv("rdb_last_save_time", &start_unix_secs(shared));
+            kv("rdb_last_save_time", &start_unix_secs(state));
             kv("rdb_last_bgsave_status", &"ok");
             kv("rdb_last_bgsave_time_sec", &-1);
             kv("rdb_current_bgsave_time_sec", &-1);
@@ -731,7 +731,7 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("sync_full", &0);
             kv("sync_partial_ok", &0);
             kv("sync_partial_err", &0);
-            kv("expired_keys", &l(&shared.keyspace.expired_keys));
+            kv("expired_keys", &l(&state.keyspace.expired_keys));
             kv("expired_stale_perc", &"0.00");
             kv("expired_time_cap_reached_count", &0);
             kv("expire_cycle_cpu_milliseconds", &0);
@@ -743,15 +743,15 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("keyspace_misses", &l(&st.keyspace_misses));
             kv(
                 "pubsub_channels",
-                &shared
+                &state
                     .pubsub
                     .channels(crate::pubsub::Kind::Channel, None)
                     .len(),
             );
-            kv("pubsub_patterns", &shared.pubsub.numpat());
+            kv("pubsub_patterns", &state.pubsub.numpat());
             kv(
                 "pubsubshard_channels",
-                &shared
+                &state
                     .pubsub
                     .channels(crate::pubsub::Kind::Shard, None)
                     .len(),
@@ -781,7 +781,7 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
             kv("role", &"master");
             kv("connected_slaves", &0);
             kv("master_failover_state", &"no-failover");
-            kv("master_replid", &shared.run_id);
+            kv("master_replid", &state.run_id);
             kv(
                 "master_replid2",
                 &"0000000000000000000000000000000000000000",
@@ -804,15 +804,15 @@ fn info_section(shared: &Shared, name: &str, out: &mut String) {
         }
         "cluster" => kv("cluster_enabled", &0),
         "keyspace" => {
-            for i in 0..shared.keyspace.databases() {
-                let db = shared.keyspace.db(i);
+            for i in 0..state.keyspace.databases() {
+                let db = state.keyspace.db(i);
                 let keys = db.len();
                 if keys > 0 {
                     let _ = write!(
                         out,
                         "db{i}:keys={keys},expires={},avg_ttl={}\r\n",
                         db.volatile(),
-                        avg_ttl(db, shared.clock.now_ms())
+                        avg_ttl(db, state.clock.now_ms())
                     );
                 }
             }
@@ -846,7 +846,7 @@ fn avg_ttl(db: &crate::keyspace::Db, now: i64) -> i64 {
 
 /// The INFO text for `sections` (already lowercase, in any order): sections in Redis's
 /// order, a blank line between them.
-pub fn info_text(shared: &Shared, requested: &[String]) -> String {
+pub fn info_text(state: &ServerState, requested: &[String]) -> String {
     let wanted: Vec<&str> = if requested.is_empty() {
         DEFAULT_SECTIONS.to_vec()
     } else if requested.iter().any(|s| s == "all" || s == "everything") {
@@ -872,7 +872,7 @@ pub fn info_text(shared: &Shared, requested: &[String]) -> String {
             out.push_str("\r\n");
         }
         let _ = write!(out, "# {}\r\n", section_title(s));
-        info_section(shared, s, &mut out);
+        info_section(state, s, &mut out);
     }
     out
 }
@@ -883,7 +883,7 @@ fn info(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
         .collect();
     Ok(Reply::Verbatim(Bytes::from(info_text(
-        ctx.shared, &requested,
+        ctx.state, &requested,
     ))))
 }
 
@@ -971,16 +971,16 @@ const CONFIG_NAMES: &[&str] = &[
     "hash-max-ziplist-value",
 ];
 
-fn config_value(shared: &Shared, cfg: &Config, name: &str) -> String {
+fn config_value(state: &ServerState, cfg: &Config, name: &str) -> String {
     match name {
         "bind" => cfg.bind.clone(),
-        "port" => shared
+        "port" => state
             .local_addr
             .get()
             .map_or(cfg.port, |a| a.port())
             .to_string(),
         "requirepass" => cfg.requirepass.clone().unwrap_or_default(),
-        "databases" => shared.keyspace.databases().to_string(),
+        "databases" => state.keyspace.databases().to_string(),
         "maxclients" => cfg.maxclients.to_string(),
         "save" => cfg.save.clone(),
         "appendonly" => cfg.appendonly.clone(),
@@ -1003,7 +1003,7 @@ fn config_value(shared: &Shared, cfg: &Config, name: &str) -> String {
 }
 
 fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cfg = ctx.shared.config.read().clone();
+    let cfg = ctx.state.config.read().clone();
     // (name as shown, config name): an exact name is echoed as the client spelled it.
     let mut seen: Vec<(Bytes, &str)> = Vec::new();
     for pat in &a[2..] {
@@ -1030,7 +1030,7 @@ fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .map(|(shown, n)| {
                 (
                     Reply::Bulk(shown),
-                    Reply::bulk(config_value(ctx.shared, &cfg, n)),
+                    Reply::bulk(config_value(ctx.state, &cfg, n)),
                 )
             })
             .collect(),
@@ -1115,7 +1115,7 @@ fn parse_output_limits(current: &str, v: &str) -> Result<String, String> {
 }
 
 /// Apply one CONFIG SET pair to `cfg`; Err(reason) in Redis's words.
-fn apply(shared: &Shared, cfg: &mut Config, name: &str, v: &str) -> Result<(), String> {
+fn apply(state: &ServerState, cfg: &mut Config, name: &str, v: &str) -> Result<(), String> {
     match name {
         "requirepass" => {
             cfg.requirepass = if v.is_empty() {
@@ -1179,7 +1179,7 @@ fn apply(shared: &Shared, cfg: &mut Config, name: &str, v: &str) -> Result<(), S
         }
         "port" => {
             let p = int_in(v, 0, 65535)?;
-            let cur = shared.local_addr.get().map_or(cfg.port, |a| a.port());
+            let cur = state.local_addr.get().map_or(cfg.port, |a| a.port());
             if p as u16 != cur {
                 return Err("Unable to listen on this port".into());
             }
@@ -1234,17 +1234,17 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     // All or nothing, as Redis: apply to a copy, then publish it.
-    let mut cfg = ctx.shared.config.read().clone();
+    let mut cfg = ctx.state.config.read().clone();
     for (name, v) in &pairs {
-        apply(ctx.shared, &mut cfg, name, v).map_err(|why| set_failed(name, &why))?;
+        apply(ctx.state, &mut cfg, name, v).map_err(|why| set_failed(name, &why))?;
     }
-    *ctx.shared.config.write() = cfg;
-    ctx.shared.config_changed();
+    *ctx.state.config.write() = cfg;
+    ctx.state.config_changed();
     Ok(Reply::ok())
 }
 
 fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    let st = &ctx.shared.stats;
+    let st = &ctx.state.stats;
     for c in [
         &st.total_connections,
         &st.total_commands,
@@ -1253,7 +1253,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &st.net_output_bytes,
         &st.keyspace_hits,
         &st.keyspace_misses,
-        &ctx.shared.keyspace.expired_keys,
+        &ctx.state.keyspace.expired_keys,
     ] {
         c.store(0, Ordering::Relaxed);
     }
@@ -1286,7 +1286,7 @@ fn config_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 // TIME, WAIT, SHUTDOWN, LASTSAVE
 
 fn time(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    let us = ctx.shared.clock.now_us();
+    let us = ctx.state.clock.now_us();
     Ok(Reply::Array(vec![
         Reply::bulk((us / 1_000_000).to_string()),
         Reply::bulk((us % 1_000_000).to_string()),
@@ -1326,11 +1326,11 @@ fn shutdown(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if abort {
         return Err(error::err("ERR No shutdown in progress."));
     }
-    ctx.shared.shutdown.cancel();
+    ctx.state.shutdown.cancel();
     ctx.client.close_after_reply = true;
     Ok(Reply::NoReply)
 }
 
 fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(start_unix_secs(ctx.shared)))
+    Ok(Reply::Int(start_unix_secs(ctx.state)))
 }

@@ -147,7 +147,7 @@ fn wrongtype() -> RedisError {
 /// Account for a read lookup as Redis's lookupKeyRead does: a keyspace hit or miss, and a
 /// `keymiss` event on a miss. Call it after releasing the shard lock.
 pub fn note_read(ctx: &Ctx, key: &[u8], hit: bool) {
-    let stats = &ctx.shared.stats;
+    let stats = &ctx.state.stats;
     if hit {
         stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
     } else {
@@ -560,7 +560,7 @@ fn check_string_length(size: u64, add: u64) -> Result<(), RedisError> {
 fn take_mut(v: &mut Bytes) -> BytesMut {
     match std::mem::take(v).try_into_mut() {
         Ok(m) => m,
-        Err(shared) => BytesMut::from(&shared[..]),
+        Err(state) => BytesMut::from(&state[..]),
     }
 }
 

@@ -1281,7 +1281,7 @@ fn check_int(v: Option<&Value>, i: usize) -> std::result::Result<i32, Out> {
 
 fn with_rand<T>(lua: &Lua, f: impl FnOnce(&std::sync::atomic::AtomicU64) -> T) -> T {
     match lua.app_data_ref::<super::RunCtx>() {
-        Some(rc) if rc.shared.is_some() => f(&rc.shared.as_ref().expect("checked").scripting.rand),
+        Some(rc) if rc.state.is_some() => f(&rc.state.as_ref().expect("checked").scripting.rand),
         _ => f(&std::sync::atomic::AtomicU64::new(srand48_state(0))),
     }
 }

@@ -14,7 +14,7 @@ use crate::client::Client;
 use crate::cmd::{self, flags, Command, Ctx};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
-use crate::shared::Shared;
+use crate::cmd::ServerState;
 use bytes::Bytes;
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use parking_lot::Mutex;
@@ -38,7 +38,7 @@ pub mod script_flags {
     pub const ALLOW_CROSS_SLOT: u32 = 1 << 5;
 }
 
-/// Server-wide script state, kept in [`Shared`].
+/// Server-wide script state, kept in [`ServerState`].
 pub struct Scripting {
     engine: Mutex<Option<Engine>>,
     /// Set by SCRIPT KILL, read by the Lua count hook (its address is in the Lua registry).
@@ -84,7 +84,7 @@ struct Engine {
 /// life so no run allocates one: `shared` is set only while a script runs (outside runs it
 /// would make a reference cycle), and the script's client is reset, not rebuilt, per run.
 struct RunCtx {
-    shared: Option<Arc<Shared>>,
+    state: Option<Arc<ServerState>>,
     client: Client,
     now: i64,
     readonly: bool,
@@ -219,7 +219,7 @@ impl Engine {
             .set_name("=resplock_prelude")
             .call((make_tramp, libs))?;
         lua.set_app_data(RunCtx {
-            shared: None,
+            state: None,
             client: Client::detached(0, 0, 2),
             now: 0,
             readonly: false,
@@ -286,38 +286,38 @@ pub struct EvalKind {
 }
 
 /// Wait (asynchronously) until no script holds the gate, or fail with BUSY.
-async fn wait_no_script(shared: &Shared, cmd: &Command) -> Result<(), RedisError> {
+async fn wait_no_script(state: &ServerState, cmd: &Command) -> Result<(), RedisError> {
     loop {
-        if !shared.keyspace.gate.is_exclusive() {
+        if !state.keyspace.gate.is_exclusive() {
             return Ok(());
         }
-        if let Some(e) = busy_error(shared, cmd) {
+        if let Some(e) = busy_error(state, cmd) {
             return Err(e);
         }
-        shared.keyspace.gate.wait_released().await;
+        state.keyspace.gate.wait_released().await;
     }
 }
 
 /// The BUSY error other clients get once a script ran past busy-reply-threshold.
-pub fn busy_error(shared: &Shared, cmd: &Command) -> Option<RedisError> {
+pub fn busy_error(state: &ServerState, cmd: &Command) -> Option<RedisError> {
     if cmd.has(flags::ALLOW_BUSY) {
         return None;
     }
-    let threshold = shared.config.read().busy_reply_threshold_ms;
-    let ran = shared.scripting.running_for()?;
+    let threshold = state.config.read().busy_reply_threshold_ms;
+    let ran = state.scripting.running_for()?;
     (threshold > 0 && ran.as_millis() as u64 >= threshold).then(|| RedisError::new(error::BUSY))
 }
 
 /// Entry point for rows flagged SCRIPT_RUNNER: EVAL and friends run on a blocking thread
 /// holding the gate exclusively; SCRIPT KILL runs without the gate.
 pub async fn run_command(
-    shared: &Arc<Shared>,
+    state: &Arc<ServerState>,
     client: &mut Client,
     cmd: &'static Command,
     args: Vec<Bytes>,
 ) -> Reply {
     if cmd.name == "kill" {
-        return match script_kill(shared).await {
+        return match script_kill(state).await {
             Ok(r) => r,
             Err(e) => Reply::error(e),
         };
@@ -347,12 +347,12 @@ pub async fn run_command(
         // (see `hand_off_if_long`), so nothing waits behind it for more than about
         // INLINE_GRACE.
         loop {
-            if let Err(e) = wait_no_script(shared, cmd).await {
+            if let Err(e) = wait_no_script(state, cmd).await {
                 return Reply::error(e);
             }
-            if let Some(gate) = shared.keyspace.gate.try_exclusive() {
+            if let Some(gate) = state.keyspace.gate.try_exclusive() {
                 INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
-                let reply = eval(shared, client.db, kind, &args);
+                let reply = eval(state, client.db, kind, &args);
                 INLINE_SINCE.with(|s| s.set(None));
                 drop(gate);
                 return reply;
@@ -361,10 +361,10 @@ pub async fn run_command(
             tokio::task::yield_now().await;
         }
     }
-    if let Err(e) = wait_no_script(shared, cmd).await {
+    if let Err(e) = wait_no_script(state, cmd).await {
         return Reply::error(e);
     }
-    let sh = shared.clone();
+    let sh = state.clone();
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
         let _gate = sh.keyspace.gate.exclusive();
@@ -418,13 +418,13 @@ fn runs_inline() -> bool {
 
 /// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
 /// served once it has (or once the script ended: NOTBUSY).
-async fn script_kill(shared: &Shared) -> Result<Reply, RedisError> {
-    let s = &shared.scripting;
+async fn script_kill(state: &ServerState) -> Result<Reply, RedisError> {
+    let s = &state.scripting;
     loop {
         let Some(ran) = s.running_for() else {
             return Err(RedisError::new(error::NOTBUSY));
         };
-        let threshold = shared.config.read().busy_reply_threshold_ms;
+        let threshold = state.config.read().busy_reply_threshold_ms;
         if threshold > 0 && ran.as_millis() as u64 >= threshold {
             if s.wrote.load(Ordering::Acquire) {
                 return Err(RedisError::new(error::UNKILLABLE));
@@ -437,15 +437,15 @@ async fn script_kill(shared: &Shared) -> Result<Reply, RedisError> {
 }
 
 /// evalGenericCommand, run with the gate held exclusively.
-pub fn eval(shared: &Arc<Shared>, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {
-    match eval_inner(shared, db, kind, args) {
+pub fn eval(state: &Arc<ServerState>, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {
+    match eval_inner(state, db, kind, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     }
 }
 
 fn eval_inner(
-    shared: &Arc<Shared>,
+    state: &Arc<ServerState>,
     db: usize,
     kind: EvalKind,
     args: &[Bytes],
@@ -458,7 +458,7 @@ fn eval_inner(
         return Err(RedisError::new(error::SCRIPT_NEGATIVE_KEYS));
     }
     let numkeys = numkeys as usize;
-    let s = &shared.scripting;
+    let s = &state.scripting;
     let mut guard = s.engine.lock();
     let eng = engine(&mut guard)?;
     let sha_buf = if kind.by_sha {
@@ -489,11 +489,11 @@ fn eval_inner(
     let limit = s.memory_limit.load(Ordering::Relaxed);
     let _ = lua.set_memory_limit(limit);
 
-    let now = shared.clock.now_ms();
+    let now = state.clock.now_ms();
     match lua.app_data_mut::<RunCtx>() {
         Some(mut rc) => {
             // What a fresh `Client::detached(0, db, 2)` would be.
-            rc.shared = Some(shared.clone());
+            rc.state = Some(state.clone());
             rc.client.select(db);
             rc.client.resp = 2;
             rc.client.authenticated = true;
@@ -517,7 +517,7 @@ fn eval_inner(
     *s.started.lock() = None;
     let resp = match lua.app_data_mut::<RunCtx>() {
         Some(mut rc) => {
-            rc.shared = None;
+            rc.state = None;
             rc.client.resp
         }
         None => 2,
@@ -887,7 +887,7 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
     }
     let (reply, resp) = {
         let rc = match lua.app_data_mut::<RunCtx>() {
-            Some(rc) if rc.shared.is_some() => rc,
+            Some(rc) if rc.state.is_some() => rc,
             _ => {
                 return fail(
                     lua,
@@ -904,17 +904,17 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
             );
         }
         let rc = &mut *rc;
-        let Some(shared) = rc.shared.as_ref() else {
+        let Some(state) = rc.state.as_ref() else {
             return fail(
                 lua,
                 "redis.call/pcall can only be called inside a script invocation",
             );
         };
         if c.has(flags::WRITE) {
-            shared.scripting.wrote.store(true, Ordering::Release);
+            state.scripting.wrote.store(true, Ordering::Release);
         }
         let mut ctx = Ctx {
-            shared,
+            state,
             client: &mut rc.client,
             now: rc.now,
             in_script: true,

@@ -23,7 +23,7 @@ pub struct Stats {
     pub keyspace_misses: AtomicU64,
 }
 
-pub struct Shared {
+pub struct ServerState {
     pub keyspace: Keyspace,
     pub clock: Clock,
     pub config: RwLock<Config>,
@@ -44,12 +44,12 @@ pub struct Shared {
     pub notify_flags: std::sync::atomic::AtomicU32,
 }
 
-impl Shared {
-    pub fn new(config: Config) -> Arc<Shared> {
+impl ServerState {
+    pub fn new(config: Config) -> Arc<ServerState> {
         let run_id = (0..40)
             .map(|_| char::from_digit(fastrand::u32(0..16), 16).expect("hex digit"))
             .collect();
-        let shared = Arc::new(Shared {
+        let state = Arc::new(ServerState {
             notify_flags: 0.into(),
             keyspace: Keyspace::new(config.databases),
             clock: Clock::new(),
@@ -65,8 +65,8 @@ impl Shared {
             pubsub: crate::pubsub::PubSub::new(),
         });
         // Derive the cached settings from the configuration the server starts with.
-        shared.config_changed();
-        shared
+        state.config_changed();
+        state
     }
 
     /// Recompute what is derived from `config` after CONFIG SET.
