@@ -13,13 +13,12 @@
 //! holding the queued frames until then is observably the same. A client closed for its output-buffer limit (`ClientInfo::kill`)
 //! stops at once, even in the middle of a write to a peer that does not read.
 
-use crate::client::{Client, ClientInfo};
-use crate::cmd::{self, flags, Ctx};
-use crate::error::{self, RedisError};
-use crate::protocol::{encode, parse_request, ParseState};
-use crate::outbox::{PushQueue, Taken};
-use crate::reply::Reply;
+use crate::cmd::client::{Client, ClientInfo};
 use crate::cmd::ServerState;
+use crate::cmd::{self};
+use crate::outbox::{PushQueue, Taken};
+use crate::protocol::{encode, parse_request, ParseState};
+use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -43,9 +42,8 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let info = Arc::new(ClientInfo::new(id, addr, laddr));
-    state.clients.lock().insert(id, info.clone());
-    let mut client = Client::new(info.clone(), !state.requires_pass());
+    let mut client = cmd::client::connect(&state, id, addr, laddr);
+    let info = client.info.clone();
     let push = client.push.clone();
     let mut taken = Taken::default();
     let (mut rd, mut wr) = stream.into_split();
@@ -103,15 +101,14 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
-    crate::server::client_gone(&state, &client);
+    cmd::client::disconnect(&state, &client);
     let _ = wr.shutdown().await;
 }
 
 /// Move queued pushes to `out`, unless a script is running: Redis writes what a script
 /// published when it ends, or, once it runs past busy-reply-threshold, from the event
-/// processing it does meanwhile. The frames are taken while holding the gate shared, which a
-/// running script excludes, so a script that starts right after a check cannot have its
-/// frames written before it ends. False if the connection must close meanwhile.
+/// processing it does meanwhile (see [`cmd::exec::when_no_script`]). False if the connection
+/// must close meanwhile.
 async fn take_pushes(
     state: &ServerState,
     info: &ClientInfo,
@@ -119,29 +116,19 @@ async fn take_pushes(
     taken: &mut Taken,
     out: &mut BytesMut,
 ) -> bool {
-    loop {
-        let take = |taken: &mut Taken, out: &mut BytesMut| {
-            // Frames left over wake this task again at once.
-            push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
-            taken.write_to(out);
-        };
-        if let Some(gate) = state.keyspace.gate.try_shared() {
-            take(taken, out);
-            drop(gate);
-            return true;
-        }
-        let busy = state.keyspace.gate.is_exclusive()
-            && cmd::lookup(b"ping").is_some_and(|ping| cmd::busy_error(state, ping).is_some());
-        if busy {
-            take(taken, out);
-            return true;
-        }
+    let stop = async {
         tokio::select! {
-            _ = state.shutdown.cancelled() => return false,
-            _ = info.kill.cancelled() => return false,
-            _ = state.keyspace.gate.wait_released() => {}
+            _ = state.shutdown.cancelled() => {}
+            _ = info.kill.cancelled() => {}
         }
-    }
+    };
+    cmd::exec::when_no_script(state, stop, || {
+        // Frames left over wake this task again at once.
+        push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
+        taken.write_to(out);
+    })
+    .await
+    .is_some()
 }
 
 /// Run every complete request in `inbuf`, appending the replies to `out` (after any push
@@ -159,7 +146,7 @@ async fn process_input(
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
-                let reply = execute(state, client, args).await;
+                let reply = cmd::exec::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);
@@ -173,47 +160,5 @@ async fn process_input(
                 inbuf.clear();
             }
         }
-    }
-}
-
-/// Check and run one request from a network client.
-pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
-    state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    let (cmd, parent) = match cmd::resolve(&args) {
-        Ok(c) => c,
-        Err(e) => return Reply::error(e),
-    };
-    let mut now = state.clock.now_ms();
-    client.info.touch(parent.map(|p| p.name), cmd.name, now);
-    if !client.authenticated
-        && !cmd.has(flags::NO_AUTH)
-        && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
-    {
-        return Reply::error(RedisError::new(error::NOAUTH));
-    }
-    if let Some(e) = crate::cmd::pubsub_context_error(client, cmd, parent) {
-        return Reply::error(e);
-    }
-    if cmd.has(flags::SCRIPT_RUNNER) {
-        return crate::cmd::run_script_command(state, client, cmd, args).await;
-    }
-    loop {
-        if let Some(guard) = state.keyspace.gate.try_shared() {
-            let mut ctx = Ctx {
-                state,
-                client,
-                now,
-                in_script: false,
-            };
-            let reply = cmd::call(&mut ctx, cmd, &args);
-            drop(guard);
-            return reply;
-        }
-        if let Some(e) = crate::cmd::busy_error(state, cmd) {
-            return Reply::error(e);
-        }
-        state.keyspace.gate.wait_released().await;
-        // Time passed while a script ran: the command sees the clock as it runs.
-        now = state.clock.now_ms();
     }
 }

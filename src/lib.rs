@@ -11,7 +11,6 @@
 //! ```
 //! or from blocking code with [`BlockingServer::start`].
 
-pub mod client;
 pub mod clock;
 pub mod cmd;
 pub mod config;

@@ -44,8 +44,16 @@ pub fn format_double(d: f64) -> String {
     format_g(d, 17)
 }
 
-/// printf's `%.{p}g` for finite values.
+/// printf's `%.{p}g` (glibc's spelling of infinities and NaNs).
 pub fn format_g(d: f64, p: usize) -> String {
+    if !d.is_finite() {
+        let s = if d.is_nan() { "nan" } else { "inf" };
+        return if d.is_sign_negative() {
+            format!("-{s}")
+        } else {
+            s.to_string()
+        };
+    }
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
     }

@@ -282,4 +282,3 @@ fn over_limit(b: &mut Backlog, used: usize, l: Limits, now_ms: i64) -> bool {
     b.soft_since_ms = 0;
     false
 }
-

@@ -12,8 +12,8 @@
 //! subscribe/unsubscribe cycles leave nothing behind.
 
 use crate::glob::Glob;
-use crate::protocol::encode_bulks;
 use crate::outbox::{parse_pubsub_limits, Limits, PushQueue, DEFAULT_OUTPUT_BUFFER_LIMITS};
+use crate::protocol::encode_bulks;
 use ahash::RandomState;
 use bytes::{Bytes, BytesMut};
 use indexmap::{IndexMap, IndexSet};
@@ -337,4 +337,3 @@ fn shrink_if_sparse(m: &mut ChannelMap) {
         m.shrink_to(len * 2);
     }
 }
-

@@ -1,9 +1,8 @@
 //! Accept loop, connection limit, active expiry and graceful shutdown; the embedding API.
 
-use crate::client::Client;
+use crate::cmd::ServerState;
 use crate::config::Config;
 use crate::connection;
-use crate::cmd::ServerState;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -113,12 +112,6 @@ async fn active_expiry(state: Arc<ServerState>) {
             state.keyspace.gate.wait_released().await;
         }
     }
-}
-
-/// Forget a closed connection everywhere.
-pub(crate) fn client_gone(state: &ServerState, client: &Client) {
-    state.clients.lock().remove(&client.id);
-    crate::cmd::on_client_gone(state, client);
 }
 
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).

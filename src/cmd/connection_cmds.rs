@@ -3,7 +3,7 @@
 use super::args::{self, is};
 use super::flags::*;
 use super::{Command, Ctx};
-use crate::client::ClientInfo;
+use crate::cmd::client::ClientInfo;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;

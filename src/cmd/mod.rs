@@ -3,7 +3,9 @@
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;
+pub mod client;
 pub mod connection_cmds;
+pub mod exec;
 pub mod float80;
 pub mod hash;
 pub mod keys;
@@ -11,16 +13,16 @@ pub mod meta;
 pub mod notify;
 pub mod pubsub;
 pub mod scripting;
-pub mod state;
 pub mod server_cmds;
+pub mod state;
 pub mod string;
 
-use crate::client::Client;
+use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Db, KeyEvent};
 use crate::reply::{CmdResult, Reply};
-pub use state::ServerState;
 use bytes::Bytes;
+pub use state::ServerState;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -288,36 +290,6 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     reply
 }
 
-/// RESP2 subscribed mode allows only a few commands (filled in by the pub/sub family).
-pub fn pubsub_context_error(
-    client: &Client,
-    cmd: &Command,
-    parent: Option<&Command>,
-) -> Option<RedisError> {
-    if client.resp != 2 || client.subscription_count() == 0 {
-        return None;
-    }
-    if cmd.has(flags::SUBSCRIBED_OK) || parent.is_some_and(|p| p.has(flags::SUBSCRIBED_OK)) {
-        return None;
-    }
-    Some(error::pubsub_context(&fullname(parent, cmd)))
-}
-
-/// The error a client gets while a script holds the gate (filled in by scripting).
-pub fn busy_error(state: &ServerState, cmd: &Command) -> Option<RedisError> {
-    crate::script::busy_error(state, cmd)
-}
-
-/// Run a script command off the runtime (filled in by scripting).
-pub async fn run_script_command(
-    state: &std::sync::Arc<ServerState>,
-    client: &mut Client,
-    cmd: &'static Command,
-    args: Vec<Bytes>,
-) -> Reply {
-    crate::script::run_command(state, client, cmd, args).await
-}
-
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // Active and lazy expiry report removed keys here: publish `expired` events. Weak, so the
@@ -335,9 +307,4 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                 }
             }
         }));
-}
-
-/// Families that keep per-client state forget the client here (e.g. its subscriptions).
-pub fn on_client_gone(state: &ServerState, client: &Client) {
-    pubsub::client_gone(state, client);
 }

@@ -7,10 +7,10 @@
 
 use super::flags::*;
 use super::{Command, Ctx};
-use crate::error;
-use crate::client::Client;
-use crate::pubsub::Kind;
+use crate::cmd::client::Client;
 use crate::cmd::ServerState;
+use crate::error;
+use crate::pubsub::Kind;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;

@@ -1,7 +1,7 @@
 //! State shared by every connection of one server.
 
-use crate::client::ClientInfo;
 use crate::clock::Clock;
+use crate::cmd::client::ClientInfo;
 use crate::config::Config;
 use crate::keyspace::Keyspace;
 use parking_lot::{Mutex, RwLock};
@@ -38,6 +38,9 @@ pub struct ServerState {
     pub local_addr: OnceLock<SocketAddr>,
     /// Lua scripting: the interpreter, the script cache, the running script's state.
     pub scripting: crate::script::Scripting,
+    /// The client scripts run their `redis.call`s as: one, reused, since one script runs at
+    /// a time.
+    pub script_client: Mutex<super::client::Client>,
     /// Channel and pattern subscriptions (PUBLISH, keyspace notifications).
     pub pubsub: crate::pubsub::PubSub,
     /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
@@ -61,7 +64,8 @@ impl ServerState {
             started: Instant::now(),
             run_id,
             local_addr: OnceLock::new(),
-            scripting: Default::default(),
+            scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
+            script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
         });
         // Derive the cached settings from the configuration the server starts with.

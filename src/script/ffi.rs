@@ -4,12 +4,13 @@
 //! is an mlua callback wrapped in [`tramp`], a C closure that raises what the callback asks for.
 //! None of these functions keeps a Rust value with a destructor alive across `lua_error`.
 
+use super::HookState;
 use mlua::ffi;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Registry key of the light userdata pointing at the kill flag of the engine.
-pub const KILL_FLAG_KEY: &std::ffi::CStr = c"resplock.kill";
+/// Registry key of the light userdata pointing at the running script's [`HookState`].
+pub const HOOK_STATE_KEY: &std::ffi::CStr = c"resplock.hook";
 
 /// Calls its upvalue (the implementation) with all arguments. The implementation returns a
 /// status first: `false` then the results; `true` then a value to raise as is; the string
@@ -57,14 +58,18 @@ pub unsafe extern "C-unwind" fn make_tramp(l: *mut ffi::lua_State) -> c_int {
     1
 }
 
-/// The count hook of a running script: once SCRIPT KILL set the flag it raises Redis's error,
-/// and from then on fires on every line so `pcall` cannot swallow it for long.
+/// The count hook of a running script: runs the caller's tick (which keeps the rest of the
+/// server responsive), and once SCRIPT KILL set the flag raises Redis's error, firing from
+/// then on every line so `pcall` cannot swallow it for long.
 pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
-    super::hand_off_if_long();
-    ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, KILL_FLAG_KEY.as_ptr());
-    let flag = ffi::lua_touserdata(l, -1) as *const AtomicBool;
+    ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, HOOK_STATE_KEY.as_ptr());
+    let hook = ffi::lua_touserdata(l, -1) as *const HookState;
     ffi::lua_settop(l, -2);
-    if flag.is_null() || !(*flag).load(Ordering::Acquire) {
+    if hook.is_null() {
+        return;
+    }
+    ((*hook).tick)();
+    if !(*hook).kill.load(Ordering::Acquire) {
         return;
     }
     ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKLINE, 0);
@@ -74,14 +79,14 @@ pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi:
     ffi::lua_error(l);
 }
 
-/// Install (count > 0) or remove the kill hook and register the flag's address.
+/// Install (count > 0) or remove the kill hook and register the hook state's address.
 pub unsafe extern "C-unwind" fn set_hook(
     l: *mut ffi::lua_State,
-    flag: *const AtomicBool,
+    hook: *const HookState,
     count: c_int,
 ) {
-    ffi::lua_pushlightuserdata(l, flag as *mut _);
-    ffi::lua_setfield(l, ffi::LUA_REGISTRYINDEX, KILL_FLAG_KEY.as_ptr());
+    ffi::lua_pushlightuserdata(l, hook as *mut _);
+    ffi::lua_setfield(l, ffi::LUA_REGISTRYINDEX, HOOK_STATE_KEY.as_ptr());
     if count > 0 {
         ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKCOUNT, count);
     } else {

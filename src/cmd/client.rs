@@ -1,6 +1,7 @@
 //! Per-connection state. [`Client`] is owned by the connection task and handed to handlers;
 //! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL).
 
+use super::ServerState;
 use crate::outbox::PushQueue;
 use crate::pubsub::ClientSubs;
 use bytes::Bytes;
@@ -136,4 +137,18 @@ impl Client {
         self.info.resp.store(resp, Ordering::Relaxed);
         self.push.set_resp(resp);
     }
+}
+
+/// Register a new network client (CLIENT LIST sees it from now on).
+pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Client {
+    let info = Arc::new(ClientInfo::new(id, addr, laddr));
+    state.clients.lock().insert(id, info.clone());
+    Client::new(info, !state.requires_pass())
+}
+
+/// Forget a closed connection everywhere it left state: the client registry and every layer
+/// that keeps per-client state (its subscriptions).
+pub fn disconnect(state: &ServerState, client: &Client) {
+    state.clients.lock().remove(&client.id);
+    super::pubsub::client_gone(state, client);
 }

@@ -1,0 +1,334 @@
+//! How a request runs: checks (authentication, subscribed mode), then either an ordinary
+//! command holding the keyspace gate shared, or a script holding it exclusively. The
+//! connection hands every request here and knows nothing of gates or scripts.
+//!
+//! Exclusive runs (scripts today; MULTI/EXEC and FUNCTION next) take the gate with
+//! [`Gate::try_exclusive`](crate::keyspace::Gate::try_exclusive) on the worker that received
+//! the request, so a short script costs no thread hand-off; a long one hands the worker's
+//! other tasks to another thread from the Lua hook ([`hand_off_if_long`]) so BUSY, SCRIPT
+//! KILL and SHUTDOWN stay served.
+
+use super::client::Client;
+use super::{flags, Command, Ctx, ServerState};
+use crate::error::{self, RedisError};
+use crate::reply::Reply;
+use crate::script::{EvalKind, Host};
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Check and run one request from a network client.
+pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
+    state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
+    let (cmd, parent) = match super::resolve(&args) {
+        Ok(c) => c,
+        Err(e) => return Reply::error(e),
+    };
+    let mut now = state.clock.now_ms();
+    client.info.touch(parent.map(|p| p.name), cmd.name, now);
+    if !client.authenticated
+        && !cmd.has(flags::NO_AUTH)
+        && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
+    {
+        return Reply::error(RedisError::new(error::NOAUTH));
+    }
+    if let Some(e) = pubsub_context_error(client, cmd, parent) {
+        return Reply::error(e);
+    }
+    if cmd.has(flags::SCRIPT_RUNNER) {
+        return run_script_command(state, client, cmd, args).await;
+    }
+    loop {
+        if let Some(guard) = state.keyspace.gate.try_shared() {
+            let mut ctx = Ctx {
+                state,
+                client,
+                now,
+                in_script: false,
+            };
+            let reply = super::call(&mut ctx, cmd, &args);
+            drop(guard);
+            return reply;
+        }
+        if let Some(e) = busy_error(state, cmd) {
+            return Reply::error(e);
+        }
+        state.keyspace.gate.wait_released().await;
+        // Time passed while a script ran: the command sees the clock as it runs.
+        now = state.clock.now_ms();
+    }
+}
+
+/// RESP2 subscribed mode allows only a few commands.
+fn pubsub_context_error(
+    client: &Client,
+    cmd: &Command,
+    parent: Option<&Command>,
+) -> Option<RedisError> {
+    if client.resp != 2 || client.subscription_count() == 0 {
+        return None;
+    }
+    if cmd.has(flags::SUBSCRIBED_OK) || parent.is_some_and(|p| p.has(flags::SUBSCRIBED_OK)) {
+        return None;
+    }
+    Some(error::pubsub_context(&super::fullname(parent, cmd)))
+}
+
+/// The BUSY error other clients get once a script ran past busy-reply-threshold.
+pub fn busy_error(state: &ServerState, cmd: &Command) -> Option<RedisError> {
+    if cmd.has(flags::ALLOW_BUSY) {
+        return None;
+    }
+    let threshold = state.config.read().busy_reply_threshold_ms;
+    let ran = state.scripting.running_for()?;
+    (threshold > 0 && ran.as_millis() as u64 >= threshold).then(|| RedisError::new(error::BUSY))
+}
+
+/// Run `take` holding the gate shared, waiting while a script holds it exclusively, unless the
+/// script is past busy-reply-threshold (then Redis serves events meanwhile, so `take` runs
+/// at once). The connection takes its queued pushes this way: Redis writes what a script
+/// published when the script ends. None if `stop` resolved first.
+pub async fn when_no_script<R>(
+    state: &ServerState,
+    stop: impl std::future::Future<Output = ()>,
+    mut take: impl FnMut() -> R,
+) -> Option<R> {
+    tokio::pin!(stop);
+    loop {
+        if let Some(gate) = state.keyspace.gate.try_shared() {
+            let r = take();
+            drop(gate);
+            return Some(r);
+        }
+        let busy = state.keyspace.gate.is_exclusive()
+            && super::lookup(b"ping").is_some_and(|ping| busy_error(state, ping).is_some());
+        if busy {
+            return Some(take());
+        }
+        tokio::select! {
+            _ = &mut stop => return None,
+            _ = state.keyspace.gate.wait_released() => {}
+        }
+    }
+}
+
+/// Wait (asynchronously) until no script holds the gate, or fail with BUSY.
+async fn wait_no_script(state: &ServerState, cmd: &Command) -> Result<(), RedisError> {
+    loop {
+        if !state.keyspace.gate.is_exclusive() {
+            return Ok(());
+        }
+        if let Some(e) = busy_error(state, cmd) {
+            return Err(e);
+        }
+        state.keyspace.gate.wait_released().await;
+    }
+}
+
+/// Rows flagged SCRIPT_RUNNER: EVAL and friends run holding the gate exclusively; SCRIPT
+/// KILL runs without the gate.
+async fn run_script_command(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    args: Vec<Bytes>,
+) -> Reply {
+    if cmd.name == "kill" {
+        return match script_kill(state).await {
+            Ok(()) => Reply::ok(),
+            Err(e) => Reply::error(e),
+        };
+    }
+    let kind = match cmd.name {
+        "eval" => EvalKind {
+            by_sha: false,
+            readonly: false,
+        },
+        "evalsha" => EvalKind {
+            by_sha: true,
+            readonly: false,
+        },
+        "eval_ro" => EvalKind {
+            by_sha: false,
+            readonly: true,
+        },
+        "evalsha_ro" => EvalKind {
+            by_sha: true,
+            readonly: true,
+        },
+        _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
+    };
+    if runs_inline() {
+        // The script runs on this worker: a thread handoff per script costs more than a
+        // typical script. A long one hands the worker's other tasks off from the hook
+        // (see `hand_off_if_long`), so nothing waits behind it for more than about
+        // INLINE_GRACE.
+        loop {
+            if let Err(e) = wait_no_script(state, cmd).await {
+                return Reply::error(e);
+            }
+            if let Some(gate) = state.keyspace.gate.try_exclusive() {
+                INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+                let reply = eval(state, client.db, kind, &args);
+                INLINE_SINCE.with(|s| s.set(None));
+                drop(gate);
+                return reply;
+            }
+            // Commands hold the gate shared only inside synchronous code: retry shortly.
+            tokio::task::yield_now().await;
+        }
+    }
+    if let Err(e) = wait_no_script(state, cmd).await {
+        return Reply::error(e);
+    }
+    let sh = state.clone();
+    let db = client.db;
+    let task = tokio::task::spawn_blocking(move || {
+        let _gate = sh.keyspace.gate.exclusive();
+        eval(&sh, db, kind, &args)
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
+    }
+}
+
+/// How long a script may run on a worker before the hook hands the worker's other tasks off.
+const INLINE_GRACE: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// When the script running inline on this thread started (None: no inline script, or its
+    /// tasks were already handed off).
+    static INLINE_SINCE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// The scripting layer's tick, called from the Lua count hook. tokio keeps some runnable
+/// tasks where no other worker can take them: the LIFO slot and the list of tasks deferred by
+/// a yield or an exhausted coop budget. A script that keeps this worker busy would strand
+/// them, and if one of them is the client about to send SCRIPT KILL, an endless script would
+/// never be killed. Once a script has run INLINE_GRACE, block_in_place wakes the deferred
+/// tasks, moves the LIFO task to the stealable queue and gives the worker's queue to another
+/// thread; the short sleep lets that thread take it, after which this thread finishes the
+/// script as a blocking thread.
+pub(crate) fn hand_off_if_long() {
+    let long = INLINE_SINCE.with(|s| match s.get() {
+        Some(t) if t.elapsed() >= INLINE_GRACE => {
+            s.set(None);
+            true
+        }
+        _ => false,
+    });
+    if long {
+        tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(1)));
+    }
+}
+
+/// Scripts run on the calling worker on a multi-threaded runtime with another worker to serve
+/// the other clients meanwhile; on a single-threaded runtime, where block_in_place is not
+/// available, they move to a blocking thread.
+fn runs_inline() -> bool {
+    let h = tokio::runtime::Handle::current();
+    matches!(
+        h.runtime_flavor(),
+        tokio::runtime::RuntimeFlavor::MultiThread
+    ) && h.metrics().num_workers() >= 2
+}
+
+/// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
+/// served once it has (or once the script ended: NOTBUSY).
+async fn script_kill(state: &ServerState) -> Result<(), RedisError> {
+    loop {
+        let Some(ran) = state.scripting.running_for() else {
+            return Err(RedisError::new(error::NOTBUSY));
+        };
+        let threshold = state.config.read().busy_reply_threshold_ms;
+        if threshold > 0 && ran.as_millis() as u64 >= threshold {
+            return state.scripting.kill();
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Run a script command with the gate held exclusively by the caller. The script's
+/// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
+/// Redis) with the clock frozen at the script's start.
+pub fn eval(state: &ServerState, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {
+    let mut client = state.script_client.lock();
+    // What a fresh `Client::detached(0, db, 2)` would be.
+    client.select(db);
+    client.resp = 2;
+    client.authenticated = true;
+    client.close_after_reply = false;
+    let mut host = ScriptHost {
+        state,
+        client: &mut client,
+        now: state.clock.now_ms(),
+        readonly: false,
+    };
+    state.scripting.eval(&mut host, kind, args)
+}
+
+/// The command layer seen from a running script.
+struct ScriptHost<'a> {
+    state: &'a ServerState,
+    client: &'a mut Client,
+    now: i64,
+    readonly: bool,
+}
+
+/// lookupCommand as scripts see it: a container with a subcommand argument resolves to the
+/// subcommand (unknown subcommand: no command); alone, to the container itself.
+fn script_lookup(args: &[Bytes]) -> Option<(&'static Command, Option<&'static Command>)> {
+    let c = super::lookup(&args[0])?;
+    if c.subcommands.is_empty() || args.len() < 2 {
+        return Some((c, None));
+    }
+    super::lookup_sub(c, &args[1]).map(|s| (s, Some(c)))
+}
+
+impl Host for ScriptHost<'_> {
+    fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
+        let Some((c, parent)) = script_lookup(args) else {
+            return Err("Unknown Redis command called from script");
+        };
+        if !c.arity_ok(args.len()) {
+            return Err("Wrong number of args calling Redis command from script");
+        }
+        if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
+            return Err("This Redis command is not allowed from script");
+        }
+        if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
+            return Err("Write commands are not allowed from read-only scripts.");
+        }
+        if c.has(flags::WRITE) {
+            self.state.scripting.mark_wrote();
+        }
+        let mut ctx = Ctx {
+            state: self.state,
+            client: self.client,
+            now: self.now,
+            in_script: true,
+        };
+        Ok(super::call(&mut ctx, c, args))
+    }
+
+    fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str> {
+        match script_lookup(args) {
+            Some(_) => Ok(true),
+            None => Err("Invalid command passed to redis.acl_check_cmd()"),
+        }
+    }
+
+    fn resp(&self) -> u8 {
+        self.client.resp
+    }
+
+    fn set_resp(&mut self, resp: u8) {
+        self.client.resp = resp;
+    }
+
+    fn set_readonly(&mut self, readonly: bool) {
+        self.readonly = readonly;
+    }
+}

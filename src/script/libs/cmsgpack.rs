@@ -1,0 +1,309 @@
+//! lua-cmsgpack as Redis bundles it: MessagePack encoding of Lua values.
+
+use super::*;
+use crate::script::{lib_fn, Out};
+use mlua::{Function, Lua, Result, Table, Value};
+
+fn mp_encode(out: &mut Vec<u8>, v: &Value, depth: usize) {
+    match v {
+        Value::Nil => out.push(0xc0),
+        Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+        Value::Integer(i) => mp_int(out, *i),
+        Value::Number(n) => {
+            if n.fract() == 0.0 && n.is_finite() && n.abs() < 9.2e18 {
+                mp_int(out, *n as i64);
+            } else if (*n as f32) as f64 == *n {
+                out.push(0xca);
+                out.extend_from_slice(&(*n as f32).to_be_bytes());
+            } else {
+                out.push(0xcb);
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+        Value::String(s) => {
+            let b = s.as_bytes();
+            let l = b.len();
+            if l < 32 {
+                out.push(0xa0 | l as u8);
+            } else if l <= 0xff {
+                out.extend_from_slice(&[0xd9, l as u8]);
+            } else if l <= 0xffff {
+                out.push(0xda);
+                out.extend_from_slice(&(l as u16).to_be_bytes());
+            } else {
+                out.push(0xdb);
+                out.extend_from_slice(&(l as u32).to_be_bytes());
+            }
+            out.extend_from_slice(&b);
+        }
+        Value::Table(t) if depth < 16 => {
+            let len = t.raw_len();
+            let count = t.pairs::<Value, Value>().count();
+            if len > 0 && len == count {
+                mp_len(out, len, 0x90, 0xdc);
+                for i in 1..=len {
+                    let v: Value = t.raw_get(i).unwrap_or(Value::Nil);
+                    mp_encode(out, &v, depth + 1);
+                }
+            } else {
+                mp_len(out, count, 0x80, 0xde);
+                for (k, v) in t.pairs::<Value, Value>().flatten() {
+                    mp_encode(out, &k, depth + 1);
+                    mp_encode(out, &v, depth + 1);
+                }
+            }
+        }
+        _ => out.push(0xc0),
+    }
+}
+
+fn mp_len(out: &mut Vec<u8>, n: usize, fix: u8, big: u8) {
+    if n < 16 {
+        out.push(fix | n as u8);
+    } else if n <= 0xffff {
+        out.push(big);
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+    } else {
+        out.push(big + 1);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    }
+}
+
+fn mp_int(out: &mut Vec<u8>, i: i64) {
+    if (0..128).contains(&i) {
+        out.push(i as u8);
+    } else if (-32..0).contains(&i) {
+        out.push(i as i8 as u8);
+    } else if i >= 0 {
+        if i <= 0xff {
+            out.extend_from_slice(&[0xcc, i as u8]);
+        } else if i <= 0xffff {
+            out.push(0xcd);
+            out.extend_from_slice(&(i as u16).to_be_bytes());
+        } else if i <= 0xffff_ffff {
+            out.push(0xce);
+            out.extend_from_slice(&(i as u32).to_be_bytes());
+        } else {
+            out.push(0xcf);
+            out.extend_from_slice(&(i as u64).to_be_bytes());
+        }
+    } else if i >= -128 {
+        out.extend_from_slice(&[0xd0, i as i8 as u8]);
+    } else if i >= -32768 {
+        out.push(0xd1);
+        out.extend_from_slice(&(i as i16).to_be_bytes());
+    } else if i >= i32::MIN as i64 {
+        out.push(0xd2);
+        out.extend_from_slice(&(i as i32).to_be_bytes());
+    } else {
+        out.push(0xd3);
+        out.extend_from_slice(&i.to_be_bytes());
+    }
+}
+
+/// Why decoding stopped: mp_cur's errors, and lua_settable's refusal of a nil/NaN key.
+enum MpErr {
+    Eof,
+    BadFmt,
+    Raise(&'static str),
+    Lua(mlua::Error),
+}
+
+impl From<mlua::Error> for MpErr {
+    fn from(e: mlua::Error) -> Self {
+        MpErr::Lua(e)
+    }
+}
+
+type MpResult = std::result::Result<Value, MpErr>;
+
+struct MpDec<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl MpDec<'_> {
+    fn take(&mut self, n: usize) -> std::result::Result<&[u8], MpErr> {
+        let end = self.i.checked_add(n).ok_or(MpErr::Eof)?;
+        let b = self.s.get(self.i..end).ok_or(MpErr::Eof)?;
+        self.i = end;
+        Ok(b)
+    }
+    fn be(&mut self, n: usize) -> std::result::Result<u64, MpErr> {
+        Ok(self.take(n)?.iter().fold(0u64, |a, &b| (a << 8) | b as u64))
+    }
+    /// mp_decode_to_lua_type.
+    fn value(&mut self, lua: &Lua, depth: usize) -> MpResult {
+        if depth > 1000 {
+            return Err(MpErr::Raise("stack overflow"));
+        }
+        let c = *self.s.get(self.i).ok_or(MpErr::Eof)?;
+        self.i += 1;
+        let n = |x: f64| Ok(Value::Number(x));
+        match c {
+            0x00..=0x7f => n(c as f64),
+            0xe0..=0xff => n(c as i8 as f64),
+            0xc0 => Ok(Value::Nil),
+            0xc2 => Ok(Value::Boolean(false)),
+            0xc3 => Ok(Value::Boolean(true)),
+            0xcc => n(self.be(1)? as f64),
+            0xcd => n(self.be(2)? as f64),
+            0xce => n(self.be(4)? as f64),
+            0xcf => n(self.be(8)? as f64),
+            0xd0 => n(self.be(1)? as u8 as i8 as f64),
+            0xd1 => n(self.be(2)? as u16 as i16 as f64),
+            0xd2 => n(self.be(4)? as u32 as i32 as f64),
+            0xd3 => n(self.be(8)? as i64 as f64),
+            0xca => n(f32::from_bits(self.be(4)? as u32) as f64),
+            0xcb => n(f64::from_bits(self.be(8)?)),
+            0xa0..=0xbf => self.str(lua, (c & 0x1f) as usize),
+            0xd9 => {
+                let l = self.be(1)? as usize;
+                self.str(lua, l)
+            }
+            0xda => {
+                let l = self.be(2)? as usize;
+                self.str(lua, l)
+            }
+            0xdb => {
+                let l = self.be(4)? as usize;
+                self.str(lua, l)
+            }
+            0x90..=0x9f => self.arr(lua, (c & 0x0f) as usize, depth),
+            0xdc => {
+                let l = self.be(2)? as usize;
+                self.arr(lua, l, depth)
+            }
+            0xdd => {
+                let l = self.be(4)? as usize;
+                self.arr(lua, l, depth)
+            }
+            0x80..=0x8f => self.map(lua, (c & 0x0f) as usize, depth),
+            0xde => {
+                let l = self.be(2)? as usize;
+                self.map(lua, l, depth)
+            }
+            0xdf => {
+                let l = self.be(4)? as usize;
+                self.map(lua, l, depth)
+            }
+            _ => Err(MpErr::BadFmt),
+        }
+    }
+    fn str(&mut self, lua: &Lua, l: usize) -> MpResult {
+        let b = self.take(l)?;
+        Ok(Value::String(lua.create_string(b)?))
+    }
+    fn arr(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
+        // No capacity from the declared length: a short input ends the loop with Eof.
+        let t = lua.create_table()?;
+        for i in 1..=l {
+            let v = self.value(lua, depth + 1)?;
+            t.raw_set(i, v)?;
+        }
+        Ok(Value::Table(t))
+    }
+    fn map(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
+        let t = lua.create_table()?;
+        for _ in 0..l {
+            let k = self.value(lua, depth + 1)?;
+            let v = self.value(lua, depth + 1)?;
+            match k {
+                Value::Nil => return Err(MpErr::Raise("table index is nil")),
+                Value::Number(n) if n.is_nan() => return Err(MpErr::Raise("table index is NaN")),
+                _ => t.raw_set(k, v)?,
+            }
+        }
+        Ok(Value::Table(t))
+    }
+}
+
+/// mp_unpack_full: `limit` values from byte `offset` (both 0: all values, no offset result).
+fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> Result<Out> {
+    let decode_all = limit == 0 && offset == 0;
+    let len = s.len();
+    if offset < 0 || limit < 0 {
+        // lua_cmsgpack.c prints the input length where it says "limit".
+        return Ok(Out::Where(format!(
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
+        )));
+    } else if offset as u64 > len as u64 {
+        return Ok(Out::Where(format!(
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
+        )));
+    }
+    let limit = if decode_all { i32::MAX as i64 } else { limit };
+    let mut d = MpDec {
+        s: &s[offset as usize..],
+        i: 0,
+    };
+    let mut out = Vec::new();
+    let mut cnt = 0i64;
+    while d.i < d.s.len() && cnt < limit {
+        match d.value(lua, 0) {
+            Ok(v) => out.push(v),
+            Err(MpErr::Eof) => return Ok(Out::Where("Missing bytes in input.".into())),
+            Err(MpErr::BadFmt) => return Ok(Out::Where("Bad data format in input.".into())),
+            Err(MpErr::Raise(m)) => return Ok(Out::Raise(Value::String(lua.create_string(m)?))),
+            Err(MpErr::Lua(e)) => return Err(e),
+        }
+        cnt += 1;
+    }
+    if !decode_all {
+        let left = d.s.len() - d.i;
+        let next = if left == 0 { -1 } else { (len - left) as i64 };
+        out.insert(0, num(next as f64));
+    }
+    Ok(Out::Ok(out))
+}
+
+pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "pack",
+        lib_fn(lua, mt, |lua, a| {
+            if a.is_empty() {
+                return Ok(Out::Arg(0, "MessagePack pack needs input.".into()));
+            }
+            let mut out = Vec::new();
+            for v in a.iter() {
+                mp_encode(&mut out, v, 0);
+            }
+            Ok(Out::Ok(vec![Value::String(lua.create_string(&out)?)]))
+        })?,
+    )?;
+    t.raw_set(
+        "unpack",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let s = tri!(check_string(lua, v.first(), 1)?);
+            mp_unpack_full(lua, &s, 0, 0)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack_one",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let offset = tri!(opt_integer(v.get(1), 2, 0)) as i32 as i64;
+            let s = tri!(check_string(lua, v.first(), 1)?);
+            mp_unpack_full(lua, &s, 1, offset)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack_limit",
+        lib_fn(lua, mt, |lua, a| {
+            let v: Vec<Value> = a.into_iter().collect();
+            let limit = tri!(check_integer(v.get(1), 2)) as i32 as i64;
+            let offset = tri!(opt_integer(v.get(2), 3, 0)) as i32 as i64;
+            let s = tri!(check_string(lua, v.first(), 1)?);
+            mp_unpack_full(lua, &s, limit, offset)
+        })?,
+    )?;
+    t.raw_set("_NAME", "cmsgpack")?;
+    t.raw_set("_VERSION", "lua-cmsgpack 0.4.0")?;
+    t.raw_set("_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo")?;
+    t.raw_set("_DESCRIPTION", "MessagePack C implementation for Lua")?;
+    Ok(t)
+}
