@@ -128,16 +128,14 @@ async fn every_implemented_command_has_recorded_metadata() {
         missing.is_empty(),
         "no COMMAND INFO/DOCS metadata for {missing:?}: re-run conformance/tools/gen_command_meta.py"
     );
-    let stale: Vec<&str> = resplock::cmd::meta::all()
-        .iter()
-        .map(|m| m.name)
-        .chain(resplock::cmd::meta::NOT_IN_REDIS.iter().copied())
-        .filter(|m| !names.iter().any(|n| n == m))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "metadata for commands resplock does not have {stale:?}: re-run conformance/tools/gen_command_meta.py"
-    );
+    // The recording covers all of redis-server's commands, and only its commands.
+    assert!(resplock::cmd::meta::all().count() > 300);
+    for n in resplock::cmd::meta::NOT_IN_REDIS {
+        assert!(
+            resplock::cmd::meta::get(n).is_none(),
+            "{n} was recorded from redis"
+        );
+    }
 }
 
 #[tokio::test]

@@ -11,10 +11,12 @@ use crate::reply::Reply;
 use bytes::Bytes;
 
 #[rustfmt::skip]
-#[path = "meta_data.rs"]
+#[path = "meta_data/mod.rs"]
 mod meta_data;
 
-pub use meta_data::NOT_IN_REDIS;
+/// Names resplock implements that redis-server 7.0.15 does not know (Redis 7.2's
+/// CLIENT SETINFO and CLIENT NO-TOUCH, which current clients send): described from their rows.
+pub static NOT_IN_REDIS: &[&str] = &["client|no-touch", "client|setinfo"];
 
 /// A recorded reply value, as static data (map keys are always bulk strings in these replies).
 #[derive(Debug)]
@@ -122,15 +124,17 @@ pub fn flag_names(row_flags: u32, meta: Option<&Meta>) -> Vec<&'static str> {
 
 /// The entry for a full, lowercase command name.
 pub fn get(fullname: &str) -> Option<&'static Meta> {
-    meta_data::META
-        .binary_search_by(|m| m.name.cmp(fullname))
+    let part = meta_data::PARTS
+        .iter()
+        .find(|p| p.last().is_some_and(|m| m.name >= fullname))?;
+    part.binary_search_by(|m| m.name.cmp(fullname))
         .ok()
-        .map(|i| &meta_data::META[i])
+        .map(|i| &part[i])
 }
 
-/// Every entry, sorted by name.
-pub fn all() -> &'static [Meta] {
-    meta_data::META
+/// Every entry of every command redis-server knows, sorted by name.
+pub fn all() -> impl Iterator<Item = &'static Meta> {
+    meta_data::PARTS.iter().flat_map(|p| p.iter())
 }
 
 impl M {

@@ -4,10 +4,13 @@
 
 pub mod args;
 pub mod client;
+pub mod command_cmd;
+pub mod config_cmd;
 pub mod connection_cmds;
 pub mod exec;
 pub mod float80;
 pub mod hash;
+pub mod info_cmd;
 pub mod keys;
 pub mod meta;
 pub mod notify;
@@ -196,6 +199,9 @@ fn families() -> Vec<&'static [Command]> {
         keys::COMMANDS,
         hash::COMMANDS,
         server_cmds::COMMANDS,
+        info_cmd::COMMANDS,
+        command_cmd::COMMANDS,
+        config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
     ]
