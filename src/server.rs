@@ -55,7 +55,7 @@ pub async fn start(config: Config) -> io::Result<ServerHandle> {
 
 async fn run(listener: TcpListener, state: Arc<ServerState>) {
     let tracker = TaskTracker::new();
-    tracker.spawn(active_expiry(state.clone()));
+    tracker.spawn(crate::cmd::cron::run(state.clone()));
     loop {
         let accepted = tokio::select! {
             _ = state.shutdown.cancelled() => break,
@@ -92,26 +92,6 @@ async fn run(listener: TcpListener, state: Arc<ServerState>) {
     drop(listener);
     tracker.close();
     tracker.wait().await;
-}
-
-/// Reclaim expired keys nobody reads, ten rounds a second.
-async fn active_expiry(state: Arc<ServerState>) {
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = state.shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        loop {
-            if let Some(guard) = state.keyspace.gate.try_shared() {
-                state.keyspace.active_expire_round(state.clock.now_ms());
-                drop(guard);
-                break;
-            }
-            state.keyspace.gate.wait_released().await;
-        }
-    }
 }
 
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).

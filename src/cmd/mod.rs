@@ -4,9 +4,11 @@
 
 pub mod args;
 pub mod client;
+pub mod client_cmd;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
+pub mod cron;
 pub mod exec;
 pub mod float80;
 pub mod hash;
@@ -195,6 +197,7 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 fn families() -> Vec<&'static [Command]> {
     vec![
         connection_cmds::COMMANDS,
+        client_cmd::COMMANDS,
         string::COMMANDS,
         keys::COMMANDS,
         hash::COMMANDS,
