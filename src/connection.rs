@@ -7,11 +7,12 @@
 //! (a message this client published to itself, subscribe confirmations) is written before it,
 //! as in Redis. Frames keep the protocol the client spoke when they were queued (Redis encodes
 //! into the client's buffer at publish time), so a HELLO does not re-encode what is already
-//! queued. While a script holds the gate exclusively the connection does not write queued
-//! pushes: Redis delivers what a script publishes when the script ends (or once the script
-//! runs past busy-reply-threshold), and since the script blocks every other command anyway,
-//! holding the queued frames until then is observably the same. A client closed for its output-buffer limit (`ClientInfo::kill`)
-//! stops at once, even in the middle of a write to a peer that does not read.
+//! queued. While a script runs the connection does not write queued pushes: Redis delivers
+//! what a script publishes when the script ends (or once the script runs past
+//! busy-reply-threshold), and since the script blocks every other command anyway, holding the
+//! queued frames until then is observably the same. A client closed for its output-buffer
+//! limit (`ClientInfo::kill`) stops at once, even in the middle of a write to a peer that does
+//! not read.
 
 use crate::cmd::client::{Client, ClientInfo};
 use crate::cmd::ServerState;
@@ -122,13 +123,16 @@ async fn take_pushes(
             _ = info.kill.cancelled() => {}
         }
     };
-    cmd::exec::when_no_script(state, stop, || {
+    let taken_now = cmd::exec::when_no_script(state, stop, || {
         // Frames left over wake this task again at once.
         push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
         taken.write_to(out);
     })
     .await
-    .is_some()
+    .is_some();
+    // A client closed (output-buffer limit, CLIENT KILL) while this task waited for a script
+    // must not write what was queued meanwhile.
+    taken_now && !info.kill.is_cancelled() && !state.shutdown.is_cancelled()
 }
 
 /// Run every complete request in `inbuf`, appending the replies to `out` (after any push

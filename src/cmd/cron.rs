@@ -20,12 +20,12 @@ async fn active_expiry(state: Arc<ServerState>) {
             _ = tick.tick() => {}
         }
         loop {
-            if let Some(guard) = state.keyspace.gate.try_shared() {
+            if let Some(guard) = state.lock.lock_briefly() {
                 state.keyspace.active_expire_round(state.clock.now_ms());
                 drop(guard);
                 break;
             }
-            state.keyspace.gate.wait_released().await;
+            state.lock.released().await;
         }
     }
 }

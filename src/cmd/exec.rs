@@ -1,14 +1,14 @@
-//! How a request runs: checks (authentication, subscribed mode), then either an ordinary
-//! command holding the keyspace gate shared, or a script holding it exclusively. The
-//! connection hands every request here and knows nothing of gates or scripts.
+//! How a request runs: checks (authentication, subscribed mode), then the command holding
+//! the server lock ([`super::lock`]): ordinary commands, scripts and (next) transactions alike,
+//! so each is atomic and isolated as in Redis. The connection hands every request here and
+//! knows nothing of locks or scripts.
 //!
-//! Exclusive runs (scripts today; MULTI/EXEC and FUNCTION next) take the gate with
-//! [`Gate::try_exclusive`](crate::keyspace::Gate::try_exclusive) on the worker that received
-//! the request, so a short script costs no thread hand-off; a long one hands the worker's
-//! other tasks to another thread from the Lua hook ([`hand_off_if_long`]) so BUSY, SCRIPT
-//! KILL and SHUTDOWN stay served.
+//! A script runs on the worker that received it, so a short script costs no thread hand-off;
+//! a long one hands the worker's other tasks to another thread from the Lua hook
+//! ([`hand_off_if_long`]) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
 
 use super::client::Client;
+use super::lock::Held;
 use super::{flags, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
@@ -39,25 +39,57 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, args).await;
     }
-    loop {
-        if let Some(guard) = state.keyspace.gate.try_shared() {
-            let mut ctx = Ctx {
-                state,
-                client,
-                now,
-                in_script: false,
-            };
-            let reply = super::call(&mut ctx, cmd, &args);
-            drop(guard);
-            return reply;
-        }
-        if let Some(e) = busy_error(state, cmd) {
-            return Reply::error(e);
-        }
-        state.keyspace.gate.wait_released().await;
-        // Time passed while a script ran: the command sees the clock as it runs.
+    let held = match acquire(state, cmd).await {
+        Ok(held) => held,
+        Err(e) => return Reply::error(e),
+    };
+    if held.is_some() {
+        // Time passed while waiting for the lock: the command sees the clock as it runs.
         now = state.clock.now_ms();
     }
+    let mut ctx = Ctx {
+        state,
+        client,
+        now,
+        in_script: false,
+    };
+    let reply = super::call(&mut ctx, cmd, &args);
+    drop(held);
+    reply
+}
+
+/// Take the server lock for `cmd`: at once, or after a short holder, or asynchronously
+/// behind a script. `Ok(None)`: a script is past busy-reply-threshold and `cmd` may run
+/// meanwhile without the lock (ALLOW_BUSY: handshake, SCRIPT KILL, SHUTDOWN). `Err`: BUSY.
+async fn acquire<'a>(
+    state: &'a ServerState,
+    cmd: &Command,
+) -> Result<Option<Held<'a>>, RedisError> {
+    if let Some(h) = state.lock.try_lock() {
+        return Ok(Some(h));
+    }
+    loop {
+        if let Some(h) = state.lock.lock_briefly() {
+            return Ok(Some(h));
+        }
+        if script_busy(state) {
+            if cmd.has(flags::ALLOW_BUSY) {
+                return Ok(None);
+            }
+            return Err(RedisError::new(error::BUSY));
+        }
+        state.lock.released().await;
+    }
+}
+
+/// A script has run past busy-reply-threshold: other clients get BUSY.
+fn script_busy(state: &ServerState) -> bool {
+    let threshold = state.config.read().busy_reply_threshold_ms;
+    threshold > 0
+        && state
+            .scripting
+            .running_for()
+            .is_some_and(|ran| ran.as_millis() as u64 >= threshold)
 }
 
 /// RESP2 subscribed mode allows only a few commands.
@@ -75,20 +107,10 @@ fn pubsub_context_error(
     Some(error::pubsub_context(&super::fullname(parent, cmd)))
 }
 
-/// The BUSY error other clients get once a script ran past busy-reply-threshold.
-pub fn busy_error(state: &ServerState, cmd: &Command) -> Option<RedisError> {
-    if cmd.has(flags::ALLOW_BUSY) {
-        return None;
-    }
-    let threshold = state.config.read().busy_reply_threshold_ms;
-    let ran = state.scripting.running_for()?;
-    (threshold > 0 && ran.as_millis() as u64 >= threshold).then(|| RedisError::new(error::BUSY))
-}
-
-/// Run `take` holding the gate shared, waiting while a script holds it exclusively, unless the
-/// script is past busy-reply-threshold (then Redis serves events meanwhile, so `take` runs
-/// at once). The connection takes its queued pushes this way: Redis writes what a script
-/// published when the script ends. None if `stop` resolved first.
+/// Run `take` holding the server lock, waiting while a script holds it, unless the script is
+/// past busy-reply-threshold (then Redis serves events meanwhile, so `take` runs at once).
+/// The connection takes its queued pushes this way: Redis writes what a script published when
+/// the script ends. None if `stop` resolved first.
 pub async fn when_no_script<R>(
     state: &ServerState,
     stop: impl std::future::Future<Output = ()>,
@@ -96,38 +118,23 @@ pub async fn when_no_script<R>(
 ) -> Option<R> {
     tokio::pin!(stop);
     loop {
-        if let Some(gate) = state.keyspace.gate.try_shared() {
+        if let Some(held) = state.lock.lock_briefly() {
             let r = take();
-            drop(gate);
+            drop(held);
             return Some(r);
         }
-        let busy = state.keyspace.gate.is_exclusive()
-            && super::lookup(b"ping").is_some_and(|ping| busy_error(state, ping).is_some());
-        if busy {
+        if script_busy(state) {
             return Some(take());
         }
         tokio::select! {
             _ = &mut stop => return None,
-            _ = state.keyspace.gate.wait_released() => {}
+            _ = state.lock.released() => {}
         }
     }
 }
 
-/// Wait (asynchronously) until no script holds the gate, or fail with BUSY.
-async fn wait_no_script(state: &ServerState, cmd: &Command) -> Result<(), RedisError> {
-    loop {
-        if !state.keyspace.gate.is_exclusive() {
-            return Ok(());
-        }
-        if let Some(e) = busy_error(state, cmd) {
-            return Err(e);
-        }
-        state.keyspace.gate.wait_released().await;
-    }
-}
-
-/// Rows flagged SCRIPT_RUNNER: EVAL and friends run holding the gate exclusively; SCRIPT
-/// KILL runs without the gate.
+/// Rows flagged SCRIPT_RUNNER: EVAL and friends run holding the server lock for the whole
+/// script; SCRIPT KILL runs without it.
 async fn run_script_command(
     state: &Arc<ServerState>,
     client: &mut Client,
@@ -164,28 +171,26 @@ async fn run_script_command(
         // typical script. A long one hands the worker's other tasks off from the hook
         // (see `hand_off_if_long`), so nothing waits behind it for more than about
         // INLINE_GRACE.
-        loop {
-            if let Err(e) = wait_no_script(state, cmd).await {
-                return Reply::error(e);
-            }
-            if let Some(gate) = state.keyspace.gate.try_exclusive() {
-                INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
-                let reply = eval(state, client.db, kind, &args);
-                INLINE_SINCE.with(|s| s.set(None));
-                drop(gate);
-                return reply;
-            }
-            // Commands hold the gate shared only inside synchronous code: retry shortly.
-            tokio::task::yield_now().await;
-        }
+        let held = match acquire(state, cmd).await {
+            Ok(Some(held)) => held,
+            Ok(None) => return Reply::error(RedisError::new(error::BUSY)),
+            Err(e) => return Reply::error(e),
+        };
+        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+        let reply = eval(state, client.db, kind, &args);
+        INLINE_SINCE.with(|s| s.set(None));
+        drop(held);
+        return reply;
     }
-    if let Err(e) = wait_no_script(state, cmd).await {
-        return Reply::error(e);
+    // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
+    // the script takes the lock on a blocking thread instead.
+    if script_busy(state) {
+        return Reply::error(RedisError::new(error::BUSY));
     }
     let sh = state.clone();
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
-        let _gate = sh.keyspace.gate.exclusive();
+        let _held = sh.lock.lock_blocking();
         eval(&sh, db, kind, &args)
     });
     match task.await {
@@ -204,13 +209,15 @@ thread_local! {
 }
 
 /// The scripting layer's tick, called from the Lua count hook. tokio keeps some runnable
-/// tasks where no other worker can take them: the LIFO slot and the list of tasks deferred by
-/// a yield or an exhausted coop budget. A script that keeps this worker busy would strand
-/// them, and if one of them is the client about to send SCRIPT KILL, an endless script would
-/// never be killed. Once a script has run INLINE_GRACE, block_in_place wakes the deferred
-/// tasks, moves the LIFO task to the stealable queue and gives the worker's queue to another
-/// thread; the short sleep lets that thread take it, after which this thread finishes the
-/// script as a blocking thread.
+/// tasks where no other worker can take them (the LIFO slot, the tasks deferred by a yield),
+/// and an I/O event is only noticed by a worker parked on the driver: a script that keeps
+/// this worker busy could strand other clients, SCRIPT KILL among them. Once a script has run
+/// INLINE_GRACE, block_in_place wakes the deferred tasks, makes the LIFO task stealable and
+/// offers this worker's core to a fresh thread. That thread may start too late under load
+/// (block_in_place then takes the core back), so inside it a probe task is spawned from
+/// outside the runtime and awaited: once any worker has run it, the runtime is being driven
+/// by a thread other than this one, which finishes the script. If it never runs, the next
+/// tick tries again.
 pub(crate) fn hand_off_if_long() {
     let long = INLINE_SINCE.with(|s| match s.get() {
         Some(t) if t.elapsed() >= INLINE_GRACE => {
@@ -219,20 +226,38 @@ pub(crate) fn hand_off_if_long() {
         }
         _ => false,
     });
-    if long {
-        tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(1)));
+    if !long {
+        return;
+    }
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probe = ran.clone();
+    let driven = tokio::task::block_in_place(|| {
+        handle.spawn(async move { probe.store(true, Ordering::Release) });
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(100) {
+            if ran.load(Ordering::Acquire) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        false
+    });
+    if !driven {
+        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
     }
 }
 
-/// Scripts run on the calling worker on a multi-threaded runtime with another worker to serve
-/// the other clients meanwhile; on a single-threaded runtime, where block_in_place is not
-/// available, they move to a blocking thread.
+/// Scripts run on the calling worker on a multi-threaded runtime (even with one worker:
+/// block_in_place then hands that worker's queue to a fresh thread); on a current-thread
+/// runtime, where block_in_place is not available, they move to a blocking thread.
 fn runs_inline() -> bool {
-    let h = tokio::runtime::Handle::current();
     matches!(
-        h.runtime_flavor(),
+        tokio::runtime::Handle::current().runtime_flavor(),
         tokio::runtime::RuntimeFlavor::MultiThread
-    ) && h.metrics().num_workers() >= 2
+    )
 }
 
 /// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
@@ -250,7 +275,7 @@ async fn script_kill(state: &ServerState) -> Result<(), RedisError> {
     }
 }
 
-/// Run a script command with the gate held exclusively by the caller. The script's
+/// Run a script command with the server lock held by the caller. The script's
 /// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
 /// Redis) with the clock frozen at the script's start.
 pub fn eval(state: &ServerState, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {

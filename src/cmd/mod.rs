@@ -14,6 +14,7 @@ pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod lock;
 pub mod meta;
 pub mod notify;
 pub mod pubsub;
@@ -54,8 +55,8 @@ pub mod flags {
     pub const ALLOW_BUSY: u32 = 1 << 15;
     /// Allowed in RESP2 subscribed mode.
     pub const SUBSCRIBED_OK: u32 = 1 << 16;
-    /// Runs a script: the connection runs it off the async runtime (spawn_blocking) holding
-    /// the gate exclusively instead of shared.
+    /// Runs a script: [`exec`](super::exec) holds the server lock for the whole script and
+    /// hands the worker's other tasks off if the script runs long.
     pub const SCRIPT_RUNNER: u32 = 1 << 17;
     pub const RANDOM: u32 = 1 << 18;
 
@@ -287,8 +288,8 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
     }
 }
 
-/// Run an already resolved command. The caller holds the gate (shared for clients, exclusive
-/// for scripts) and has checked authentication and the connection's mode.
+/// Run an already resolved command. The caller holds the server lock and has checked
+/// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
     let reply = match (cmd.handler)(ctx, args) {

@@ -1,6 +1,6 @@
 //! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows and
-//! SCRIPT KILL are flagged SCRIPT_RUNNER: the connection hands them to `crate::script`, which
-//! runs scripts holding the gate exclusively and SCRIPT KILL without the gate.
+//! SCRIPT KILL are flagged SCRIPT_RUNNER: [`super::exec`] runs scripts holding the server lock
+//! and SCRIPT KILL without it.
 
 use super::args::is;
 use super::flags::*;

@@ -24,6 +24,8 @@ pub struct Stats {
 }
 
 pub struct ServerState {
+    /// Held by every command, script and transaction while it runs (see [`super::lock`]).
+    pub lock: super::lock::ServerLock,
     pub keyspace: Keyspace,
     pub clock: Clock,
     pub config: RwLock<Config>,
@@ -54,6 +56,7 @@ impl ServerState {
             .collect();
         let state = Arc::new(ServerState {
             notify_flags: 0.into(),
+            lock: super::lock::ServerLock::new(),
             keyspace: Keyspace::new(config.databases),
             clock: Clock::new(),
             config: RwLock::new(config),

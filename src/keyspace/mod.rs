@@ -1,23 +1,21 @@
 //! The keyspace: databases of sharded `key -> Entry` maps with millisecond expiry.
 //!
-//! A key lives in the shard chosen by the top bits of its hash, so single-key commands on
-//! different keys take different mutexes and run in parallel. Commands that touch several keys
-//! lock every shard they need in ascending order ([`Db::lock_keys`]), which makes them atomic
-//! and deadlock-free. Scripts are isolated by the [`Gate`]: every command holds it shared, a
-//! script holds it exclusively. Knows nothing of sockets or RESP.
+//! A key lives in the shard chosen by the top bits of its hash; commands that touch several
+//! keys lock every shard they need in ascending order ([`Db::lock_keys`]). Callers run with
+//! the command layer's server lock held, so shard mutexes are never contended; they keep each
+//! shard's map independently growable and the keyspace sound on its own. Knows nothing of
+//! clients, sockets or RESP.
 //!
 //! Each shard is a [`Map`]: an `IndexMap`-like dense entry vector (which gives the active
 //! expirer a cheap rotating scan and RANDOMKEY an O(1) random pick, which a plain `HashMap`
 //! cannot) with a compact u32 index and short keys stored inline, so a lock costs about as
 //! much memory as in redis-server.
 
-mod gate;
 mod key;
 mod map;
 mod scan;
 mod value;
 
-pub use gate::{Gate, GateGuard};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
@@ -299,7 +297,6 @@ impl Db {
 
 pub struct Keyspace {
     dbs: Box<[Db]>,
-    pub gate: Gate,
     event_hook: parking_lot::RwLock<Option<KeyEventHook>>,
     /// Keys removed by expiry, lazily or actively (INFO's expired_keys).
     pub expired_keys: std::sync::atomic::AtomicU64,
@@ -312,7 +309,6 @@ impl Keyspace {
             dbs: (0..databases.max(1))
                 .map(|i| Db::new(i, hasher.clone()))
                 .collect(),
-            gate: Gate::new(),
             event_hook: parking_lot::RwLock::new(None),
             expired_keys: Default::default(),
         }
