@@ -1,4 +1,6 @@
-//! The value types a key can hold, one module each, with their compact encodings. They know
-//! nothing of keys, expiry, clients or the wire: the keyspace stores them, commands use them.
+//! The value types a key can hold, one module each, with their compact encodings and memory
+//! accounting. They know nothing of keys, expiry, clients or the wire: the keyspace stores
+//! them, commands use them.
 
 pub mod hash;
+pub mod list;
