@@ -25,6 +25,7 @@ pub mod reply;
 pub mod script;
 pub mod server;
 pub mod shared;
+pub mod types;
 
 pub use config::Config;
 pub use server::{start, BlockingServer, ServerHandle};
