@@ -4,3 +4,5 @@
 
 pub mod hash;
 pub mod list;
+pub mod set;
+pub mod zset;
