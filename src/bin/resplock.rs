@@ -1,53 +1,13 @@
-//! `resplock`: the command line over the library. Parses flags into a Config and serves.
+//! `resplock`: the command line over the library. Parses redis-server's command line into a
+//! Config and serves.
 
-use clap::Parser;
-use resplock::Config;
+use resplock::config::{self, Action};
 
 /// mimalloc instead of glibc malloc: the server allocates small short-lived buffers per
 /// request and small long-lived ones per key; glibc's chunk coalescing showed up as about an
 /// eighth of the CPU time of a script-heavy load, and its per-chunk headers cost memory per lock.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "resplock",
-    version,
-    about = "A Redis-compatible lock server (RESP2/RESP3)"
-)]
-struct Args {
-    /// Address to listen on (loopback by default).
-    #[arg(long, default_value = "127.0.0.1")]
-    bind: String,
-    /// TCP port; 0 picks a free one.
-    #[arg(long, default_value_t = 6379)]
-    port: u16,
-    /// Require AUTH with this password.
-    #[arg(long)]
-    requirepass: Option<String>,
-    /// Number of databases (SELECT 0..N-1).
-    #[arg(long, default_value_t = 16)]
-    databases: usize,
-    /// Most simultaneous clients.
-    #[arg(long, default_value_t = 10000)]
-    maxclients: usize,
-    /// Milliseconds a script runs before other clients get -BUSY (alias --lua-time-limit).
-    #[arg(
-        long = "busy-reply-threshold",
-        alias = "lua-time-limit",
-        default_value_t = 5000
-    )]
-    busy_reply_threshold: u64,
-    /// Keyspace notification classes, as redis-server's notify-keyspace-events.
-    #[arg(long = "notify-keyspace-events", default_value = "")]
-    notify_keyspace_events: String,
-    /// redis-server persistence option: accepted and ignored (nothing is kept on disk).
-    #[arg(long)]
-    save: Option<String>,
-    /// redis-server persistence option: accepted and ignored (nothing is kept on disk).
-    #[arg(long)]
-    appendonly: Option<String>,
-}
 
 fn main() {
     tracing_subscriber::fmt()
@@ -59,29 +19,46 @@ fn main() {
         // Colour only on a terminal: CI logs and files get plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let args = Args::parse();
-    if let Some(s) = &args.save {
-        if !s.is_empty() {
-            tracing::warn!("--save {s:?} ignored: resplock keeps nothing on disk");
+    // redis-server's command line, parsed as redis-server does (config file, stdin, --options).
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let startup = match config::parse_command_line(&argv, std::io::stdin().lock()) {
+        Ok(s) => s,
+        Err(fatal) => {
+            if fatal.to_stdout() {
+                print!("{}", fatal.render());
+            } else {
+                eprint!("{}", fatal.render());
+            }
+            std::process::exit(fatal.exit_code());
         }
-    }
-    if let Some(a) = &args.appendonly {
-        if a != "no" {
-            tracing::warn!("--appendonly {a} ignored: resplock keeps nothing on disk");
-        }
-    }
-    let config = Config {
-        bind: args.bind,
-        port: args.port,
-        requirepass: args.requirepass,
-        databases: args.databases.max(1),
-        maxclients: args.maxclients.max(1),
-        busy_reply_threshold_ms: args.busy_reply_threshold,
-        notify_keyspace_events: args.notify_keyspace_events,
-        save: args.save.unwrap_or_default(),
-        appendonly: args.appendonly.unwrap_or_else(|| "no".into()),
-        ..Config::default()
     };
+    match startup.action {
+        Action::Serve => {}
+        Action::Version => {
+            println!("{}", config::version_line());
+            std::process::exit(0);
+        }
+        Action::Help => {
+            eprint!("{}", config::usage_text());
+            std::process::exit(1);
+        }
+        Action::TestMemory => {
+            eprintln!(
+                "resplock: --test-memory is not supported: resplock has no memory tester (try memtester, or redis-server --test-memory)"
+            );
+            std::process::exit(1);
+        }
+        Action::CheckSystem => {
+            println!("resplock: nothing to check: the system checks of redis-server concern fork-based persistence, which resplock does not have");
+            std::process::exit(0);
+        }
+    }
+    for w in &startup.warnings {
+        tracing::warn!("{w}");
+    }
+    let config = startup.config;
     // At least two workers even on one CPU: a running script occupies one, and another must
     // keep answering the other clients (BUSY, SCRIPT KILL, SHUTDOWN NOSAVE).
     let workers = std::thread::available_parallelism()

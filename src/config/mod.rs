@@ -1,0 +1,545 @@
+//! Server settings: Redis 7.0's configuration table as the one source of truth.
+//!
+//! [`table::PARAMS`] lists every parameter redis-server 7.0.15 knows, with its type, bounds,
+//! flags, default and checks. [`Config`] is the typed view the server reads: the parameters
+//! resplock acts on (or soon will) are fields; every other one is kept as the text CONFIG GET
+//! prints, so CONFIG GET/SET/REWRITE round-trip all of them. The command line and config
+//! files go through [`parse_command_line`], which follows redis-server's `main()` and
+//! `loadServerConfigFromString` to the byte, FATAL texts included.
+
+mod load;
+mod parse;
+mod rewrite;
+pub mod table;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
+pub use parse::{repr, split_args};
+pub use table::{flags, lookup, Kind, NumFmt, Param, Scope, Special, PARAMS};
+
+use parse::LoadState;
+
+/// Redis's default client-output-buffer-limit.
+pub const DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT: &str =
+    "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+
+/// resplock listens on loopback unless told otherwise (Redis's default is `* -::*`), so a
+/// lock server started in CI is not reachable from the network by accident.
+pub const DEFAULT_BIND: &str = "127.0.0.1";
+
+/// A parameter's value in the form Redis stores it (config.c's typed slots): what the
+/// parsers produce and the formatters print.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// yes/no.
+    Bool(bool),
+    /// Redis's `long long`: a percentage is kept negated, an unsigned value as its bits.
+    Int(i64),
+    /// An enum's value (OR of flags for multi-name enums).
+    Enum(u32),
+    /// Text; None is Redis's NULL ("not set"), printed as "".
+    Str(Option<String>),
+}
+
+impl Value {
+    fn int(&self) -> i64 {
+        match self {
+            Value::Int(i) => *i,
+            _ => 0,
+        }
+    }
+    fn boolean(&self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+    fn enumeration(&self) -> u32 {
+        match self {
+            Value::Enum(e) => *e,
+            _ => 0,
+        }
+    }
+    fn into_opt(self) -> Option<String> {
+        match self {
+            Value::Str(s) => s,
+            _ => None,
+        }
+    }
+    fn into_string(self) -> String {
+        self.into_opt().unwrap_or_default()
+    }
+}
+
+/// `loglevel`, most to least verbose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Everything, for development.
+    Debug = 0,
+    /// Rarely useful details.
+    Verbose = 1,
+    /// Moderately verbose: what production wants (the default).
+    Notice = 2,
+    /// Only very important or critical messages.
+    Warning = 3,
+}
+
+impl LogLevel {
+    fn from_value(v: u32) -> LogLevel {
+        match v {
+            0 => LogLevel::Debug,
+            1 => LogLevel::Verbose,
+            3 => LogLevel::Warning,
+            _ => LogLevel::Notice,
+        }
+    }
+
+    /// The name CONFIG GET prints.
+    pub fn name(self) -> &'static str {
+        table::enum_name(table::LOGLEVEL, self as u32)
+    }
+}
+
+/// `enable-debug-command` (and Redis's other enable-* switches): who may use the feature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtectedAction {
+    /// Nobody.
+    No = 0,
+    /// Every client.
+    Yes = 1,
+    /// Clients connected over loopback or the unix socket.
+    Local = 2,
+}
+
+impl ProtectedAction {
+    fn from_value(v: u32) -> ProtectedAction {
+        match v {
+            1 => ProtectedAction::Yes,
+            2 => ProtectedAction::Local,
+            _ => ProtectedAction::No,
+        }
+    }
+
+    /// Redis's `allowProtectedAction`.
+    pub fn allows(self, client_is_local: bool) -> bool {
+        self == ProtectedAction::Yes || (self == ProtectedAction::Local && client_is_local)
+    }
+}
+
+/// The server's settings. Fields are the parameters resplock reads; [`Config::others`] holds
+/// the rest. Build one with [`Config::default`] (redis-server's defaults, loopback bind, no
+/// save points), [`Config::ephemeral`] or [`parse_command_line`]; read or change any
+/// parameter by name with [`Config::get_matching`] and [`Config::set_many`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Addresses to listen on, space separated as CONFIG GET prints them.
+    pub bind: String,
+    /// 0 picks a free port.
+    pub port: u16,
+    /// Password AUTH must present (None: no password).
+    pub requirepass: Option<String>,
+    /// Number of databases (SELECT 0..N-1).
+    pub databases: usize,
+    /// Most simultaneous clients.
+    pub maxclients: usize,
+    /// Accepted for redis-server compatibility; resplock keeps nothing on disk.
+    pub save: String,
+    /// `yes`/`no`: accepted for redis-server compatibility; resplock keeps nothing on disk.
+    pub appendonly: String,
+    /// busy-reply-threshold (alias lua-time-limit), milliseconds.
+    pub busy_reply_threshold_ms: u64,
+    /// notify-keyspace-events, as the flags string Redis accepts.
+    pub notify_keyspace_events: String,
+    /// client-output-buffer-limit as Redis prints it: `class hard soft seconds` for the
+    /// classes normal, slave and pubsub, in bytes (see [`Config::output_buffer_limit`]).
+    pub client_output_buffer_limit: String,
+    /// Largest bulk string a request may carry.
+    pub proto_max_bulk_len: u64,
+    /// Idle client timeout in seconds (0: never). Stored for CONFIG GET/SET only.
+    pub timeout: u64,
+    /// Stored for CONFIG GET/SET only: resplock never evicts.
+    pub maxmemory: u64,
+    /// Eviction policy name (stored only: resplock never evicts).
+    pub maxmemory_policy: String,
+    /// `everysec`/`always`/`no`: accepted for compatibility; nothing is written.
+    pub appendfsync: String,
+    /// Path of a unix socket to listen on as well.
+    pub unixsocket: Option<String>,
+    /// Permissions of the unix socket (0: left to the umask).
+    pub unixsocketperm: u32,
+    /// Detach from the terminal at start.
+    pub daemonize: bool,
+    /// File to write the pid into.
+    pub pidfile: Option<String>,
+    /// Log file; "" logs to standard output.
+    pub logfile: String,
+    /// Log verbosity.
+    pub loglevel: LogLevel,
+    /// The working directory set by `dir`; None keeps the process's.
+    pub dir: Option<PathBuf>,
+    /// Refuse non-loopback clients when no password is set and bind is the default.
+    pub protected_mode: bool,
+    /// Who may run DEBUG.
+    pub enable_debug_command: ProtectedAction,
+    /// Background task frequency, 1..=500 (Redis caps what it is given).
+    pub hz: u32,
+    /// TCP keepalive interval in seconds (0: off).
+    pub tcp_keepalive: u32,
+    /// I/O threads Redis would use (1..=128); a sizing hint for resplock.
+    pub io_threads: u32,
+    /// Keys sampled per eviction (LRU/LFU/TTL approximation).
+    pub maxmemory_samples: u32,
+    /// LFU counter logarithm factor (OBJECT FREQ).
+    pub lfu_log_factor: u32,
+    /// LFU counter decay period, minutes.
+    pub lfu_decay_time: u32,
+    /// List node size: negative is a byte class (-2: 8 KB), positive an entry count.
+    pub list_max_listpack_size: i32,
+    /// List nodes kept uncompressed at each end (0: no compression).
+    pub list_compress_depth: u32,
+    /// Largest integer set kept compact (OBJECT ENCODING intset).
+    pub set_max_intset_entries: u64,
+    /// Largest sorted set kept as a listpack, in entries.
+    pub zset_max_listpack_entries: u64,
+    /// Largest sorted set member kept in a listpack, bytes.
+    pub zset_max_listpack_value: u64,
+    /// Largest hash kept as a listpack, in fields (OBJECT ENCODING).
+    pub hash_max_listpack_entries: u64,
+    /// Largest hash field or value kept in a listpack, bytes.
+    pub hash_max_listpack_value: u64,
+    /// Microseconds; -1 disables the slow log, 0 logs every command.
+    pub slowlog_log_slower_than: i64,
+    /// Entries the slow log keeps.
+    pub slowlog_max_len: u64,
+    /// Milliseconds (0: latency monitor off).
+    pub latency_monitor_threshold: u64,
+    /// Largest query buffer a client may accumulate, bytes.
+    pub client_query_buffer_limit: u64,
+    /// TLS port (0: no TLS listener).
+    pub tls_port: u16,
+    /// Server certificate (PEM).
+    pub tls_cert_file: Option<String>,
+    /// Private key of the server certificate (PEM).
+    pub tls_key_file: Option<String>,
+    /// Pass phrase of `tls_key_file`.
+    pub tls_key_file_pass: Option<String>,
+    /// Certificate for outgoing connections (replication, cluster).
+    pub tls_client_cert_file: Option<String>,
+    /// Private key of `tls_client_cert_file`.
+    pub tls_client_key_file: Option<String>,
+    /// Pass phrase of `tls_client_key_file`.
+    pub tls_client_key_file_pass: Option<String>,
+    /// DH parameters file.
+    pub tls_dh_params_file: Option<String>,
+    /// CA bundle to verify clients with.
+    pub tls_ca_cert_file: Option<String>,
+    /// Directory of CA certificates to verify clients with.
+    pub tls_ca_cert_dir: Option<String>,
+    /// ACL file path (None: no ACL file).
+    pub aclfile: Option<String>,
+    /// Absolute path of the config file the server was started with: CONFIG REWRITE
+    /// writes it back.
+    pub config_file: Option<PathBuf>,
+    /// `rename-command old new` directives in file order (new "" disables the command),
+    /// for the command table to apply.
+    pub rename_commands: Vec<(String, String)>,
+    /// Every parameter without a field above, by primary name, formatted as CONFIG GET
+    /// prints it. Read and write them through [`Config::get`] and [`Config::set_many`].
+    pub others: BTreeMap<&'static str, String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let others = PARAMS
+            .iter()
+            .filter(|p| p.typed.is_none())
+            .map(|p| (p.name, parse::format_value(p, &parse::default_value(p))))
+            .collect();
+        Config {
+            bind: DEFAULT_BIND.into(),
+            port: 6379,
+            requirepass: None,
+            databases: 16,
+            maxclients: 10000,
+            save: String::new(),
+            appendonly: "no".into(),
+            busy_reply_threshold_ms: 5000,
+            notify_keyspace_events: String::new(),
+            client_output_buffer_limit: DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT.into(),
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            timeout: 0,
+            maxmemory: 0,
+            maxmemory_policy: "noeviction".into(),
+            appendfsync: "everysec".into(),
+            unixsocket: None,
+            unixsocketperm: 0,
+            daemonize: false,
+            pidfile: None,
+            logfile: String::new(),
+            loglevel: LogLevel::Notice,
+            dir: None,
+            protected_mode: true,
+            enable_debug_command: ProtectedAction::No,
+            hz: 10,
+            tcp_keepalive: 300,
+            io_threads: 1,
+            maxmemory_samples: 5,
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            slowlog_log_slower_than: 10000,
+            slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
+            client_query_buffer_limit: 1 << 30,
+            tls_port: 0,
+            tls_cert_file: None,
+            tls_key_file: None,
+            tls_key_file_pass: None,
+            tls_client_cert_file: None,
+            tls_client_key_file: None,
+            tls_client_key_file_pass: None,
+            tls_dh_params_file: None,
+            tls_ca_cert_file: None,
+            tls_ca_cert_dir: None,
+            aclfile: None,
+            config_file: None,
+            rename_commands: Vec::new(),
+            others,
+        }
+    }
+}
+
+/// True for a parameter whose CONFIG SET argument must be redacted from logs, slowlog and
+/// MONITOR (Redis's SENSITIVE_CONFIG: requirepass, masterauth, masteruser).
+pub fn is_sensitive(name: &[u8]) -> bool {
+    lookup(name).is_some_and(|(p, _)| p.has(flags::SENSITIVE))
+}
+
+impl Config {
+    /// A configuration for tests: loopback, a free port, everything else default.
+    pub fn ephemeral() -> Self {
+        Config {
+            port: 0,
+            ..Config::default()
+        }
+    }
+
+    /// (hard limit bytes, soft limit bytes, soft seconds) of a client-output-buffer-limit
+    /// class ("normal", "slave", "pubsub"); 0 means no limit. (0, 0, 0) for an unknown class.
+    pub fn output_buffer_limit(&self, class: &str) -> (u64, u64, u64) {
+        let words: Vec<&str> = self.client_output_buffer_limit.split(' ').collect();
+        for c in words.chunks_exact(4) {
+            if c[0] == class {
+                let n = |s: &str| s.parse().unwrap_or(0);
+                return (n(c[1]), n(c[2]), n(c[3]));
+            }
+        }
+        (0, 0, 0)
+    }
+
+    /// The `bind` addresses, in order (empty: none).
+    pub fn bind_addresses(&self) -> Vec<&str> {
+        self.bind.split(' ').filter(|a| !a.is_empty()).collect()
+    }
+
+    /// A parameter's value in Redis's stored form.
+    pub(crate) fn value(&self, p: &Param) -> Value {
+        match p.typed {
+            Some(t) => (t.get)(self),
+            None => match self.others.get(p.name) {
+                Some(s) => parse::unformat(p, s),
+                None => parse::default_value(p),
+            },
+        }
+    }
+
+    fn store(&mut self, p: &Param, v: Value) {
+        match p.typed {
+            Some(t) => (t.set)(self, v),
+            None => {
+                let s = parse::format_value(p, &v);
+                self.others.insert(p.name, s);
+            }
+        }
+    }
+
+    /// A parameter's value as CONFIG GET prints it.
+    pub(crate) fn formatted(&self, p: &Param) -> String {
+        parse::format_value(p, &self.value(p))
+    }
+
+    /// The value of one parameter (or alias), any case, as CONFIG GET prints it.
+    pub fn get(&self, name: &str) -> Option<String> {
+        lookup(name.as_bytes()).map(|(p, _)| self.formatted(p))
+    }
+
+    /// Parse `args` for `p` and store the result; true when the value changed (or `p` is
+    /// VOLATILE). Err is Redis's reason text.
+    pub(crate) fn set_param(
+        &mut self,
+        p: &Param,
+        args: &[String],
+        load: Option<&mut LoadState>,
+    ) -> Result<bool, String> {
+        let current = self.value(p);
+        let base = self.dir.clone().or_else(|| std::env::current_dir().ok());
+        let runtime = load.is_none();
+        let mut new = parse::parse_value(p, args, &current, load, base.as_deref())?;
+        if runtime && p.name == "watchdog-period" {
+            // applyWatchdogPeriod: at least two server ticks.
+            let min = i64::from(1000 / self.hz.max(1)) * 2;
+            if let Value::Int(v) = &mut new {
+                if *v != 0 && *v < min {
+                    *v = min;
+                }
+            }
+        }
+        let changed = p.has(flags::VOLATILE)
+            || parse::format_value(p, &new) != parse::format_value(p, &current)
+            || new != current;
+        self.store(p, new);
+        Ok(changed)
+    }
+
+    /// CONFIG GET with one or more glob patterns (Redis 7.0 takes several): (name, value)
+    /// pairs as redis-server answers them. An exact name (no `*?[`) is looked up in any
+    /// case and echoed as given, hidden parameters included; a pattern matches primary names
+    /// and aliases case-insensitively, hidden ones excluded. A parameter appears once.
+    ///
+    /// Order: redis-server answers in the order of a hash table seeded at random on every
+    /// start, so no order is promised; resplock gives each pattern's matches in turn, in
+    /// [`PARAMS`] order (Redis's config.c declaration order, an alias right after its name).
+    pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut out: Vec<(String, &'static Param)> = Vec::new();
+        for pat in patterns {
+            if !pat.iter().any(|c| matches!(c, b'[' | b'*' | b'?')) {
+                let key = String::from_utf8_lossy(pat).to_ascii_lowercase();
+                if seen.contains(&key) {
+                    continue;
+                }
+                if let Some((p, _)) = lookup(pat) {
+                    seen.insert(key);
+                    out.push((String::from_utf8_lossy(pat).into_owned(), p));
+                }
+                continue;
+            }
+            let glob = crate::glob::Glob::new(pat, true);
+            for (name, p) in table::entries() {
+                if p.has(flags::HIDDEN) || seen.contains(name) {
+                    continue;
+                }
+                if glob.matches(name.as_bytes()) {
+                    seen.insert(name.to_string());
+                    out.push((name.to_string(), p));
+                }
+            }
+        }
+        out.into_iter()
+            .map(|(name, p)| (name, self.formatted(p)))
+            .collect()
+    }
+
+    /// CONFIG SET of several pairs, all or nothing, as redis-server 7.0's `configSetCommand`,
+    /// for a client that is not local (PROTECTED parameters are refused unless
+    /// `enable-protected-configs yes`). See [`Config::set_many_from`].
+    pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static str>, String> {
+        self.set_many_from(pairs, false)
+    }
+
+    /// CONFIG SET of several pairs for a client connected locally or not (`enable-protected-configs
+    /// local` lets local clients set `dir` and `dbfilename`).
+    ///
+    /// Every name is looked up first: the first unknown name fails the command with
+    /// `ERR Unknown option or number of arguments for CONFIG SET - 'name'`, unless an
+    /// immutable, protected or duplicated name came before it; those fail with
+    /// `ERR CONFIG SET failed (possibly related to argument 'name') - reason`, the name as
+    /// the client spelled it. Then the values are set in order on a copy; the first invalid
+    /// one fails the command naming the parameter (or alias) it set, and `self` is left as it
+    /// was. MULTI_ARG values are split on single spaces, as Redis does.
+    ///
+    /// Ok lists the primary names whose value changed, in argument order, once each: the
+    /// caller applies them (re-listen on a new port, reload TLS files...) and restores the
+    /// previous Config if that fails, as Redis's apply functions do.
+    pub fn set_many_from(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        client_is_local: bool,
+    ) -> Result<Vec<&'static str>, String> {
+        let protected_ok = ProtectedAction::from_value(
+            self.value(lookup(b"enable-protected-configs").expect("row").0)
+                .enumeration(),
+        )
+        .allows(client_is_local);
+        let mut found: Vec<(&'static Param, &'static str)> = Vec::new();
+        let mut failure: Option<String> = None;
+        for (name, _) in pairs {
+            let Some((p, entry)) = lookup(name) else {
+                if failure.is_none() {
+                    failure = Some(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                        String::from_utf8_lossy(name)
+                    ));
+                }
+                continue;
+            };
+            if failure.is_some() {
+                continue;
+            }
+            let why = if p.has(flags::IMMUTABLE) {
+                Some("can't set immutable config")
+            } else if p.has(flags::PROTECTED) && !protected_ok {
+                Some("can't set protected config")
+            } else if found
+                .iter()
+                .any(|(q, e)| std::ptr::eq(*q, p) && *e == entry)
+            {
+                Some("duplicate parameter")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                failure = Some(set_failed(&String::from_utf8_lossy(name), why));
+                continue;
+            }
+            found.push((p, entry));
+        }
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        let mut next = self.clone();
+        let mut changed: Vec<&'static str> = Vec::new();
+        for ((p, entry), (_, value)) in found.iter().zip(pairs) {
+            let value = String::from_utf8_lossy(value).into_owned();
+            let args: Vec<String> = if p.multi_arg() {
+                if value.is_empty() {
+                    Vec::new()
+                } else {
+                    value.split(' ').map(String::from).collect()
+                }
+            } else {
+                vec![value]
+            };
+            let did = next
+                .set_param(p, &args, None)
+                .map_err(|why| set_failed(entry, &why))?;
+            if did && !changed.contains(&p.name) {
+                changed.push(p.name);
+            }
+        }
+        *self = next;
+        Ok(changed)
+    }
+}
+
+fn set_failed(name: &str, why: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+}
+
+#[cfg(test)]
+mod tests;
