@@ -32,3 +32,9 @@ pub use config::Config;
 pub use server::{start, BlockingServer, ServerHandle};
 
 pub use version::REDIS_VERSION;
+
+/// Whether resplock implements a command of this name (any case): the command line's
+/// `rename-command` checks names against it, as redis-server does against its table.
+pub fn command_exists(name: &str) -> bool {
+    cmd::lookup(name.as_bytes()).is_some()
+}

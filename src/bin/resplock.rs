@@ -23,7 +23,11 @@ fn main() {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let startup = match config::parse_command_line(&argv, std::io::stdin().lock()) {
+    let startup = match config::parse_command_line(
+        &argv,
+        std::io::stdin().lock(),
+        resplock::command_exists,
+    ) {
         Ok(s) => s,
         Err(fatal) => {
             if fatal.to_stdout() {

@@ -5,50 +5,7 @@
 
 use crate::cmd::ServerState;
 
-pub const KEYSPACE: u32 = 1 << 0; // K
-pub const KEYEVENT: u32 = 1 << 1; // E
-pub const GENERIC: u32 = 1 << 2; // g
-pub const STRING: u32 = 1 << 3; // $
-pub const LIST: u32 = 1 << 4; // l
-pub const SET: u32 = 1 << 5; // s
-pub const HASH: u32 = 1 << 6; // h
-pub const ZSET: u32 = 1 << 7; // z
-pub const EXPIRED: u32 = 1 << 8; // x
-pub const EVICTED: u32 = 1 << 9; // e
-pub const STREAM: u32 = 1 << 10; // t
-pub const KEY_MISS: u32 = 1 << 11; // m
-pub const MODULE: u32 = 1 << 12; // d
-pub const NEW: u32 = 1 << 13; // n
-
-/// Redis's NOTIFY_ALL, the `A` alias: every class but key-miss and new.
-pub const ALL: u32 =
-    GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
-
-/// Redis's keyspaceEventsStringToFlags: None for a character it rejects.
-pub fn parse_flags(s: &str) -> Option<u32> {
-    let mut f = 0;
-    for c in s.bytes() {
-        f |= match c {
-            b'A' => ALL,
-            b'g' => GENERIC,
-            b'$' => STRING,
-            b'l' => LIST,
-            b's' => SET,
-            b'h' => HASH,
-            b'z' => ZSET,
-            b'x' => EXPIRED,
-            b'e' => EVICTED,
-            b'K' => KEYSPACE,
-            b'E' => KEYEVENT,
-            b't' => STREAM,
-            b'm' => KEY_MISS,
-            b'd' => MODULE,
-            b'n' => NEW,
-            _ => return None,
-        };
-    }
-    Some(f)
-}
+pub use crate::config::notify::*;
 
 /// Whether an event of `class` would reach anyone now (one or two atomic loads).
 pub fn wants(state: &ServerState, class: u32) -> bool {

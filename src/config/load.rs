@@ -74,7 +74,7 @@ impl Fatal {
             Fatal::Config { line, reason } => {
                 let mut s = format!(
                     "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\n",
-                    crate::REDIS_VERSION
+                    crate::version::REDIS_VERSION
                 );
                 if let Some((n, text)) = line {
                     s.push_str(&format!(
@@ -136,7 +136,7 @@ fn log_timestamp(t: std::time::SystemTime) -> String {
 pub fn version_line() -> String {
     format!(
         "Redis server v={} sha=00000000:0 malloc=libc bits={} build=resplock-{}",
-        crate::REDIS_VERSION,
+        crate::version::REDIS_VERSION,
         usize::BITS,
         env!("CARGO_PKG_VERSION")
     )
@@ -195,7 +195,11 @@ fn absolute_path(name: &str) -> String {
 /// argument whatever it looks like, then every argument up to the next `--`; a bare `--save`
 /// means `""`). File, stdin and options are read in that order, so later directives override
 /// earlier ones (several `save` lines add up, as in Redis).
-pub fn parse_command_line(argv: &[String], stdin: impl Read) -> Result<Startup, Fatal> {
+pub fn parse_command_line(
+    argv: &[String],
+    stdin: impl Read,
+    command_exists: fn(&str) -> bool,
+) -> Result<Startup, Fatal> {
     let exec = argv
         .first()
         .map_or("", |a| a.rsplit('/').next().unwrap_or(a));
@@ -205,6 +209,7 @@ pub fn parse_command_line(argv: &[String], stdin: impl Read) -> Result<Startup, 
         ));
     }
     let mut loader = Loader {
+        command_exists,
         config: Config::default(),
         warnings: Vec::new(),
         state: LoadState::default(),
@@ -372,6 +377,9 @@ fn glob_paths(pattern: &str) -> Vec<String> {
 }
 
 struct Loader {
+    /// Whether a command of this name exists (rename-command checks it, as Redis does); the
+    /// command table is above this layer, so the caller passes the lookup in.
+    command_exists: fn(&str) -> bool,
     config: Config,
     warnings: Vec<String>,
     state: LoadState,
@@ -394,7 +402,7 @@ const DEPRECATED: &[&str] = &[
 impl Loader {
     fn command_exists(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
-        (crate::cmd::lookup(lower.as_bytes()).is_some() && !self.removed_commands.contains(&lower))
+        ((self.command_exists)(&lower) && !self.removed_commands.contains(&lower))
             || self.added_commands.contains(&lower)
     }
 

@@ -8,6 +8,7 @@
 //! `loadServerConfigFromString` to the byte, FATAL texts included.
 
 mod load;
+pub mod notify;
 mod parse;
 mod rewrite;
 pub mod table;

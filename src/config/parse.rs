@@ -541,9 +541,9 @@ fn parse_special(
             if args.len() != 1 {
                 return Err("wrong number of arguments".into());
             }
-            let flags = crate::cmd::notify::parse_flags(&args[0])
+            let flags = super::notify::parse_flags(&args[0])
                 .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
-            Ok(format_notify(flags))
+            Ok(super::notify::format_flags(flags))
         }
         Special::Bind => {
             if args.len() > 16 {
@@ -648,39 +648,6 @@ pub(crate) fn format_obuf(c: &[(u64, u64, u64); 3]) -> String {
         .join(" ")
 }
 
-/// Redis's `keyspaceEventsFlagsToString`.
-pub(crate) fn format_notify(f: u32) -> String {
-    use crate::cmd::notify as n;
-    let mut s = String::new();
-    if f & n::ALL == n::ALL {
-        s.push('A');
-    } else {
-        for (bit, c) in [
-            (n::GENERIC, 'g'),
-            (n::STRING, '$'),
-            (n::LIST, 'l'),
-            (n::SET, 's'),
-            (n::HASH, 'h'),
-            (n::ZSET, 'z'),
-            (n::EXPIRED, 'x'),
-            (n::EVICTED, 'e'),
-            (n::STREAM, 't'),
-            (n::MODULE, 'd'),
-            (n::NEW, 'n'),
-        ] {
-            if f & bit != 0 {
-                s.push(c);
-            }
-        }
-    }
-    for (bit, c) in [(n::KEYSPACE, 'K'), (n::KEYEVENT, 'E'), (n::KEY_MISS, 'm')] {
-        if f & bit != 0 {
-            s.push(c);
-        }
-    }
-    s
-}
-
 /// A value as CONFIG GET prints it.
 pub(crate) fn format_value(p: &Param, v: &Value) -> String {
     match (&p.kind, v) {
@@ -688,7 +655,9 @@ pub(crate) fn format_value(p: &Param, v: &Value) -> String {
         (Kind::Num { fmt, .. }, Value::Int(i)) => format_number(*i, *fmt),
         (Kind::Enum { names, .. }, Value::Enum(e)) => format_enum(names, *e, p.multi_arg()),
         (Kind::Special(Special::NotifyKeyspaceEvents), Value::Str(s)) => {
-            format_notify(crate::cmd::notify::parse_flags(s.as_deref().unwrap_or("")).unwrap_or(0))
+            super::notify::format_flags(
+                super::notify::parse_flags(s.as_deref().unwrap_or("")).unwrap_or(0),
+            )
         }
         (Kind::Special(Special::Dir), Value::Str(None)) => std::env::current_dir()
             .map(|d| d.display().to_string())

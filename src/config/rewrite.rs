@@ -269,7 +269,7 @@ impl Config {
         let path = self
             .config_file
             .as_ref()
-            .ok_or("ERR The server is running without a config file")?;
+            .ok_or(crate::error::NO_CONFIG_FILE)?;
         let fail =
             |e: std::io::Error| format!("ERR Rewriting config file: {}", parse::strerror(&e));
         let old = match std::fs::read(path) {

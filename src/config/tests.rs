@@ -16,6 +16,11 @@ fn get(c: &Config, patterns: &[&str]) -> Vec<(String, String)> {
     c.get_matching(&p)
 }
 
+/// The command names these tests rename (the real lookup is the command table's).
+fn known_command(name: &str) -> bool {
+    ["get", "set", "del", "ping", "config", "flushall", "keys"].contains(&name)
+}
+
 fn cli(args: &[&str]) -> Result<Startup, Fatal> {
     cli_stdin(args, "")
 }
@@ -23,7 +28,7 @@ fn cli(args: &[&str]) -> Result<Startup, Fatal> {
 fn cli_stdin(args: &[&str], stdin: &str) -> Result<Startup, Fatal> {
     let mut argv = vec!["resplock".to_string()];
     argv.extend(args.iter().map(|s| s.to_string()));
-    parse_command_line(&argv, stdin.as_bytes())
+    parse_command_line(&argv, stdin.as_bytes(), known_command)
 }
 
 fn fatal(args: &[&str]) -> String {
