@@ -14,19 +14,21 @@
 //! limit (`ClientInfo::kill`) stops at once, even in the middle of a write to a peer that does
 //! not read.
 
+mod input;
+
 use crate::cmd::client::{Client, ClientInfo};
+use crate::cmd::client_limits::SoftLimitClock;
 use crate::cmd::ServerState;
 use crate::cmd::{self};
 use crate::outbox::{PushQueue, Taken};
-use crate::protocol::{encode, parse_request, ParseState};
+use crate::protocol::{encode, Limits};
 use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
+use input::{Input, READ_CHUNK};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-
-const READ_CHUNK: usize = 16 * 1024;
 /// Push frames written per wakeup. Large, so a subscriber that reads catches up with several
 /// publishers (each of which serves about one request per wakeup) instead of falling behind
 /// into its output-buffer limit; small enough that `out` stays under its 1 MB shrink mark.
@@ -48,28 +50,36 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
     let push = client.push.clone();
     let mut taken = Taken::default();
     let (mut rd, mut wr) = stream.into_split();
-    let mut inbuf = BytesMut::with_capacity(READ_CHUNK);
+    let mut input = Input::new();
     let mut out = BytesMut::with_capacity(READ_CHUNK);
-    let mut parse_state = ParseState::default();
+    let mut soft_clock = SoftLimitClock::default();
     loop {
-        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-            inbuf.reserve(READ_CHUNK);
-        }
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
             _ = info.kill.cancelled() => break,
-            r = rd.read_buf(&mut inbuf) => {
+            r = input.read_from(&mut rd) => {
                 match r {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
-                process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
+                info.last_active_ms.store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
+                if state.client_limits.query_buffer_over(input.pending_bytes()) {
+                    // Redis closes the client rather than grow the server, without a reply.
+                    tracing::warn!("Closing client that reached max query buffer length: id={id}");
+                    break;
+                }
+                process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
             }
             _ = push.notified() => {
                 if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
                     break;
                 }
             }
+        }
+        if info.kill.is_cancelled() {
+            // Closed for its output-buffer limit (or killed) while its replies were made:
+            // Redis discards what was pending.
+            break;
         }
         if !out.is_empty() {
             state
@@ -95,10 +105,7 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
         if client.close_after_reply {
             break;
         }
-        if inbuf.is_empty() && inbuf.capacity() > 1024 * 1024 {
-            // Give back the memory of a large request once it has been served.
-            inbuf = BytesMut::with_capacity(READ_CHUNK);
-        }
+        input.shrink_if_idle();
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
@@ -135,18 +142,23 @@ async fn take_pushes(
     taken_now && !info.kill.is_cancelled() && !state.shutdown.is_cancelled()
 }
 
-/// Run every complete request in `inbuf`, appending the replies to `out` (after any push
-/// frames queued before each reply was produced).
+/// Run every complete request in `input`, appending the replies to `out` (after any push
+/// frames queued before each reply was produced). A client whose pending replies pass the
+/// normal class's client-output-buffer-limit is closed (its `kill` token cancelled).
 async fn process_input(
     state: &Arc<ServerState>,
     client: &mut Client,
     taken: &mut Taken,
-    inbuf: &mut BytesMut,
-    parse_state: &mut ParseState,
+    input: &mut Input,
     out: &mut BytesMut,
+    soft_clock: &mut SoftLimitClock,
 ) {
-    while !client.close_after_reply {
-        match parse_request(inbuf, parse_state) {
+    while !client.close_after_reply && !client.info.kill.is_cancelled() {
+        let limits = Limits {
+            max_bulk_len: state.client_limits.proto_max_bulk_len(),
+            unauthenticated: !client.authenticated,
+        };
+        match input.next_request(&limits) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
@@ -156,12 +168,26 @@ async fn process_input(
                 client.push.take(usize::MAX, taken);
                 taken.write_to(out);
                 encode(&reply, client.resp, out);
+                if client.subscription_count() == 0
+                    && state.client_limits.normal_output_over(
+                        out.len(),
+                        soft_clock,
+                        state.clock.now_ms(),
+                    )
+                {
+                    tracing::warn!(
+                        "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                        client.id
+                    );
+                    client.info.kill.cancel();
+                }
             }
             Err(e) => {
-                let msg = format!("ERR Protocol error: {}", e.0);
+                let mut msg = b"ERR Protocol error: ".to_vec();
+                msg.extend_from_slice(&e.0);
                 encode(&Reply::Error(Bytes::from(msg)), client.resp, out);
                 client.close_after_reply = true;
-                inbuf.clear();
+                input.clear();
             }
         }
     }

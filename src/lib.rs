@@ -25,6 +25,8 @@ pub mod pubsub;
 pub mod reply;
 pub mod script;
 pub mod server;
+#[doc(hidden)]
+pub mod testkit;
 pub mod types;
 pub mod version;
 

@@ -1371,3 +1371,82 @@ async fn random_command_sequences_match_redis() {
         failures.len()
     );
 }
+
+mod hardening;
+
+/// A redis-server of its own for the limit scenarios, which change requirepass and limits
+/// that the other differential tests' connections must not see.
+struct OwnRedis {
+    child: std::process::Child,
+    addr: SocketAddr,
+    dir: std::path::PathBuf,
+}
+
+impl OwnRedis {
+    fn start() -> Option<OwnRedis> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let dir = std::env::temp_dir().join(format!("resplock-limits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "no", "--dir"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().ok()?;
+        let until = Instant::now() + Duration::from_secs(5);
+        while std::net::TcpStream::connect(addr).is_err() {
+            if Instant::now() > until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(OwnRedis { child, addr, dir })
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_limits_match_redis() {
+    if std::env::var("CONFORMANCE_REDIS").map_or(true, |s| s.is_empty()) {
+        println!("limit scenarios skipped: no reference server given (set CONFORMANCE_REDIS)");
+        return;
+    }
+    let redis = OwnRedis::start().expect("redis-server starts on a free port");
+    let server = common::server().await;
+    let mut failures = Vec::new();
+    for sc in hardening::scenarios() {
+        let theirs = hardening::run(redis.addr, &sc).await;
+        let ours = hardening::run(server.local_addr(), &sc).await;
+        if theirs != ours || theirs != sc.redis {
+            failures.push(format!(
+                "{}:\n  redis now: {}\n  recorded:  {}\n  resplock:  {}",
+                sc.name,
+                hardening::show(&theirs),
+                hardening::show(sc.redis),
+                hardening::show(&ours)
+            ));
+        }
+    }
+    server.shutdown().await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -41,6 +41,11 @@ const ARROWS: &[(&str, &[&str])] = &[
     ),
     // Listeners, lifecycle and the embedding API.
     ("server", &["connection", "cmd", "config", "error"]),
+    // The test surface for fuzz targets and tests: a server state driven without sockets.
+    (
+        "testkit",
+        &["cmd", "config", "outbox", "protocol", "reply", "keyspace"],
+    ),
 ];
 
 /// The crate root only declares modules and re-exports the public surface.

@@ -142,6 +142,9 @@ impl Client {
 /// Register a new network client (CLIENT LIST sees it from now on).
 pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Client {
     let info = Arc::new(ClientInfo::new(id, addr, laddr));
+    // Idle time (CLIENT LIST, `timeout`) counts from the connection's start.
+    info.last_active_ms
+        .store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
     state.clients.lock().insert(id, info.clone());
     Client::new(info, !state.requires_pass())
 }

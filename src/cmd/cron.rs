@@ -7,7 +7,21 @@ use std::time::Duration;
 
 /// Run the background cycles until the server shuts down.
 pub async fn run(state: Arc<ServerState>) {
-    active_expiry(state).await
+    tokio::join!(active_expiry(state.clone()), clients_cron(state));
+}
+
+/// Close clients idle past `timeout`, once a second (Redis's clientsCron visits every client
+/// within a second).
+async fn clients_cron(state: Arc<ServerState>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(1000));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        super::client_limits::close_idle_clients(&state);
+    }
 }
 
 /// Reclaim expired keys nobody reads, ten rounds a second.

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod client;
 pub mod client_cmd;
+pub mod client_limits;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;

@@ -47,6 +47,8 @@ pub struct ServerState {
     pub pubsub: crate::pubsub::PubSub,
     /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
     pub notify_flags: std::sync::atomic::AtomicU32,
+    /// Request, output-buffer and idle limits, copied from `config` on every change.
+    pub client_limits: super::client_limits::ClientLimits,
 }
 
 impl ServerState {
@@ -70,6 +72,7 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            client_limits: Default::default(),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
@@ -83,6 +86,7 @@ impl ServerState {
         self.notify_flags
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
         self.pubsub.refresh_limits(&config);
+        self.client_limits.refresh(&config);
     }
 
     pub fn next_client_id(&self) -> u64 {

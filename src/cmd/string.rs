@@ -137,9 +137,6 @@ pub const COMMANDS: &[Command] = &[
         ),
 ];
 
-/// Redis's default proto-max-bulk-len: APPEND and SETRANGE refuse to grow a string past it.
-pub const PROTO_MAX_BULK_LEN: u64 = 512 * 1024 * 1024;
-
 fn wrongtype() -> RedisError {
     RedisError::new(error::WRONGTYPE)
 }
@@ -547,10 +544,11 @@ fn msetnx(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::Int(mset_generic(ctx, a, true)? as i64))
 }
 
-/// Redis's checkStringLength: the grown string must fit proto-max-bulk-len.
-fn check_string_length(size: u64, add: u64) -> Result<(), RedisError> {
+/// Redis's checkStringLength: the grown string must fit proto-max-bulk-len (as configured).
+fn check_string_length(ctx: &Ctx, size: u64, add: u64) -> Result<(), RedisError> {
+    let max = ctx.state.client_limits.proto_max_bulk_len() as u64;
     match size.checked_add(add) {
-        Some(t) if t <= PROTO_MAX_BULK_LEN => Ok(()),
+        Some(t) if t <= max => Ok(()),
         _ => Err(RedisError::new(error::STRING_TOO_LONG)),
     }
 }
@@ -577,7 +575,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 value: Value::Str(s),
                 ..
             }) => {
-                check_string_length(s.len() as u64, add.len() as u64)?;
+                check_string_length(ctx, s.len() as u64, add.len() as u64)?;
                 let mut m = take_mut(s);
                 m.extend_from_slice(add);
                 *s = m.freeze();
@@ -634,7 +632,7 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 if val.is_empty() {
                     return Ok(Reply::Int(0));
                 }
-                check_string_length(offset, val.len() as u64)?;
+                check_string_length(ctx, offset, val.len() as u64)?;
                 let mut m = BytesMut::zeroed(offset as usize + val.len());
                 m[offset as usize..].copy_from_slice(val);
                 shard.insert(key, Entry::new(Value::Str(m.freeze())));
@@ -647,7 +645,7 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 if val.is_empty() {
                     return Ok(Reply::Int(s.len() as i64));
                 }
-                check_string_length(offset, val.len() as u64)?;
+                check_string_length(ctx, offset, val.len() as u64)?;
                 let end = offset as usize + val.len();
                 let mut m = take_mut(s);
                 if m.len() < end {

@@ -11,6 +11,7 @@
 //! cannot) with a compact u32 index and short keys stored inline, so a lock costs about as
 //! much memory as in redis-server.
 
+mod audit;
 mod key;
 mod map;
 mod scan;

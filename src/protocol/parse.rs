@@ -1,3 +1,10 @@
+//! Requests in: multibulk and inline, with Redis's limits and protocol error texts.
+//!
+//! Memory follows the bytes that arrived, never a declared length: an argument of
+//! [`BIG_ARG`] bytes or more that has not fully arrived gets a buffer of its own, sized for
+//! it and filled only as its bytes come in (Redis's PROTO_MBULK_BIG_ARG path), so a large
+//! request costs its arguments once, and each completed argument is handed on without a copy.
+
 use crate::num::parse_ll;
 use bytes::{Buf, Bytes, BytesMut};
 
@@ -8,6 +15,32 @@ pub const PROTO_MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
 /// Largest multibulk count accepted: Redis 7.0 takes up to INT_MAX (memory is bounded by the
 /// bytes that actually arrive, never by the declared count).
 const PROTO_MAX_MULTIBULK: i64 = i32::MAX as i64;
+/// Arguments this long or longer are read into a buffer of their own (PROTO_MBULK_BIG_ARG).
+pub const BIG_ARG: usize = 32 * 1024;
+/// Largest multibulk count a client that still has to authenticate may declare.
+pub const UNAUTH_MAX_MULTIBULK: i64 = 10;
+/// Longest bulk a client that still has to authenticate may declare.
+pub const UNAUTH_MAX_BULK: i64 = 16 * 1024;
+
+/// What a client may send, checked as the request is read.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// proto-max-bulk-len.
+    pub max_bulk_len: i64,
+    /// The client must still authenticate: Redis caps what it may declare (at most
+    /// [`UNAUTH_MAX_MULTIBULK`] arguments of at most [`UNAUTH_MAX_BULK`] bytes) so that an
+    /// unauthenticated peer cannot make the server buffer much.
+    pub unauthenticated: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bulk_len: PROTO_MAX_BULK_LEN,
+            unauthenticated: false,
+        }
+    }
+}
 
 /// Progress through a multibulk request that has not fully arrived, so a large request that
 /// trickles in is scanned once rather than from its start on every read.
@@ -17,17 +50,36 @@ pub struct ParseState {
     remaining: usize,
     /// Offset in the buffer of the next unparsed argument.
     pos: usize,
-    /// (start, len) of the arguments already located.
+    /// (start, len) of the arguments located in the buffer and not yet split off.
     spans: Vec<(usize, usize)>,
+    /// Arguments already split off the buffer (they precede `spans`).
+    args: Vec<Bytes>,
+    /// The length of the big argument whose header was consumed and whose bytes the buffer
+    /// holds from offset 0.
+    big: Option<usize>,
 }
 
-/// A request that violates the protocol: the text after `-ERR Protocol error: `. The
-/// connection replies with it and closes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProtocolError(pub String);
+impl ParseState {
+    /// Bytes the current big argument still needs (its `\r\n` included), if the request is
+    /// in one: the connection reads no more than that, into the room the parser made.
+    pub fn big_arg_missing(&self, buf: &BytesMut) -> Option<usize> {
+        self.big.map(|len| (len + 2).saturating_sub(buf.len()))
+    }
 
-fn perr(s: impl Into<String>) -> ProtocolError {
-    ProtocolError(s.into())
+    /// Bytes held by the arguments of the unfinished request that left the buffer.
+    pub fn held_bytes(&self) -> usize {
+        self.args.iter().map(|a| a.len()).sum()
+    }
+}
+
+/// A request that violates the protocol: the text after `-ERR Protocol error: `, bytes as
+/// Redis sends them (a client's byte is echoed raw; CR and LF become spaces). The connection
+/// replies with it and closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub Vec<u8>);
+
+fn perr(s: &str) -> ProtocolError {
+    ProtocolError(s.as_bytes().to_vec())
 }
 
 /// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too. Redis
@@ -50,15 +102,16 @@ fn find_before_nul(buf: &[u8], needle: u8) -> Option<usize> {
 pub fn parse_request(
     buf: &mut BytesMut,
     state: &mut ParseState,
+    limits: &Limits,
 ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
     if state.remaining > 0 {
-        return parse_bulks(buf, state);
+        return parse_bulks(buf, state, limits);
     }
     if buf.is_empty() {
         return Ok(None);
     }
     if buf[0] == b'*' {
-        parse_multibulk(buf, state)
+        parse_multibulk(buf, state, limits)
     } else {
         parse_inline(buf)
     }
@@ -67,6 +120,7 @@ pub fn parse_request(
 fn parse_multibulk(
     buf: &mut BytesMut,
     state: &mut ParseState,
+    limits: &Limits,
 ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
     let nl = match find_cr(buf, 0) {
         Some(p) => p,
@@ -84,6 +138,9 @@ fn parse_multibulk(
         Some(n) if n <= PROTO_MAX_MULTIBULK => n,
         _ => return Err(perr("invalid multibulk length")),
     };
+    if count > UNAUTH_MAX_MULTIBULK && limits.unauthenticated {
+        return Err(perr("unauthenticated multibulk length"));
+    }
     if count <= 0 {
         buf.advance(nl + 2);
         return Ok(Some(Vec::new()));
@@ -91,15 +148,35 @@ fn parse_multibulk(
     state.remaining = count as usize;
     state.pos = nl + 2;
     state.spans = Vec::with_capacity((count as usize).min(1024));
-    parse_bulks(buf, state)
+    state.args = Vec::new();
+    parse_bulks(buf, state, limits)
 }
 
 /// Locate the remaining arguments of a multibulk request; consume it once all have arrived.
 fn parse_bulks(
     buf: &mut BytesMut,
     state: &mut ParseState,
+    limits: &Limits,
 ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
     while state.remaining > 0 {
+        if let Some(len) = state.big {
+            // The buffer holds this argument from offset 0, in room made for it.
+            if buf.len() < len + 2 {
+                return Ok(None);
+            }
+            let whole = buf.len() == len + 2;
+            let mut arg = buf.split_to(len + 2);
+            arg.truncate(len);
+            state.args.push(arg.freeze());
+            if whole {
+                // The argument's buffer went with it: start afresh (the connection makes room).
+                *buf = BytesMut::new();
+            }
+            state.big = None;
+            state.pos = 0;
+            state.remaining -= 1;
+            continue;
+        }
         let pos = state.pos;
         let nl = match find_cr(buf, pos) {
             Some(p) => p,
@@ -114,16 +191,28 @@ fn parse_bulks(
             return Ok(None);
         }
         if buf[pos] != b'$' {
-            return Err(perr(format!(
-                "expected '$', got '{}'",
-                char::from(buf[pos])
-            )));
+            // addReplyErrorFormat: the byte raw, CR and LF as spaces.
+            let got = match buf[pos] {
+                b'\r' | b'\n' => b' ',
+                b => b,
+            };
+            let mut msg = b"expected '$', got '".to_vec();
+            msg.extend_from_slice(&[got, b'\'']);
+            return Err(ProtocolError(msg));
         }
         let len = match parse_ll(&buf[pos + 1..nl]) {
-            Some(n) if (0..=PROTO_MAX_BULK_LEN).contains(&n) => n as usize,
+            Some(n) if n >= 0 && n <= limits.max_bulk_len => n,
             _ => return Err(perr("invalid bulk length")),
         };
+        if len > UNAUTH_MAX_BULK && limits.unauthenticated {
+            return Err(perr("unauthenticated bulk length"));
+        }
+        let len = len as usize;
         let start = nl + 2;
+        if len >= BIG_ARG && buf.len() - start < len + 2 {
+            make_room_for_big_arg(buf, state, start, len);
+            continue;
+        }
         if buf.len() < start + len + 2 {
             return Ok(None);
         }
@@ -133,12 +222,29 @@ fn parse_bulks(
     }
     let frame = buf.split_to(state.pos).freeze();
     state.pos = 0;
-    Ok(Some(
+    let mut args = std::mem::take(&mut state.args);
+    args.extend(
         std::mem::take(&mut state.spans)
             .into_iter()
-            .map(|(s, l)| frame.slice(s..s + l))
-            .collect(),
-    ))
+            .map(|(s, l)| frame.slice(s..s + l)),
+    );
+    Ok(Some(args))
+}
+
+/// A big argument starts at `start` and has not fully arrived: split the arguments before it
+/// off the buffer, and move what arrived of it into a buffer of exactly its size, which the
+/// connection then fills (Redis's sdsMakeRoomForNonGreedy for a big argument). Untouched room
+/// costs no resident memory, so memory grows with the bytes received, not the length declared.
+fn make_room_for_big_arg(buf: &mut BytesMut, state: &mut ParseState, start: usize, len: usize) {
+    let head = buf.split_to(start).freeze();
+    for (s, l) in state.spans.drain(..) {
+        state.args.push(head.slice(s..s + l));
+    }
+    let mut room = BytesMut::with_capacity(len + 2);
+    room.extend_from_slice(buf);
+    *buf = room;
+    state.pos = 0;
+    state.big = Some(len);
 }
 
 fn parse_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
@@ -258,22 +364,37 @@ mod tests {
     use super::*;
 
     fn parse(s: &[u8]) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-        parse_request(&mut BytesMut::from(s), &mut ParseState::default())
+        parse_request(
+            &mut BytesMut::from(s),
+            &mut ParseState::default(),
+            &Limits::default(),
+        )
+    }
+
+    fn text(e: ProtocolError) -> String {
+        String::from_utf8(e.0).unwrap()
     }
 
     #[test]
     fn request_split_across_reads_resumes() {
         let mut st = ParseState::default();
         let mut b = BytesMut::from(&b"*3\r\n$3\r\nSET\r\n$1\r\nk"[..]);
-        assert_eq!(parse_request(&mut b, &mut st).unwrap(), None);
+        assert_eq!(
+            parse_request(&mut b, &mut st, &Limits::default()).unwrap(),
+            None
+        );
         b.extend_from_slice(b"\r\n$2\r\nvv\r\nPING\r\n");
-        let v = parse_request(&mut b, &mut st).unwrap().unwrap();
+        let v = parse_request(&mut b, &mut st, &Limits::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(
             v,
             vec![Bytes::from("SET"), Bytes::from("k"), Bytes::from("vv")]
         );
         assert_eq!(
-            parse_request(&mut b, &mut st).unwrap().unwrap(),
+            parse_request(&mut b, &mut st, &Limits::default())
+                .unwrap()
+                .unwrap(),
             vec![Bytes::from("PING")]
         );
     }
@@ -291,7 +412,7 @@ mod tests {
     fn huge_declared_bulk_waits_without_allocating() {
         let mut b = BytesMut::from(&b"*1\r\n$500000000\r\nabc"[..]);
         assert_eq!(
-            parse_request(&mut b, &mut ParseState::default()).unwrap(),
+            parse_request(&mut b, &mut ParseState::default(), &Limits::default()).unwrap(),
             None
         );
         assert!(b.capacity() < 1024 * 1024);
@@ -299,21 +420,24 @@ mod tests {
 
     #[test]
     fn protocol_errors_match_redis_texts() {
-        assert_eq!(parse(b"*x\r\n").unwrap_err().0, "invalid multibulk length");
         assert_eq!(
-            parse(b"*1\r\n!3\r\n").unwrap_err().0,
+            parse(b"*x\r\n").map_err(text).unwrap_err(),
+            "invalid multibulk length"
+        );
+        assert_eq!(
+            parse(b"*1\r\n!3\r\n").map_err(text).unwrap_err(),
             "expected '$', got '!'"
         );
         assert_eq!(
-            parse(b"*1\r\n$-2\r\n").unwrap_err().0,
+            parse(b"*1\r\n$-2\r\n").map_err(text).unwrap_err(),
             "invalid bulk length"
         );
         assert_eq!(
-            parse(b"*1\r\n$536870913\r\n").unwrap_err().0,
+            parse(b"*1\r\n$536870913\r\n").map_err(text).unwrap_err(),
             "invalid bulk length"
         );
         assert_eq!(
-            parse(b"set \"a\r\n").unwrap_err().0,
+            parse(b"set \"a\r\n").map_err(text).unwrap_err(),
             "unbalanced quotes in request"
         );
     }

@@ -16,7 +16,8 @@ pub const HOOK_STATE_KEY: &std::ffi::CStr = c"resplock.hook";
 /// status first: `false` then the results; `true` then a value to raise as is; the string
 /// `"where"` then a message to raise prefixed with the caller's position (as `luaL_error`);
 /// a number N then a message to raise through `luaL_argerror(N, msg)`, which names the
-/// function as the caller's code called it.
+/// function as the caller's code called it; a table and a count N: the N results, in the table
+/// (more than an mlua callback can push; a C function may return up to LUAI_MAXCSTACK).
 pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
     let n = ffi::lua_gettop(l);
     ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
@@ -36,6 +37,19 @@ pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
             ffi::lua_settop(l, 2);
             let msg = ffi::lua_tostring(l, 2);
             ffi::luaL_argerror(l, narg, msg)
+        }
+        ffi::LUA_TTABLE => {
+            ffi::lua_settop(l, 2);
+            let count = ffi::lua_tointeger(l, 2) as c_int;
+            ffi::lua_settop(l, 1);
+            if ffi::lua_checkstack(l, count) == 0 {
+                return ffi::luaL_error(l, c"stack overflow (too many results)".as_ptr());
+            }
+            for i in 1..=count {
+                ffi::lua_rawgeti(l, 1, i as _);
+            }
+            ffi::lua_remove(l, 1);
+            count
         }
         ffi::LUA_TSTRING => {
             ffi::lua_settop(l, 2);

@@ -16,6 +16,9 @@ pub(crate) enum Out {
     Arg(i32, String),
 }
 
+/// Results beyond this many go to the trampoline in a table (see [`lib_fn`]).
+const MANY_RESULTS: usize = 64;
+
 pub(crate) fn lib_fn<F>(lua: &Lua, make_tramp: &Function, f: F) -> mlua::Result<Function>
 where
     F: Fn(&Lua, MultiValue) -> mlua::Result<Out> + Send + 'static,
@@ -23,6 +26,17 @@ where
     let inner = lua.create_function(move |lua, args: MultiValue| {
         let mut v = Vec::new();
         match f(lua, args)? {
+            Out::Ok(vals) if vals.len() > MANY_RESULTS => {
+                // A C function may return up to LUAI_MAXCSTACK values, but an mlua callback
+                // cannot push that many: hand them over in a table the trampoline unpacks.
+                let n = vals.len();
+                let t = lua.create_table_with_capacity(n, 0)?;
+                for (i, val) in vals.into_iter().enumerate() {
+                    t.raw_set(i + 1, val)?;
+                }
+                v.push(Value::Table(t));
+                v.push(Value::Integer(n as mlua::Integer));
+            }
             Out::Ok(vals) => {
                 v.push(Value::Boolean(false));
                 v.extend(vals);

@@ -101,11 +101,13 @@ fn mp_int(out: &mut Vec<u8>, i: i64) {
     }
 }
 
-/// Why decoding stopped: mp_cur's errors, and lua_settable's refusal of a nil/NaN key.
+/// Why decoding stopped: mp_cur's errors, lua_settable's refusal of a nil/NaN key, and
+/// luaL_checkstack's refusal (raised with the caller's position).
 enum MpErr {
     Eof,
     BadFmt,
     Raise(&'static str),
+    Where(&'static str),
     Lua(mlua::Error),
 }
 
@@ -120,7 +122,15 @@ type MpResult = std::result::Result<Value, MpErr>;
 struct MpDec<'a> {
     s: &'a [u8],
     i: usize,
+    /// Lua stack slots lua_cmsgpack.c would hold in the C function's frame now (arguments,
+    /// values decoded so far, tables and keys being filled): its luaL_checkstack calls refuse
+    /// past LUAI_MAXCSTACK, and so does this decoder, at the same points and with the same
+    /// messages, so no call can return more values than a C function may.
+    slots: usize,
 }
+
+const TOO_MANY_VALUES: &str =
+    "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)";
 
 impl MpDec<'_> {
     fn take(&mut self, n: usize) -> std::result::Result<&[u8], MpErr> {
@@ -136,6 +146,9 @@ impl MpDec<'_> {
     fn value(&mut self, lua: &Lua, depth: usize) -> MpResult {
         if depth > 1000 {
             return Err(MpErr::Raise("stack overflow"));
+        }
+        if self.slots + 1 > super::MAX_C_STACK {
+            return Err(MpErr::Where(TOO_MANY_VALUES));
         }
         let c = *self.s.get(self.i).ok_or(MpErr::Eof)?;
         self.i += 1;
@@ -197,29 +210,44 @@ impl MpDec<'_> {
     fn arr(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
         // No capacity from the declared length: a short input ends the loop with Eof.
         let t = lua.create_table()?;
+        if self.slots + 2 > super::MAX_C_STACK {
+            return Err(MpErr::Where(
+                "stack overflow (in function mp_decode_to_lua_array)",
+            ));
+        }
+        // The table and the index being filled.
+        self.slots += 2;
         for i in 1..=l {
             let v = self.value(lua, depth + 1)?;
             t.raw_set(i, v)?;
         }
+        self.slots -= 2;
         Ok(Value::Table(t))
     }
     fn map(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
         let t = lua.create_table()?;
+        // The table, and the key while its value is decoded.
+        self.slots += 1;
         for _ in 0..l {
             let k = self.value(lua, depth + 1)?;
+            self.slots += 1;
             let v = self.value(lua, depth + 1)?;
+            self.slots -= 1;
             match k {
                 Value::Nil => return Err(MpErr::Raise("table index is nil")),
                 Value::Number(n) if n.is_nan() => return Err(MpErr::Raise("table index is NaN")),
                 _ => t.raw_set(k, v)?,
             }
         }
+        self.slots -= 1;
         Ok(Value::Table(t))
     }
 }
 
 /// mp_unpack_full: `limit` values from byte `offset` (both 0: all values, no offset result).
-fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> Result<Out> {
+/// `nargs`: the arguments left on the C stack (unpack_one and unpack_limit pop all but the
+/// string).
+fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, nargs: usize) -> Result<Out> {
     let decode_all = limit == 0 && offset == 0;
     let len = s.len();
     if offset < 0 || limit < 0 {
@@ -238,6 +266,7 @@ fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> Result<Out> {
     let mut d = MpDec {
         s: &s[offset as usize..],
         i: 0,
+        slots: nargs,
     };
     let mut out = Vec::new();
     let mut cnt = 0i64;
@@ -247,11 +276,18 @@ fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> Result<Out> {
             Err(MpErr::Eof) => return Ok(Out::Where("Missing bytes in input.".into())),
             Err(MpErr::BadFmt) => return Ok(Out::Where("Bad data format in input.".into())),
             Err(MpErr::Raise(m)) => return Ok(Out::Raise(Value::String(lua.create_string(m)?))),
+            Err(MpErr::Where(m)) => return Ok(Out::Where(m.into())),
             Err(MpErr::Lua(e)) => return Err(e),
         }
         cnt += 1;
+        d.slots += 1;
     }
     if !decode_all {
+        if d.slots + 1 > super::MAX_C_STACK {
+            return Ok(Out::Where(
+                "stack overflow (in function mp_unpack_full)".into(),
+            ));
+        }
         let left = d.s.len() - d.i;
         let next = if left == 0 { -1 } else { (len - left) as i64 };
         out.insert(0, num(next as f64));
@@ -279,7 +315,7 @@ pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
         lib_fn(lua, mt, |lua, a| {
             let v: Vec<Value> = a.into_iter().collect();
             let s = tri!(check_string(lua, v.first(), 1)?);
-            mp_unpack_full(lua, &s, 0, 0)
+            mp_unpack_full(lua, &s, 0, 0, v.len())
         })?,
     )?;
     t.raw_set(
@@ -288,7 +324,7 @@ pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
             let v: Vec<Value> = a.into_iter().collect();
             let offset = tri!(opt_integer(v.get(1), 2, 0)) as i32 as i64;
             let s = tri!(check_string(lua, v.first(), 1)?);
-            mp_unpack_full(lua, &s, 1, offset)
+            mp_unpack_full(lua, &s, 1, offset, 1)
         })?,
     )?;
     t.raw_set(
@@ -298,7 +334,7 @@ pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
             let limit = tri!(check_integer(v.get(1), 2)) as i32 as i64;
             let offset = tri!(opt_integer(v.get(2), 3, 0)) as i32 as i64;
             let s = tri!(check_string(lua, v.first(), 1)?);
-            mp_unpack_full(lua, &s, limit, offset)
+            mp_unpack_full(lua, &s, limit, offset, 1)
         })?,
     )?;
     t.raw_set("_NAME", "cmsgpack")?;

@@ -3,6 +3,12 @@
 //! Redis's own `math.random`. Errors are raised with the caller's position, as luaL_error
 //! does. This file holds the argument checks they share (lauxlib's, with its texts).
 
+/// LUAI_MAXCSTACK: the most Lua stack slots a C function may hold (its arguments and the
+/// results it pushes). Redis's C libraries hit it through luaL_checkstack with their own
+/// messages; the Rust ports check it where they do, so a call never returns more values than
+/// Lua can take (mlua would fail to push them).
+pub(crate) const MAX_C_STACK: usize = 8000;
+
 mod bit;
 mod cjson;
 mod cmsgpack;

@@ -213,6 +213,11 @@ fn struct_unpack(lua: &Lua, a: MultiValue) -> Result<Out> {
         if !(size <= ld && pos <= ld - size) {
             return Ok(too_short());
         }
+        // luaL_checkstack(L, 2, "too many results"): the arguments and the results so far
+        // share the C function's LUAI_MAXCSTACK slots.
+        if v.len() + out.len() + 2 > super::MAX_C_STACK {
+            return Ok(Out::Where("stack overflow (too many results)".into()));
+        }
         match opt {
             _ if is_int_opt(opt) => {
                 let signed = opt.is_ascii_lowercase();

@@ -1,0 +1,110 @@
+//! What a server allows each client, as Redis 7.0 enforces it: the request limits the
+//! connection applies while reading (proto-max-bulk-len, client-query-buffer-limit, the caps
+//! on clients that still have to authenticate), client-output-buffer-limit for the normal
+//! class, and `timeout` for idle clients (checked by the cron). The settings are copied out
+//! of `Config` on every change, so the per-request path reads atomics, not the config lock.
+
+use super::ServerState;
+use crate::config::Config;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// The limits, refreshed from `Config` by [`ServerState::config_changed`].
+#[derive(Default)]
+pub struct ClientLimits {
+    proto_max_bulk_len: AtomicI64,
+    query_buffer_limit: AtomicU64,
+    normal_hard: AtomicU64,
+    normal_soft: AtomicU64,
+    normal_soft_seconds: AtomicU64,
+    timeout_seconds: AtomicU64,
+}
+
+/// A client's standing against the normal output-buffer limit's soft part.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct SoftLimitClock {
+    /// When the client's output first went over the soft limit (server clock, ms); 0: not over.
+    since_ms: i64,
+}
+
+impl ClientLimits {
+    /// Copy the limits out of `config`.
+    pub fn refresh(&self, config: &Config) {
+        let r = Ordering::Relaxed;
+        self.proto_max_bulk_len
+            .store(config.proto_max_bulk_len.min(i64::MAX as u64) as i64, r);
+        self.query_buffer_limit
+            .store(config.client_query_buffer_limit, r);
+        let (hard, soft, secs) = config.output_buffer_limit("normal");
+        self.normal_hard.store(hard, r);
+        self.normal_soft.store(soft, r);
+        self.normal_soft_seconds.store(secs, r);
+        self.timeout_seconds.store(config.timeout, r);
+    }
+
+    /// proto-max-bulk-len.
+    pub fn proto_max_bulk_len(&self) -> i64 {
+        self.proto_max_bulk_len.load(Ordering::Relaxed)
+    }
+
+    /// Whether a query buffer of `bytes` is over client-query-buffer-limit: Redis then closes
+    /// the client, without a reply, rather than grow the server.
+    pub fn query_buffer_over(&self, bytes: usize) -> bool {
+        bytes as u64 > self.query_buffer_limit.load(Ordering::Relaxed)
+    }
+
+    /// checkClientOutputBufferLimits for the normal class: `pending` bytes of replies wait to
+    /// be written. True when the client must be closed (hard limit reached, or soft limit
+    /// exceeded for longer than its seconds).
+    pub fn normal_output_over(
+        &self,
+        pending: usize,
+        clock: &mut SoftLimitClock,
+        now_ms: i64,
+    ) -> bool {
+        let r = Ordering::Relaxed;
+        let (hard, soft) = (self.normal_hard.load(r), self.normal_soft.load(r));
+        let used = pending as u64;
+        let hard_hit = hard != 0 && used >= hard;
+        let mut soft_hit = soft != 0 && used >= soft;
+        if soft_hit {
+            if clock.since_ms == 0 {
+                clock.since_ms = now_ms.max(1);
+                soft_hit = false;
+            } else {
+                let elapsed_s = (now_ms - clock.since_ms) / 1000;
+                if elapsed_s <= self.normal_soft_seconds.load(r) as i64 {
+                    soft_hit = false;
+                }
+            }
+        } else {
+            clock.since_ms = 0;
+        }
+        hard_hit || soft_hit
+    }
+
+    /// `timeout` in seconds (0: clients may idle forever).
+    pub fn timeout_seconds(&self) -> u64 {
+        self.timeout_seconds.load(Ordering::Relaxed)
+    }
+}
+
+/// clientsCronHandleTimeout: close every client idle for longer than `timeout`, except
+/// subscribers (Redis exempts pub/sub clients, which legitimately wait for messages).
+pub fn close_idle_clients(state: &ServerState) {
+    let timeout = state.client_limits.timeout_seconds();
+    if timeout == 0 {
+        return;
+    }
+    let now = state.clock.now_ms();
+    let clients = state.clients.lock();
+    for info in clients.values() {
+        let subscribed = info.subscriptions.load(Ordering::Relaxed)
+            + info.pattern_subscriptions.load(Ordering::Relaxed)
+            + info.shard_subscriptions.load(Ordering::Relaxed)
+            > 0;
+        let idle_ms = now - info.last_active_ms.load(Ordering::Relaxed) as i64;
+        if !subscribed && idle_ms > (timeout as i64) * 1000 {
+            info.kill.cancel();
+        }
+    }
+}
