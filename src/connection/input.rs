@@ -17,6 +17,9 @@ const SHRINK_ABOVE: usize = 1024 * 1024;
 pub(super) struct Input {
     buf: BytesMut,
     state: ParseState,
+    /// A big argument was read since [`Input::take_big_seen`] last asked: its memory is
+    /// handed back to the OS once the request is over.
+    big_seen: bool,
 }
 
 impl Input {
@@ -25,6 +28,7 @@ impl Input {
         Input {
             buf: BytesMut::with_capacity(READ_CHUNK),
             state: ParseState::default(),
+            big_seen: false,
         }
     }
 
@@ -35,6 +39,7 @@ impl Input {
         rd: &mut R,
     ) -> std::io::Result<usize> {
         if let Some(missing) = self.state.big_arg_missing(&self.buf) {
+            self.big_seen = true;
             // The parser made room for the whole argument: never read past it, so the
             // buffer is never reallocated.
             let missing = missing.max(1);
@@ -77,5 +82,30 @@ impl Input {
         if self.buf.is_empty() && self.buf.capacity() > SHRINK_ABOVE {
             self.buf = BytesMut::with_capacity(READ_CHUNK);
         }
+        if self.big_seen && self.state.big_arg_missing(&self.buf).is_none() {
+            self.big_seen = false;
+            release_freed_memory();
+        }
     }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        if self.big_seen {
+            // An unfinished big request dies with its client: free it, then return the pages.
+            self.buf = BytesMut::new();
+            self.state = ParseState::default();
+            release_freed_memory();
+        }
+    }
+}
+
+/// Hand the pages of freed big buffers back to the OS now. mimalloc keeps freed memory for
+/// reuse and purges it lazily, on later allocator activity, which an idle server may never
+/// have: Redis (jemalloc) gives a closed client's query buffer back within a moment, and so
+/// must we. Without mimalloc as the global allocator (embedded use) this does nothing useful
+/// and costs little: it runs only after a request with a big argument.
+fn release_freed_memory() {
+    // SAFETY: mi_collect only walks mimalloc's own structures.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
