@@ -33,6 +33,7 @@ pub mod version;
 pub use config::Config;
 pub use server::{start, BlockingServer, ServerHandle};
 
+pub use cmd::WORKER_STACK_BYTES;
 pub use version::REDIS_VERSION;
 
 /// Whether resplock implements a command of this name (any case): the command line's

@@ -109,6 +109,7 @@ impl BlockingServer {
             .spawn(move || {
                 let rt = match tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(2)
+                    .thread_stack_size(crate::cmd::WORKER_STACK_BYTES)
                     .enable_all()
                     .build()
                 {

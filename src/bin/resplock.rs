@@ -75,6 +75,7 @@ fn main() {
         .unwrap_or(workers);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
+        .thread_stack_size(resplock::WORKER_STACK_BYTES)
         .enable_all()
         .build()
         .expect("tokio runtime");

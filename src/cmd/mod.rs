@@ -33,6 +33,11 @@ pub use state::ServerState;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+/// Stack for the threads that run commands and scripts: scripts run inline on runtime
+/// workers, and the Lua bridges recurse per level of nesting (cjson and reply conversion stop
+/// at Redis's 1000 levels), which tokio's 2 MB default leaves too little margin for.
+pub const WORKER_STACK_BYTES: usize = 8 << 20;
+
 /// Handlers are synchronous and never touch a socket: they read arguments and the keyspace
 /// and return a reply value.
 pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;

@@ -33,8 +33,18 @@ impl Engine {
                 LuaOptions::new(),
             )
         };
+        // CVE-2025-49844: Lua 5.1's parser makes its chunk name with luaS_new and does not
+        // anchor it, so a collection during a long parse could free it while the parser still
+        // uses it. Strings are interned: keeping the names resplock compiles with alive here
+        // makes luaS_new return these anchored objects instead.
+        lua.set_named_registry_value(
+            "resplock.chunk_names",
+            lua.create_sequence_from(CHUNK_NAMES.iter().map(|n| n.as_bytes()))?,
+        )?;
         let make_tramp = unsafe { lua.create_c_function(ffi::make_tramp)? };
         let libs_t = lua.create_table()?;
+        // CVE-2025-46817: the scripts' `unpack` is the fixed one.
+        libs_t.raw_set("unpack", unsafe { lua.create_c_function(ffi::unpack)? })?;
         libs_t.raw_set("redis", redis_lib::redis_lib(&lua, &make_tramp)?)?;
         libs_t.raw_set("cjson", libs::cjson(&lua, &make_tramp)?)?;
         libs_t.raw_set("bit", libs::bit(&lua, &make_tramp)?)?;
@@ -44,7 +54,7 @@ impl Engine {
         libs::math_random(&lua, &make_tramp, &math)?;
         let (setenv, run): (Function, Function) = lua
             .load(include_str!("prelude.lua"))
-            .set_name("=resplock_prelude")
+            .set_name(CHUNK_NAMES[1])
             .call((make_tramp, libs_t))?;
         lua.set_app_data(RunCtx { host: None, rand });
         Ok(Engine {
@@ -82,7 +92,7 @@ impl Engine {
         let func = self
             .lua
             .load(&code[..])
-            .set_name("@user_script")
+            .set_name(CHUNK_NAMES[0])
             .set_mode(mlua::chunk::ChunkMode::Text)
             .into_function()
             .map_err(|e| {
@@ -100,6 +110,10 @@ impl Engine {
         Ok(buf)
     }
 }
+
+/// Every chunk name resplock compiles Lua with (the script's first, the prelude's second);
+/// the engine keeps them alive for the parser (see `Engine::new`).
+pub(super) const CHUNK_NAMES: &[&str] = &["@user_script", "=resplock_prelude", "@user_function"];
 
 /// The lowercase hex SHA-1 of `b`.
 pub fn sha1_hex(b: &[u8]) -> String {

@@ -65,6 +65,34 @@ pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
     }
 }
 
+/// Lua 5.1's `unpack` with the fix for CVE-2025-46817 (Redis 8.2.2's lbaselib.c): the count
+/// `e - i + 1` is computed without signed overflow, so no range can wrap into a small count
+/// while the copy loop runs over the whole range. Installed as the scripts' global `unpack`.
+pub unsafe extern "C-unwind" fn unpack(l: *mut ffi::lua_State) -> c_int {
+    ffi::luaL_checktype(l, 1, ffi::LUA_TTABLE);
+    // luaL_optint / luaL_checkint: a lua_Integer cast to C int, as the original.
+    let mut i = ffi::luaL_optinteger(l, 2, 1) as c_int;
+    let e = if ffi::lua_type(l, 3) <= 0 {
+        ffi::lua_objlen(l, 1) as c_int
+    } else {
+        ffi::luaL_checkinteger(l, 3) as c_int
+    };
+    if i > e {
+        return 0;
+    }
+    // Elements minus one, in unsigned arithmetic: never negative, never wrapped.
+    let n = (e as u32).wrapping_sub(i as u32);
+    if n >= i32::MAX as u32 || ffi::lua_checkstack(l, (n + 1) as c_int) == 0 {
+        return ffi::luaL_error(l, c"too many results to unpack".as_ptr());
+    }
+    ffi::lua_rawgeti(l, 1, i as _);
+    while i < e {
+        i += 1;
+        ffi::lua_rawgeti(l, 1, i as _);
+    }
+    (n + 1) as c_int
+}
+
 /// `make_tramp(impl)` returns the C closure [`tramp`] over `impl`.
 pub unsafe extern "C-unwind" fn make_tramp(l: *mut ffi::lua_State) -> c_int {
     ffi::lua_settop(l, 1);

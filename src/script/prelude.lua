@@ -12,6 +12,7 @@ local tinsert, tremove, tsort, tconcat = table.insert, table.remove, table.sort,
 local RO = 'Attempt to modify a readonly table'
 
 G.redis, G.cjson, G.bit, G.struct, G.cmsgpack = R.redis, R.cjson, R.bit, R.struct, R.cmsgpack
+G.unpack = R.unpack -- Lua's, with the fix for CVE-2025-46817
 
 -- Redis's error handler, verbatim: errors become {err=...} tables with the script position.
 function __redis__err__handler(err)

@@ -119,6 +119,35 @@ impl From<mlua::Error> for MpErr {
 
 type MpResult = std::result::Result<Value, MpErr>;
 
+/// An array or map whose elements are being decoded.
+enum Open {
+    Arr {
+        t: Table,
+        next: usize,
+        len: usize,
+    },
+    Map {
+        t: Table,
+        left: usize,
+        key: Option<Value>,
+    },
+}
+
+impl Open {
+    fn is_empty(&self) -> bool {
+        match self {
+            Open::Arr { len, .. } => *len == 0,
+            Open::Map { left, .. } => *left == 0,
+        }
+    }
+}
+
+/// What one decoding step produced.
+enum Step {
+    Value(Value),
+    Open(Open),
+}
+
 struct MpDec<'a> {
     s: &'a [u8],
     i: usize,
@@ -142,23 +171,79 @@ impl MpDec<'_> {
     fn be(&mut self, n: usize) -> std::result::Result<u64, MpErr> {
         Ok(self.take(n)?.iter().fold(0u64, |a, &b| (a << 8) | b as u64))
     }
-    /// mp_decode_to_lua_type.
-    fn value(&mut self, lua: &Lua, depth: usize) -> MpResult {
-        if depth > 1000 {
-            return Err(MpErr::Raise("stack overflow"));
+    /// mp_decode_to_lua_type for one value, nested arrays and maps included. Iterative: the
+    /// containers being filled live on a heap stack, so nesting costs no native stack (Redis
+    /// nests up to its Lua C stack limit, about 4000 levels, which recursion here could not).
+    fn value(&mut self, lua: &Lua) -> MpResult {
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            let mut v = match self.step(lua)? {
+                Step::Value(v) => v,
+                Step::Open(o) => {
+                    if o.is_empty() {
+                        self.close(o)
+                    } else {
+                        open.push(o);
+                        continue;
+                    }
+                }
+            };
+            // Hand `v` to the innermost container, closing every container it completes.
+            loop {
+                let Some(top) = open.last_mut() else {
+                    return Ok(v);
+                };
+                let full = match top {
+                    Open::Arr { t, next, len } => {
+                        t.raw_set(*next, v)?;
+                        *next += 1;
+                        *next > *len
+                    }
+                    Open::Map { t, left, key } => match key.take() {
+                        None => {
+                            // The key stays on the C stack while its value is decoded.
+                            *key = Some(v);
+                            self.slots += 1;
+                            false
+                        }
+                        Some(k) => {
+                            self.slots -= 1;
+                            match k {
+                                Value::Nil => return Err(MpErr::Raise("table index is nil")),
+                                Value::Number(n) if n.is_nan() => {
+                                    return Err(MpErr::Raise("table index is NaN"))
+                                }
+                                k => t.raw_set(k, v)?,
+                            }
+                            *left -= 1;
+                            *left == 0
+                        }
+                    },
+                };
+                if !full {
+                    break;
+                }
+                let done = open.pop().expect("open container");
+                v = self.close(done);
+            }
         }
+    }
+
+    /// One mp_decode_to_lua_type step: a scalar, or a container opened (its table pushed).
+    fn step(&mut self, lua: &Lua) -> std::result::Result<Step, MpErr> {
         if self.slots + 1 > super::MAX_C_STACK {
             return Err(MpErr::Where(TOO_MANY_VALUES));
         }
         let c = *self.s.get(self.i).ok_or(MpErr::Eof)?;
         self.i += 1;
-        let n = |x: f64| Ok(Value::Number(x));
+        let n = |x: f64| Ok(Step::Value(Value::Number(x)));
+        let v = |x: Value| Ok(Step::Value(x));
         match c {
             0x00..=0x7f => n(c as f64),
             0xe0..=0xff => n(c as i8 as f64),
-            0xc0 => Ok(Value::Nil),
-            0xc2 => Ok(Value::Boolean(false)),
-            0xc3 => Ok(Value::Boolean(true)),
+            0xc0 => v(Value::Nil),
+            0xc2 => v(Value::Boolean(false)),
+            0xc3 => v(Value::Boolean(true)),
             0xcc => n(self.be(1)? as f64),
             0xcd => n(self.be(2)? as f64),
             0xce => n(self.be(4)? as f64),
@@ -182,33 +267,36 @@ impl MpDec<'_> {
                 let l = self.be(4)? as usize;
                 self.str(lua, l)
             }
-            0x90..=0x9f => self.arr(lua, (c & 0x0f) as usize, depth),
+            0x90..=0x9f => self.arr(lua, (c & 0x0f) as usize),
             0xdc => {
                 let l = self.be(2)? as usize;
-                self.arr(lua, l, depth)
+                self.arr(lua, l)
             }
             0xdd => {
                 let l = self.be(4)? as usize;
-                self.arr(lua, l, depth)
+                self.arr(lua, l)
             }
-            0x80..=0x8f => self.map(lua, (c & 0x0f) as usize, depth),
+            0x80..=0x8f => self.map(lua, (c & 0x0f) as usize),
             0xde => {
                 let l = self.be(2)? as usize;
-                self.map(lua, l, depth)
+                self.map(lua, l)
             }
             0xdf => {
                 let l = self.be(4)? as usize;
-                self.map(lua, l, depth)
+                self.map(lua, l)
             }
             _ => Err(MpErr::BadFmt),
         }
     }
-    fn str(&mut self, lua: &Lua, l: usize) -> MpResult {
+
+    fn str(&mut self, lua: &Lua, l: usize) -> std::result::Result<Step, MpErr> {
         let b = self.take(l)?;
-        Ok(Value::String(lua.create_string(b)?))
+        Ok(Step::Value(Value::String(lua.create_string(b)?)))
     }
-    fn arr(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
-        // No capacity from the declared length: a short input ends the loop with Eof.
+
+    /// mp_decode_to_lua_array's start: the table, then luaL_checkstack for the index.
+    fn arr(&mut self, lua: &Lua, len: usize) -> std::result::Result<Step, MpErr> {
+        // No capacity from the declared length: a short input ends with Eof.
         let t = lua.create_table()?;
         if self.slots + 2 > super::MAX_C_STACK {
             return Err(MpErr::Where(
@@ -217,30 +305,28 @@ impl MpDec<'_> {
         }
         // The table and the index being filled.
         self.slots += 2;
-        for i in 1..=l {
-            let v = self.value(lua, depth + 1)?;
-            t.raw_set(i, v)?;
-        }
-        self.slots -= 2;
-        Ok(Value::Table(t))
+        Ok(Step::Open(Open::Arr { t, next: 1, len }))
     }
-    fn map(&mut self, lua: &Lua, l: usize, depth: usize) -> MpResult {
+
+    /// mp_decode_to_lua_hash's start: the table.
+    fn map(&mut self, lua: &Lua, left: usize) -> std::result::Result<Step, MpErr> {
         let t = lua.create_table()?;
-        // The table, and the key while its value is decoded.
         self.slots += 1;
-        for _ in 0..l {
-            let k = self.value(lua, depth + 1)?;
-            self.slots += 1;
-            let v = self.value(lua, depth + 1)?;
-            self.slots -= 1;
-            match k {
-                Value::Nil => return Err(MpErr::Raise("table index is nil")),
-                Value::Number(n) if n.is_nan() => return Err(MpErr::Raise("table index is NaN")),
-                _ => t.raw_set(k, v)?,
+        Ok(Step::Open(Open::Map { t, left, key: None }))
+    }
+
+    /// A container is complete: its slots are released and its table is the value.
+    fn close(&mut self, o: Open) -> Value {
+        match o {
+            Open::Arr { t, .. } => {
+                self.slots -= 2;
+                Value::Table(t)
+            }
+            Open::Map { t, .. } => {
+                self.slots -= 1;
+                Value::Table(t)
             }
         }
-        self.slots -= 1;
-        Ok(Value::Table(t))
     }
 }
 
@@ -271,7 +357,7 @@ fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, nargs: usize) ->
     let mut out = Vec::new();
     let mut cnt = 0i64;
     while d.i < d.s.len() && cnt < limit {
-        match d.value(lua, 0) {
+        match d.value(lua) {
             Ok(v) => out.push(v),
             Err(MpErr::Eof) => return Ok(Out::Where("Missing bytes in input.".into())),
             Err(MpErr::BadFmt) => return Ok(Out::Where("Bad data format in input.".into())),
