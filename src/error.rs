@@ -27,6 +27,7 @@ pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
 

@@ -11,6 +11,7 @@
 //! ```
 //! or from blocking code with [`BlockingServer::start`].
 
+pub mod alloc;
 pub mod clock;
 pub mod cmd;
 pub mod config;

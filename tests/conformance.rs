@@ -9,6 +9,12 @@
 //!   re-record every reply from that redis-server and rewrite the files in place.
 //! - `CONFORMANCE_FILTER=text`: only cases whose file name or case name contains `text`.
 
+/// Count allocations as the binary does, so maxmemory (conformance/maxmemory.case) applies to
+/// the in-process servers too.
+#[global_allocator]
+static ALLOC: resplock::alloc::Counting<std::alloc::System> =
+    resplock::alloc::Counting(std::alloc::System);
+
 #[path = "conformance/format.rs"]
 mod format;
 
@@ -36,6 +42,7 @@ const GROUPS: &[&str] = &[
     "notifications",
     "command",
     "lua_hardening",
+    "maxmemory",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 const ARROWS: &[(&str, &[&str])] = &[
     // Foundation: leaves every layer may use.
     ("error", &[]),
+    ("alloc", &[]),
     ("num", &[]),
     ("glob", &[]),
     ("clock", &[]),
@@ -31,7 +32,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version",
+            "clock", "config", "version", "alloc",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.

@@ -6,8 +6,10 @@ use resplock::config::{self, Action};
 /// mimalloc instead of glibc malloc: the server allocates small short-lived buffers per
 /// request and small long-lived ones per key; glibc's chunk coalescing showed up as about an
 /// eighth of the CPU time of a script-heavy load, and its per-chunk headers cost memory per lock.
+/// Wrapped in the counter that gives maxmemory and INFO Redis's used_memory.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: resplock::alloc::Counting<mimalloc::MiMalloc> =
+    resplock::alloc::Counting(mimalloc::MiMalloc);
 
 fn main() {
     tracing_subscriber::fmt()

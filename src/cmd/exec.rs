@@ -46,6 +46,9 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     if held.is_some() {
         // Time passed while waiting for the lock: the command sees the clock as it runs.
         now = state.clock.now_ms();
+        if let Err(e) = super::evict::before_command(state, cmd, parent, false) {
+            return Reply::error(e);
+        }
     }
     let mut ctx = Ctx {
         state,
@@ -176,6 +179,9 @@ async fn run_script_command(
             Ok(None) => return Reply::error(RedisError::new(error::BUSY)),
             Err(e) => return Reply::error(e),
         };
+        if let Err(e) = before_script(state, cmd, kind, &args) {
+            return Reply::error(e);
+        }
         INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
         let reply = eval(state, client.db, kind, &args);
         INLINE_SINCE.with(|s| s.set(None));
@@ -191,12 +197,26 @@ async fn run_script_command(
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
+        if let Err(e) = before_script(&sh, cmd, kind, &args) {
+            return Reply::error(e);
+        }
         eval(&sh, db, kind, &args)
     });
     match task.await {
         Ok(r) => r,
         Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
     }
+}
+
+/// maxmemory's check before a script runs (see [`super::evict::before_script`]).
+fn before_script(
+    state: &ServerState,
+    cmd: &Command,
+    kind: EvalKind,
+    args: &[Bytes],
+) -> Result<(), RedisError> {
+    let flags = state.scripting.flags_of(kind.by_sha, &args[1]);
+    super::evict::before_script(state, cmd, flags)
 }
 
 /// How long a script may run on a worker before the hook hands the worker's other tasks off.
@@ -325,6 +345,9 @@ impl Host for ScriptHost<'_> {
         }
         if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
             return Err("Write commands are not allowed from read-only scripts.");
+        }
+        if super::evict::script_call_refused(self.state, c, self.state.scripting.has_written()) {
+            return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
         }
         if c.has(flags::WRITE) {
             self.state.scripting.mark_wrote();

@@ -180,8 +180,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         "memory" => {
             let rss = rss_bytes();
             let total = total_system_memory();
-            kv("used_memory", &rss);
-            kv("used_memory_human", &human_bytes(rss));
+            // The allocator's count when the process keeps one (the binary does), as Redis.
+            let used = crate::alloc::used_memory().map_or(rss, |u| u as u64);
+            kv("used_memory", &used);
+            kv("used_memory_human", &human_bytes(used));
             kv("used_memory_rss", &rss);
             kv("used_memory_rss_human", &human_bytes(rss));
             kv("used_memory_peak", &rss);
@@ -268,7 +270,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("expired_stale_perc", &"0.00");
             kv("expired_time_cap_reached_count", &0);
             kv("expire_cycle_cpu_milliseconds", &0);
-            kv("evicted_keys", &0);
+            kv(
+                "evicted_keys",
+                &state.eviction.evicted_keys.load(Ordering::Relaxed),
+            );
             kv("evicted_clients", &0);
             kv("total_eviction_exceeded_time", &0);
             kv("current_eviction_exceeded_time", &0);

@@ -10,6 +10,7 @@ pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
 pub mod cron;
+pub mod evict;
 pub mod exec;
 pub mod float80;
 pub mod hash;

@@ -49,6 +49,8 @@ pub struct ServerState {
     pub notify_flags: std::sync::atomic::AtomicU32,
     /// Request, output-buffer and idle limits, copied from `config` on every change.
     pub client_limits: super::client_limits::ClientLimits,
+    /// maxmemory's settings and eviction state.
+    pub eviction: super::evict::Eviction,
 }
 
 impl ServerState {
@@ -73,6 +75,7 @@ impl ServerState {
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
             client_limits: Default::default(),
+            eviction: Default::default(),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
@@ -87,6 +90,7 @@ impl ServerState {
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
         self.pubsub.refresh_limits(&config);
         self.client_limits.refresh(&config);
+        self.eviction.refresh(&config);
     }
 
     pub fn next_client_id(&self) -> u64 {

@@ -153,6 +153,27 @@ impl Scripting {
         self.wrote.store(true, Ordering::Release);
     }
 
+    /// Whether the running script has called a write command yet.
+    pub fn has_written(&self) -> bool {
+        self.wrote.load(Ordering::Acquire)
+    }
+
+    /// The flags a script will run with, as Redis reads them before running it (its
+    /// shebang, or EVAL compatibility mode): None for an unknown SHA or a bad shebang, which
+    /// the run itself reports.
+    pub fn flags_of(&self, by_sha: bool, body_or_sha: &[u8]) -> Option<u32> {
+        let g = self.engine.lock();
+        if by_sha {
+            let key = String::from_utf8_lossy(body_or_sha).to_ascii_lowercase();
+            return g.as_ref()?.scripts.get(&key).map(|s| s.flags);
+        }
+        let sha = sha1_hex(body_or_sha);
+        if let Some(sc) = g.as_ref().and_then(|e| e.scripts.get(&sha)) {
+            return Some(sc.flags);
+        }
+        engine::shebang_flags(body_or_sha).ok().map(|(f, _)| f)
+    }
+
     /// SCRIPT KILL once the caller has decided the script may be killed: refused with
     /// UNKILLABLE once the script has written.
     pub fn kill(&self) -> Result<(), RedisError> {

@@ -1,0 +1,99 @@
+//! Used memory as Redis counts it (zmalloc's used_memory): bytes handed out by the allocator
+//! and not yet freed. [`Counting`] wraps the process's global allocator and keeps that count;
+//! `maxmemory` and INFO read it through [`used_memory`]. The binary installs it around
+//! mimalloc; an embedding process that wants maxmemory enforced installs it around its own.
+//!
+//! Why an allocator-level count and not an accounting of values: every byte a client can make
+//! the server hold (values, keys, encodings, query and reply buffers, Lua) is counted without
+//! every type keeping its own figures in step, exactly as Redis's zmalloc does. The count is
+//! kept in cache-line-padded shards picked per thread, so the hot path is one uncontended
+//! relaxed add per allocation.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
+
+const SHARDS: usize = 16;
+
+#[repr(align(64))]
+struct Shard(AtomicIsize);
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: Shard = Shard(AtomicIsize::new(0));
+static COUNTS: [Shard; SHARDS] = [ZERO; SHARDS];
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// This thread's shard (usize::MAX: not picked yet). Const-initialized and without a
+    /// destructor, so reading it never allocates.
+    static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+#[inline]
+fn shard() -> &'static AtomicIsize {
+    // The first allocation through `Counting` marks the count as the process's (a load on a
+    // shared line afterwards, not a store, so it costs no contention).
+    if !INSTALLED.load(Ordering::Relaxed) {
+        INSTALLED.store(true, Ordering::Relaxed);
+    }
+    let i = SHARD
+        .try_with(|s| {
+            let mut i = s.get();
+            if i == usize::MAX {
+                i = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % SHARDS;
+                s.set(i);
+            }
+            i
+        })
+        .unwrap_or(0);
+    &COUNTS[i].0
+}
+
+/// A global allocator that counts the bytes live in `A` (see the module documentation).
+pub struct Counting<A>(pub A);
+
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = self.0.alloc(layout);
+        if !p.is_null() {
+            shard().fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        p
+    }
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = self.0.alloc_zeroed(layout);
+        if !p.is_null() {
+            shard().fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        p
+    }
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.0.dealloc(ptr, layout);
+        shard().fetch_sub(layout.size() as isize, Ordering::Relaxed);
+    }
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = self.0.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            shard().fetch_add(
+                new_size as isize - layout.size() as isize,
+                Ordering::Relaxed,
+            );
+        }
+        p
+    }
+}
+
+/// Bytes allocated and not freed, if the process counts them ([`Counting`] is its global
+/// allocator); None otherwise.
+pub fn used_memory() -> Option<usize> {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        return None;
+    }
+    let total: isize = COUNTS.iter().map(|s| s.0.load(Ordering::Relaxed)).sum();
+    Some(total.max(0) as usize)
+}
