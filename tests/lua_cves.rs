@@ -155,3 +155,29 @@ async fn cve_2025_49844_collections_during_parsing_leave_the_server_sound() {
     still_serving(&mut c).await;
     s.shutdown().await;
 }
+
+/// Found by the lua_sandbox fuzz target: each cached script held one of mlua's auxiliary
+/// stack slots, so about 8000 distinct scripts exhausted them and every later script run
+/// panicked its connection. The cache now lives in the Lua registry, unbounded as Redis's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_distinct_scripts_stay_cached_and_runnable() {
+    let s = common::server().await;
+    let mut c = common::client(&s).await;
+    for chunk in 0..10 {
+        let mut p = redis::pipe();
+        for i in 0..1000 {
+            p.cmd("EVAL").arg(format!("return {} -- {chunk}", i)).arg(0);
+        }
+        let r: Vec<i64> = p.query_async(&mut c).await.expect("scripts run");
+        assert_eq!(r.len(), 1000);
+        assert_eq!(r[999], 999);
+    }
+    let n: i64 = redis::cmd("EVAL")
+        .arg("return 10001")
+        .arg(0)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(n, 10001);
+    s.shutdown().await;
+}

@@ -9,8 +9,12 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// A compiled script and the flags of its shebang.
+/// A cached script. Its function lives in the Lua registry, not as an mlua `Function`: mlua
+/// keeps every `Function` it hands out in an auxiliary Lua stack of at most LUAI_MAXCSTACK
+/// slots, so caching functions that way let about 8000 distinct scripts exhaust it (and then
+/// every script run panicked). The registry has no such limit, as Redis's script cache has none.
 pub(super) struct Script {
-    pub func: Function,
+    pub func: mlua::RegistryKey,
     pub flags: u32,
 }
 
@@ -105,6 +109,10 @@ impl Engine {
         let func: Function = self
             .setenv
             .call(func)
+            .map_err(|e| error::err(format!("ERR {e}")))?;
+        let func = self
+            .lua
+            .create_registry_value(func)
             .map_err(|e| error::err(format!("ERR {e}")))?;
         self.scripts.insert(sha, Script { func, flags });
         Ok(buf)

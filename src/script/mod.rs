@@ -252,7 +252,12 @@ impl Scripting {
         };
         let sha = sha_str(&sha_buf);
         let (func, sflags) = match eng.scripts.get(sha) {
-            Some(sc) if !sha.is_empty() => (sc.func.clone(), sc.flags),
+            Some(sc) if !sha.is_empty() => (
+                eng.lua
+                    .registry_value::<mlua::Function>(&sc.func)
+                    .map_err(|e| error::err(format!("ERR {e}")))?,
+                sc.flags,
+            ),
             _ => return Err(RedisError::new(error::NOSCRIPT)),
         };
         let compat = sflags & script_flags::EVAL_COMPAT != 0;
