@@ -28,6 +28,15 @@ pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range"
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+pub const NOPERM_KEY: &str =
+    "NOPERM this user has no permissions to access one of the keys used as arguments";
+pub const NOPERM_CHANNEL: &str =
+    "NOPERM this user has no permissions to access one of the channels used as arguments";
+pub const ACL_USERNAME_SPACES: &str = "ERR Usernames can't contain spaces or null characters";
+pub const ACL_DEFAULT_UNDELETABLE: &str = "ERR The 'default' user cannot be removed";
+pub const ACL_GENPASS_BITS: &str = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
+pub const ACL_NO_FILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+pub const ACL_SAVE_FAILED: &str = "ERR There was an error trying to save the ACLs. Please check the server logs for more information";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
 

@@ -43,6 +43,7 @@ const GROUPS: &[&str] = &[
     "command",
     "lua_hardening",
     "maxmemory",
+    "acl",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

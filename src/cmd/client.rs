@@ -31,6 +31,8 @@ pub struct ClientInfo {
     pub shard_subscriptions: AtomicUsize,
     /// Cancelled by CLIENT KILL: the connection closes.
     pub kill: CancellationToken,
+    /// The ACL user the client is authenticated as (CLIENT LIST's user).
+    pub user: Mutex<String>,
 }
 
 impl ClientInfo {
@@ -51,6 +53,7 @@ impl ClientInfo {
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
             kill: CancellationToken::new(),
+            user: Mutex::new("default".into()),
         }
     }
 
@@ -76,6 +79,8 @@ pub struct Client {
     /// RESP protocol version: 2 or 3.
     pub resp: u8,
     pub authenticated: bool,
+    /// The ACL user the client runs as ("default" until AUTH).
+    pub user: String,
     /// Close the connection once the pending replies are written (QUIT, protocol errors).
     pub close_after_reply: bool,
     /// Out-of-band frames (pub/sub deliveries, subscribe confirmations) for this connection,
@@ -95,6 +100,7 @@ impl Client {
             db: 0,
             resp: 2,
             authenticated,
+            user: "default".into(),
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
@@ -112,6 +118,7 @@ impl Client {
             db,
             resp,
             authenticated: true,
+            user: "default".into(),
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),

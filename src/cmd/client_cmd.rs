@@ -152,7 +152,7 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
          multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
-         tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
+         tot-mem=1024 events=r cmd={} user={} redir=-1 resp={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -166,6 +166,7 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
         cmd,
+        c.user.lock(),
         c.resp.load(Ordering::Relaxed),
     )
 }

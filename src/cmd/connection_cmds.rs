@@ -80,32 +80,19 @@ fn quit(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// Redis's authentication of `user`/`pass` against the only user, "default", whose password
-/// is requirepass (any password when none is set, as Redis's nopass).
-fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
-    if user != b"default" {
-        return false;
-    }
-    match &ctx.state.config.read().requirepass {
-        None => true,
-        Some(p) => p.as_bytes() == pass,
-    }
-}
-
 fn auth(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() > 3 {
         return Err(RedisError::new(error::SYNTAX));
     }
     let (user, pass): (&[u8], &[u8]) = if a.len() == 2 {
-        if !ctx.state.requires_pass() {
+        if ctx.state.acl.default_is_nopass() {
             return Err(RedisError::new(error::AUTH_NO_PASSWORD));
         }
         (b"default", &a[1])
     } else {
         (&a[1], &a[2])
     };
-    if check_credentials(ctx, user, pass) {
-        ctx.client.authenticated = true;
+    if super::acl::authenticate(ctx, user, pass) {
         Ok(Reply::ok())
     } else {
         Err(RedisError::new(error::WRONGPASS))
@@ -155,10 +142,9 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     if let Some((user, pass)) = creds {
-        if !check_credentials(ctx, user, pass) {
+        if !super::acl::authenticate(ctx, user, pass) {
             return Err(RedisError::new(error::WRONGPASS));
         }
-        ctx.client.authenticated = true;
     }
     if !ctx.client.authenticated {
         return Err(RedisError::new(error::HELLO_NOAUTH));
@@ -189,6 +175,8 @@ fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ctx.client.set_resp(2);
     set_name(&ctx.client.info, b"");
     ctx.client.authenticated = !ctx.state.requires_pass();
+    ctx.client.user = "default".into();
+    *ctx.client.info.user.lock() = "default".into();
     Ok(Reply::simple("RESET"))
 }
 

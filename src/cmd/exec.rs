@@ -36,6 +36,9 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     if let Some(e) = pubsub_context_error(client, cmd, parent) {
         return Reply::error(e);
     }
+    if let Err(e) = super::acl::check_command(state, client, cmd, parent, &args) {
+        return Reply::error(e);
+    }
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, args).await;
     }
@@ -182,6 +185,7 @@ async fn run_script_command(
         if let Err(e) = before_script(state, cmd, kind, &args) {
             return Reply::error(e);
         }
+        state.acl.script_user.lock().clone_from(&client.user);
         INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
         let reply = eval(state, client.db, kind, &args);
         INLINE_SINCE.with(|s| s.set(None));
@@ -195,11 +199,13 @@ async fn run_script_command(
     }
     let sh = state.clone();
     let db = client.db;
+    let user = client.user.clone();
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
         if let Err(e) = before_script(&sh, cmd, kind, &args) {
             return Reply::error(e);
         }
+        *sh.acl.script_user.lock() = user;
         eval(&sh, db, kind, &args)
     });
     match task.await {
@@ -346,6 +352,11 @@ impl Host for ScriptHost<'_> {
         if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
             return Err("Write commands are not allowed from read-only scripts.");
         }
+        if let Some(denied) =
+            super::acl::check_script_call(self.state, self.client, c, parent, args)
+        {
+            return Ok(denied);
+        }
         if super::evict::script_call_refused(self.state, c, self.state.scripting.has_written()) {
             return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
         }
@@ -363,7 +374,7 @@ impl Host for ScriptHost<'_> {
 
     fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str> {
         match script_lookup(args) {
-            Some(_) => Ok(true),
+            Some((c, parent)) => Ok(super::acl::script_user_may(self.state, c, parent, args)),
             None => Err("Invalid command passed to redis.acl_check_cmd()"),
         }
     }

@@ -162,6 +162,20 @@ impl M {
     }
 }
 
+/// Whether a command's keys are read, written, or both, from the flags of its recorded key
+/// specs (access reads; insert, delete, update write), as ACL key permissions check them.
+pub fn key_access(meta: &Meta) -> (bool, bool) {
+    let M::Set(specs) = &meta.key_specs else {
+        return (true, true);
+    };
+    let (mut read, mut write) = (false, false);
+    for s in specs.iter() {
+        read |= s.has_flag("access");
+        write |= s.has_flag("insert") || s.has_flag("delete") || s.has_flag("update");
+    }
+    (read, write)
+}
+
 /// What the recorded key specs say about a command line (Redis's getKeysUsingKeySpecs).
 pub enum KeySearch {
     /// The specs are all `not_key` (SPUBLISH's channel): no key arguments.

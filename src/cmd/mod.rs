@@ -2,6 +2,8 @@
 //! `COMMANDS` slice; network clients and Lua's `redis.call` both go through [`dispatch`], so a
 //! command is added in one place and behaves the same everywhere.
 
+pub mod acl;
+pub mod acl_user;
 pub mod args;
 pub mod client;
 pub mod client_cmd;
@@ -215,6 +217,7 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        acl::COMMANDS,
     ]
 }
 
@@ -309,6 +312,10 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
+    // The aclfile's users, as redis-server loads them at start.
+    if let Err(e) = acl::load_file(state) {
+        tracing::error!("{e}");
+    }
     // Active and lazy expiry report removed keys here: publish `expired` events. Weak, so the
     // keyspace's hook does not keep its own server alive.
     let weak = std::sync::Arc::downgrade(state);

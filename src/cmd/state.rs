@@ -51,6 +51,8 @@ pub struct ServerState {
     pub client_limits: super::client_limits::ClientLimits,
     /// maxmemory's settings and eviction state.
     pub eviction: super::evict::Eviction,
+    /// ACL users, the permission check's state and the ACL log.
+    pub acl: super::acl::Acl,
 }
 
 impl ServerState {
@@ -76,6 +78,7 @@ impl ServerState {
             pubsub: crate::pubsub::PubSub::new(),
             client_limits: Default::default(),
             eviction: Default::default(),
+            acl: Default::default(),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
@@ -91,13 +94,16 @@ impl ServerState {
         self.pubsub.refresh_limits(&config);
         self.client_limits.refresh(&config);
         self.eviction.refresh(&config);
+        self.acl.sync_requirepass(&config.requirepass);
     }
 
     pub fn next_client_id(&self) -> u64 {
         self.next_client_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Redis's authRequired for a fresh connection: the default user has a password or is
+    /// disabled (requirepass sets its password).
     pub fn requires_pass(&self) -> bool {
-        self.config.read().requirepass.is_some()
+        self.acl.auth_required()
     }
 }

@@ -1,0 +1,167 @@
+//! ACL beyond the recorded replies (conformance/acl.case): the aclfile loaded at start and
+//! written by ACL SAVE, users deleted while connected, and the lock deployment the issue asks
+//! for: each service its own user, confined to its own lock keys and channels.
+
+mod common;
+
+use resplock::Config;
+
+fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("resplock-acl-{}-{name}", std::process::id()))
+}
+
+async fn connect_as(
+    s: &resplock::ServerHandle,
+    user: &str,
+    pass: &str,
+) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
+    redis::Client::open(format!("redis://{user}:{pass}@{}", s.local_addr()))?
+        .get_multiplexed_async_connection()
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aclfile_users_are_loaded_at_start_and_saved_back() {
+    let path = temp_path("users.acl");
+    std::fs::write(
+        &path,
+        "user orders on >o-secret ~lock:orders:* &redisson_lock__channel:* -@all +set +get +del +eval +evalsha +publish\n\
+         user default on nopass ~* &* +@all\n",
+    )
+    .unwrap();
+    let mut cfg = Config::ephemeral();
+    cfg.aclfile = Some(path.to_string_lossy().into_owned());
+    let s = common::server_with(cfg).await;
+    let mut orders = connect_as(&s, "orders", "o-secret")
+        .await
+        .expect("orders logs in");
+    let ok: Option<String> = redis::cmd("SET")
+        .arg("lock:orders:1")
+        .arg("t")
+        .arg("NX")
+        .arg("PX")
+        .arg(30000)
+        .query_async(&mut orders)
+        .await
+        .unwrap();
+    assert_eq!(ok.as_deref(), Some("OK"));
+    let e = redis::cmd("SET")
+        .arg("lock:billing:1")
+        .arg("t")
+        .query_async::<()>(&mut orders)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some("NOPERM"));
+    let e = redis::cmd("FLUSHALL")
+        .query_async::<()>(&mut orders)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "NOPERM: this user has no permissions to run the 'flushall' command"
+    );
+    assert!(connect_as(&s, "orders", "wrong").await.is_err());
+
+    // ACL SAVE writes the users back in ACL LIST's form; ACL LOAD reads them again.
+    let mut admin = common::client(&s).await;
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("billing")
+        .arg("on")
+        .arg(">b")
+        .arg("~lock:billing:*")
+        .arg("+@all")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("ACL")
+        .arg("SAVE")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let saved = std::fs::read_to_string(&path).unwrap();
+    let list: Vec<String> = redis::cmd("ACL")
+        .arg("LIST")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(
+        saved,
+        list.iter().map(|l| format!("{l}\n")).collect::<String>()
+    );
+    let _: () = redis::cmd("ACL")
+        .arg("DELUSER")
+        .arg("billing")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("ACL")
+        .arg("LOAD")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let users: Vec<String> = redis::cmd("ACL")
+        .arg("USERS")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(users, vec!["billing", "default", "orders"]);
+    s.shutdown().await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_user_disconnects_its_clients() {
+    let s = common::server().await;
+    let mut admin = common::client(&s).await;
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("tmp")
+        .arg("on")
+        .arg(">x")
+        .arg("+@all")
+        .arg("~*")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let mut tmp = connect_as(&s, "tmp", "x").await.unwrap();
+    let who: String = redis::cmd("ACL")
+        .arg("WHOAMI")
+        .query_async(&mut tmp)
+        .await
+        .unwrap();
+    assert_eq!(who, "tmp");
+    let n: i64 = redis::cmd("ACL")
+        .arg("DELUSER")
+        .arg("tmp")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(redis::cmd("PING")
+        .query_async::<String>(&mut tmp)
+        .await
+        .is_err());
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requirepass_from_the_command_line_is_the_default_users_password() {
+    let mut cfg = Config::ephemeral();
+    cfg.requirepass = Some("pw".into());
+    let s = common::server_with(cfg).await;
+    assert!(connect_as(&s, "default", "nope").await.is_err());
+    let mut c = connect_as(&s, "default", "pw")
+        .await
+        .expect("default with requirepass");
+    let user: Vec<redis::Value> = redis::cmd("ACL")
+        .arg("GETUSER")
+        .arg("default")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let flags = format!("{:?}", user[1]);
+    assert!(!flags.contains("nopass"), "{flags}");
+    s.shutdown().await;
+}
