@@ -71,7 +71,7 @@ async fn client_loop(
         let r = fastrand::usize(..RESOURCES);
         let token = format!("{id}:{n}");
         let me = (id << 40) | n;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             let key = format!("nx:{r}");
             let got: Option<String> = match redis::cmd("SET")
                 .arg(&key)

@@ -28,6 +28,7 @@ pub mod script;
 pub mod server;
 #[doc(hidden)]
 pub mod testkit;
+pub mod tls;
 pub mod types;
 pub mod version;
 

@@ -17,6 +17,8 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("version", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version"]),
+    // TLS settings -> a rustls acceptor for the listeners.
+    ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
     ("types", &["num", "error"]),
     ("keyspace", &["types", "num", "clock", "error"]),
@@ -41,7 +43,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         &["cmd", "protocol", "outbox", "reply", "error"],
     ),
     // Listeners, lifecycle and the embedding API.
-    ("server", &["connection", "cmd", "config", "error"]),
+    ("server", &["connection", "cmd", "config", "error", "tls"]),
     // The test surface for fuzz targets and tests: a server state driven without sockets.
     (
         "testkit",

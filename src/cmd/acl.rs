@@ -235,13 +235,17 @@ fn client_info(state: &ServerState, c: &Client) -> String {
     line.trim_end().to_string()
 }
 
-/// What `args` asks of the ACL: the key positions with the access they need, and the
-/// channels (with whether each is a pattern).
+/// Key positions with the access each needs (READ|WRITE).
+type KeyTargets = Vec<(usize, u8)>;
+/// Channel positions, with whether each is a pattern.
+type ChannelTargets = Vec<(usize, bool)>;
+
+/// What `args` asks of the ACL: the keys with the access they need, and the channels.
 fn targets(
     cmd: &Command,
     parent: Option<&Command>,
     args: &[Bytes],
-) -> (Vec<(usize, u8)>, Vec<(usize, bool)>) {
+) -> (KeyTargets, ChannelTargets) {
     let name = super::fullname(parent, cmd);
     let mut keys = Vec::new();
     if let Some(m) = super::meta::get(&name) {
