@@ -49,6 +49,12 @@ impl Engine {
         let libs_t = lua.create_table()?;
         // CVE-2025-46817: the scripts' `unpack` is the fixed one.
         libs_t.raw_set("unpack", unsafe { lua.create_c_function(ffi::unpack)? })?;
+        let sandbox: Table = unsafe {
+            lua.exec_raw((), |l| {
+                super::sandbox_ffi::install(l);
+            })?
+        };
+        libs_t.raw_set("sandbox", sandbox)?;
         libs_t.raw_set("redis", redis_lib::redis_lib(&lua, &make_tramp)?)?;
         libs_t.raw_set("cjson", libs::cjson(&lua, &make_tramp)?)?;
         libs_t.raw_set("bit", libs::bit(&lua, &make_tramp)?)?;

@@ -12,6 +12,7 @@ mod engine;
 mod ffi;
 mod libs;
 mod redis_lib;
+mod sandbox_ffi;
 
 pub use engine::sha1_hex;
 pub(crate) use redis_lib::{lib_fn, Out};

@@ -94,37 +94,50 @@ local string_mt = raw_getmetatable('')
 local libs = {'string', 'table', 'math', 'coroutine', 'redis', 'cjson', 'bit', 'struct', 'cmsgpack'}
 local real_table = G.table
 
-G.pcall = make_tramp(pcall_impl)
-G.loadstring = loadstring_impl
-G.load = load_impl
-G.rawset = make_tramp(function(t, k, v)
-  if PROXY[t] then return true, RO end
-  return false, raw_rawset(t, k, v)
+-- Argument checks as luaL_check* words them, raised through the trampoline so the message
+-- names the function as the script called it, at the script's position.
+local function typename(n, i, v)
+  if n < i then return 'no value' end
+  return type(v)
+end
+G.pcall = make_tramp(function(...)
+  -- Redis's pcall with nothing to call answers as if it had been given a boolean.
+  if select('#', ...) == 0 then return false, false, 'attempt to call a boolean value' end
+  return pcall_impl(...)
 end)
-G.rawget = function(t, k) return raw_rawget(real_of(t), k) end
-G.next = function(t, k) return raw_next(real_of(t), k) end
-G.pairs = function(t) return raw_next, real_of(t), nil end
-G.setmetatable = make_tramp(function(t, mt)
-  if PROXY[t] then return true, RO end
-  return false, raw_setmetatable(t, mt)
+G.loadstring = make_tramp(function(...)
+  local n, code, name = select('#', ...), ...
+  local tc, tn = type(code), type(name)
+  if tc ~= 'string' and tc ~= 'number' then
+    return 1, 'string expected, got ' .. typename(n, 1, code)
+  end
+  if name ~= nil and tn ~= 'string' and tn ~= 'number' then
+    return 2, 'string expected, got ' .. tn
+  end
+  return false, loadstring_impl(tostring(code), name and tostring(name))
 end)
+G.load = make_tramp(function(...)
+  local n, reader, name = select('#', ...), ...
+  if type(reader) ~= 'function' then
+    return 1, 'function expected, got ' .. typename(n, 1, reader)
+  end
+  return false, load_impl(reader, name)
+end)
+-- The raw-access functions, guarded in C (sandbox_ffi.rs) so that Lua's own implementations
+-- run in the frame the script called and report errors as Redis does.
+local S = R.sandbox
+local reg = dbg.getregistry()
+reg['resplock.proxy'] = PROXY
+reg['resplock.fake_mt'] = FAKE_MT
+G.rawset, G.rawget, G.next, G.pairs = S.rawset, S.rawget, S.next, S.pairs
+G.setmetatable, G.getmetatable = S.setmetatable, S.getmetatable
+real_table.insert, real_table.remove, real_table.sort = S.insert, S.remove, S.sort
 local string_mt_proxy
-G.getmetatable = function(t)
-  if PROXY[t] then return FAKE_MT[t] end
-  if type(t) == 'string' then return string_mt_proxy end
-  return raw_getmetatable(t)
-end
-local function guard(f)
-  return make_tramp(function(t, ...)
-    if PROXY[t] then return true, RO end
-    return false, f(t, ...)
-  end)
-end
-real_table.insert, real_table.remove, real_table.sort = guard(tinsert), guard(tremove), guard(tsort)
 
 for _, name in ipairs(libs) do G[name] = protect(G[name]) end
 string_mt.__index = G.string
 string_mt_proxy = protect(string_mt)
+reg['resplock.string_mt'] = string_mt_proxy
 
 -- Reading a missing global is an error; the proxy reads through to G, G's metatable raises.
 local global_index = make_tramp(function(_, k)
