@@ -21,7 +21,7 @@ use crate::cmd::client_limits::SoftLimitClock;
 use crate::cmd::ServerState;
 use crate::cmd::{self};
 use crate::outbox::{PushQueue, Taken};
-use crate::protocol::{encode, Limits};
+use crate::protocol::{encode, size_hint, Limits};
 use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
 use input::{Input, READ_CHUNK};
@@ -100,6 +100,7 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
             out.clear();
             if out.capacity() > 1024 * 1024 {
                 out = BytesMut::with_capacity(READ_CHUNK);
+                input::release_freed_memory();
             }
         }
         if client.close_after_reply {
@@ -167,7 +168,9 @@ async fn process_input(
                 // reply back.
                 client.push.take(usize::MAX, taken);
                 taken.write_to(out);
+                out.reserve(size_hint(&reply));
                 encode(&reply, client.resp, out);
+                drop(reply);
                 if client.subscription_count() == 0
                     && state.client_limits.normal_output_over(
                         out.len(),

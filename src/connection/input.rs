@@ -105,7 +105,7 @@ impl Drop for Input {
 /// have: Redis (jemalloc) gives a closed client's query buffer back within a moment, and so
 /// must we. Without mimalloc as the global allocator (embedded use) this does nothing useful
 /// and costs little: it runs only after a request with a big argument.
-fn release_freed_memory() {
+pub(super) fn release_freed_memory() {
     // SAFETY: mi_collect only walks mimalloc's own structures.
     unsafe { libmimalloc_sys::mi_collect(true) }
 }

@@ -24,6 +24,8 @@ pub(super) struct Engine {
     setenv: Function,
     pub run: Function,
     pub runs: u64,
+    /// The interpreter's memory after its last full collection.
+    pub collected_at: usize,
 }
 
 impl Engine {
@@ -73,6 +75,7 @@ impl Engine {
             setenv,
             run,
             runs: 0,
+            collected_at: 0,
         })
     }
 

@@ -29,6 +29,8 @@ use std::time::Instant;
 
 /// Instructions between two runs of the count hook (kill flag, long-run callback).
 const HOOK_EVERY: i32 = 10_000;
+/// Growth of the interpreter's memory since its last full collection that triggers one.
+const BIG_GARBAGE: usize = 4 << 20;
 /// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
 
@@ -318,8 +320,13 @@ impl Scripting {
         if eng.runs % 50 == 0 || matches!(reply, Reply::Error(_)) {
             let _ = lua.gc_step();
         }
-        if lua.used_memory() > limit / 2 {
+        // A script that left a lot of garbage (a big string built, a big table returned) is
+        // collected at once, so the interpreter's memory goes back instead of lingering until
+        // enough later scripts have run.
+        let used = lua.used_memory();
+        if used > limit / 2 || used > eng.collected_at + BIG_GARBAGE {
             let _ = lua.gc_collect();
+            eng.collected_at = lua.used_memory();
         }
         Ok(reply)
     }
