@@ -225,6 +225,26 @@ pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 
+// ---- transactions ----
+pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+
+/// `EXECABORT Transaction discarded because of: <error>` (EXEC itself was rejected). Redis
+/// quotes the error as it was built, before addReplyError put `ERR ` in front of plain
+/// messages, so a leading `ERR ` is left out while other codes (BUSY, NOAUTH) stay.
+pub fn execabort_because(why: &RedisError) -> RedisError {
+    let text = why.as_bytes();
+    let text = text.strip_prefix(b"ERR ").unwrap_or(text);
+    sanitize(join(&[
+        b"EXECABORT Transaction discarded because of: ",
+        text,
+    ]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -174,6 +174,7 @@ fn del(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     for k in &deleted {
+        ctx.signal_modified(k);
         ctx.notify(notify::GENERIC, "del", k);
     }
     Ok(Reply::Int(deleted.len() as i64))
@@ -300,6 +301,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
             "expire"
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::GENERIC, event, key);
     Ok(Reply::Int(1))
 }
@@ -382,6 +384,7 @@ fn persist(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     };
     if removed {
+        ctx.signal_modified(key);
         ctx.notify(notify::GENERIC, "persist", key);
     }
     Ok(Reply::Int(removed as i64))
@@ -584,6 +587,8 @@ fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> CmdResult {
         true
     };
     if done {
+        ctx.signal_modified(src);
+        ctx.signal_modified(dst);
         ctx.notify(notify::GENERIC, "rename_from", src);
         ctx.notify(notify::GENERIC, "rename_to", dst);
     }
@@ -699,6 +704,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         Some(false) => Ok(Reply::Int(0)),
         Some(true) => {
+            ctx.signal_modified_in(dst_db, dst);
             notify::keyspace_event(ctx.state, notify::GENERIC, "copy_to", dst, dst_db);
             Ok(Reply::Int(1))
         }
@@ -720,6 +726,8 @@ fn move_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let entry: Entry = p.src(key).remove(key, ctx.now).expect("checked above");
         p.dst(key).insert(key, entry);
     }
+    ctx.signal_modified_in(src_db, key);
+    ctx.signal_modified_in(dst_db, key);
     notify::keyspace_event(ctx.state, notify::GENERIC, "move_from", key, src_db);
     notify::keyspace_event(ctx.state, notify::GENERIC, "move_to", key, dst_db);
     Ok(Reply::Int(1))
@@ -741,6 +749,7 @@ fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
 
 fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
+    super::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
     let mut g = ctx.db().lock_all();
     for s in g.shards() {
         s.clear();
@@ -751,6 +760,7 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// Every database is locked (in index order) before any is cleared, so FLUSHALL is atomic.
 fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
+    super::watch::flushed(ctx.state, None, ctx.now);
     let ks = &ctx.state.keyspace;
     let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
     for g in &mut guards {
@@ -782,10 +792,11 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Ok(Reply::ok());
     }
     let (lo, hi) = (i1.min(i2) as usize, i1.max(i2) as usize);
+    super::watch::swapped(ctx.state, i1 as usize, i2 as usize, ctx.now);
     let mut g_lo = ks.db(lo).lock_all();
     let mut g_hi = ks.db(hi).lock_all();
     for (x, y) in g_lo.shards().zip(g_hi.shards()) {
-        std::mem::swap(x, y);
+        x.swap_contents(y);
     }
     Ok(Reply::ok())
 }

@@ -16,12 +16,14 @@ pub mod info_cmd;
 pub mod keys;
 pub mod lock;
 pub mod meta;
+pub mod multi;
 pub mod notify;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
 pub mod state;
 pub mod string;
+pub mod watch;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -172,12 +174,29 @@ pub struct Ctx<'a> {
     /// Milliseconds since the epoch, read once per command (and frozen for a whole script).
     pub now: i64,
     pub in_script: bool,
+    /// Running inside EXEC: blocking commands answer as if their timeout had passed.
+    pub in_exec: bool,
 }
 
 impl<'a> Ctx<'a> {
     /// The client's selected database.
     pub fn db(&self) -> &'a Db {
         self.state.keyspace.db(self.client.db)
+    }
+
+    /// Redis's signalModifiedKey: `key` in the selected database was changed, so the clients
+    /// that WATCH it must fail their EXEC. Handlers call it where Redis does (not when, say,
+    /// SET NX wrote nothing), after releasing their shard locks.
+    pub fn signal_modified(&self, key: &[u8]) {
+        self.signal_modified_in(self.client.db, key);
+    }
+
+    /// [`Ctx::signal_modified`] for a key of another database (MOVE, COPY ... DB).
+    pub fn signal_modified_in(&self, db: usize, key: &[u8]) {
+        // Keys this command found expired were removed first: their signals come first, so a
+        // watch of a key that was already stale is settled before this change is seen.
+        self.state.keyspace.report_pending();
+        watch::key_modified(self.state, db, key);
     }
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
@@ -208,6 +227,7 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        multi::COMMANDS,
     ]
 }
 
@@ -311,7 +331,8 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
             if let Some(s) = weak.upgrade() {
                 match event {
                     KeyEvent::Expired => {
-                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db)
+                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        watch::key_expired(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
                 }

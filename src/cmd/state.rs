@@ -47,6 +47,8 @@ pub struct ServerState {
     pub pubsub: crate::pubsub::PubSub,
     /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
     pub notify_flags: std::sync::atomic::AtomicU32,
+    /// WATCHed keys and the clients whose EXEC a change makes fail.
+    pub watches: super::watch::Watches,
 }
 
 impl ServerState {
@@ -70,6 +72,7 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            watches: super::watch::Watches::new(),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();

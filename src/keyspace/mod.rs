@@ -165,6 +165,14 @@ impl Shard {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
     }
 
+    /// Exchange this shard's keys with `other`'s (SWAPDB); each keeps its database number, so
+    /// expiry keeps reporting keys in the database they are now in.
+    pub fn swap_contents(&mut self, other: &mut Shard) {
+        std::mem::swap(&mut self.map, &mut other.map);
+        std::mem::swap(&mut self.volatile, &mut other.volatile);
+        std::mem::swap(&mut self.expire_cursor, &mut other.expire_cursor);
+    }
+
     pub fn clear(&mut self) {
         self.map.clear();
         self.map.shrink_to_fit();
