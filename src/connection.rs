@@ -55,6 +55,10 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
         if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
             inbuf.reserve(READ_CHUNK);
         }
+        // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
+        // out, but its socket is still read so a disconnect is seen at once.
+        let blocked = client.is_blocked();
+        let deadline = client.block_deadline;
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
             _ = info.kill.cancelled() => break,
@@ -63,11 +67,28 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
-                process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
+                if !client.is_blocked() {
+                    process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
+                }
             }
             _ = push.notified() => {
+                // A served or unblocked client's reply arrives here, like a pushed message.
                 if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
                     break;
+                }
+                if blocked && !client.is_blocked() {
+                    process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
+                }
+            }
+            // Redis times a client out once its deadline is strictly in the past.
+            _ = state.clock.sleep_until(deadline.saturating_add(1)), if blocked && deadline > 0 => {
+                if let Some(reply) = cmd::blocking::timed_out(&state, &mut client).await {
+                    client.push.take(usize::MAX, &mut taken);
+                    taken.write_to(&mut out);
+                    encode(&reply, client.resp, &mut out);
+                }
+                if !client.is_blocked() {
+                    process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
                 }
             }
         }
@@ -145,7 +166,7 @@ async fn process_input(
     parse_state: &mut ParseState,
     out: &mut BytesMut,
 ) {
-    while !client.close_after_reply {
+    while !client.close_after_reply && !client.is_blocked() {
         match parse_request(inbuf, parse_state) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,

@@ -245,6 +245,24 @@ pub fn execabort_because(why: &RedisError) -> RedisError {
     ]))
 }
 
+// ---- lists and blocking pops ----
+pub const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
+pub const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+pub const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+pub const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
+/// `ERR value is out of range, value must between MIN and MAX` (getRangeLongFromObject
+/// without a message of its own).
+pub fn out_of_range_between(min: i64, max: i64) -> RedisError {
+    RedisError::owned(format!(
+        "ERR value is out of range, value must between {min} and {max}"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

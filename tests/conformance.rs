@@ -36,6 +36,8 @@ const GROUPS: &[&str] = &[
     "notifications",
     "command",
     "multi",
+    "lists",
+    "blocking",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

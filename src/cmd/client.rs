@@ -93,6 +93,9 @@ pub struct Client {
     pub pubsub: ClientSubs,
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
     pub multi: Option<super::multi::MultiState>,
+    /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
+    /// (ms), 0 for never.
+    pub block_deadline: i64,
 }
 
 impl Client {
@@ -108,6 +111,7 @@ impl Client {
             push,
             pubsub: ClientSubs::default(),
             multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -126,6 +130,7 @@ impl Client {
             push,
             pubsub: ClientSubs::default(),
             multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -134,6 +139,12 @@ impl Client {
         self.info.subscriptions.load(Ordering::Relaxed)
             + self.info.pattern_subscriptions.load(Ordering::Relaxed)
             + self.info.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
+    /// Blocked in BLPOP and friends: the connection runs no request until it is served,
+    /// times out or is unblocked.
+    pub fn is_blocked(&self) -> bool {
+        self.info.blocked.load(Ordering::Acquire)
     }
 
     pub fn select(&mut self, db: usize) {
@@ -163,4 +174,5 @@ pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
     super::pubsub::client_gone(state, client);
     state.watches.forget(client.id);
+    super::blocking::forget(state, client.id);
 }

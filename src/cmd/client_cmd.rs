@@ -59,6 +59,11 @@ const CLIENT_SUBS: &[Command] = &[
         "2.4.0",
         "Kill the connection of a client",
     ),
+    Command::new("unblock", -3, CLIENT_ADMIN, client_unblock).doc(
+        "connection",
+        "5.0.0",
+        "Unblock a client blocked in a blocking command from a different connection",
+    ),
     Command::new("no-evict", 3, CLIENT_ADMIN, client_on_off).doc(
         "connection",
         "7.0.0",
@@ -333,6 +338,24 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         kill(ctx, c);
     }
     Ok(Reply::Int(victims.len() as i64))
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in BLPOP and friends answers as if
+/// its timeout passed, or with the UNBLOCKED error. 1 if it was blocked, else 0.
+fn client_unblock(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 4 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let with_error = match a.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return Err(RedisError::new(error::UNBLOCK_REASON)),
+    };
+    let id = args::int(&a[2])?;
+    let done =
+        u64::try_from(id).is_ok_and(|id| super::blocking::unblock(ctx.state, id, with_error));
+    Ok(Reply::Int(done as i64))
 }
 
 /// Close a client: another connection at once, this one after its reply is written.

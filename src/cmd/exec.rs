@@ -79,6 +79,11 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         in_exec: false,
     };
     let reply = super::call(&mut ctx, cmd, &args);
+    if held.is_some() {
+        // What this command (or the transaction it ran) pushed wakes blocked clients now,
+        // before anyone else runs.
+        super::blocking::serve_ready(state);
+    }
     drop(held);
     reply
 }
@@ -203,6 +208,7 @@ async fn run_script_command(
         INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
         let reply = eval(state, client.db, kind, &args);
         INLINE_SINCE.with(|s| s.set(None));
+        super::blocking::serve_ready(state);
         drop(held);
         return reply;
     }
@@ -215,7 +221,9 @@ async fn run_script_command(
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
-        eval(&sh, db, kind, &args)
+        let reply = eval(&sh, db, kind, &args);
+        super::blocking::serve_ready(&sh);
+        reply
     });
     match task.await {
         Ok(r) => r,

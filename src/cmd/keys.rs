@@ -793,10 +793,14 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     let (lo, hi) = (i1.min(i2) as usize, i1.max(i2) as usize);
     super::watch::swapped(ctx.state, i1 as usize, i2 as usize, ctx.now);
-    let mut g_lo = ks.db(lo).lock_all();
-    let mut g_hi = ks.db(hi).lock_all();
-    for (x, y) in g_lo.shards().zip(g_hi.shards()) {
-        x.swap_contents(y);
+    {
+        let mut g_lo = ks.db(lo).lock_all();
+        let mut g_hi = ks.db(hi).lock_all();
+        for (x, y) in g_lo.shards().zip(g_hi.shards()) {
+            x.swap_contents(y);
+        }
     }
+    // Clients blocked in either database may find their keys there now.
+    super::blocking::swapped(ctx.state, lo, hi, ctx.now);
     Ok(Reply::ok())
 }

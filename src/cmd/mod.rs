@@ -3,6 +3,7 @@
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;
+pub mod blocking;
 pub mod client;
 pub mod client_cmd;
 pub mod command_cmd;
@@ -14,6 +15,8 @@ pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod list;
+pub mod list_more;
 pub mod lock;
 pub mod meta;
 pub mod multi;
@@ -221,6 +224,8 @@ fn families() -> Vec<&'static [Command]> {
         string::COMMANDS,
         keys::COMMANDS,
         hash::COMMANDS,
+        list::COMMANDS,
+        list_more::COMMANDS,
         server_cmds::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
@@ -311,13 +316,20 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
+    track_events(ctx.state);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
     reply
+}
+
+/// Tell the keyspace which key events the next command must report: created keys only if
+/// someone listens for `new` events, ready keys only while a client is blocked.
+pub fn track_events(state: &ServerState) {
+    crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
+    crate::keyspace::track_ready_keys(state.blocking.any());
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
@@ -335,6 +347,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                         watch::key_expired(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
+                    KeyEvent::Ready => blocking::key_ready(&s, db, key),
                 }
             }
         }));
