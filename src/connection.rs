@@ -52,21 +52,30 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
     let mut out = BytesMut::with_capacity(READ_CHUNK);
     let mut parse_state = ParseState::default();
     loop {
-        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-            inbuf.reserve(READ_CHUNK);
-        }
         // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
-        // out, but its socket is still read so a disconnect is seen at once.
+        // out, but its socket is still read so a disconnect is seen at once. It may wait for
+        // hours, so it keeps no buffers meanwhile: it waits for readiness, not into a buffer.
         let blocked = client.is_blocked();
         let deadline = client.block_deadline;
+        if blocked {
+            if inbuf.is_empty() && inbuf.capacity() > 0 {
+                inbuf = BytesMut::new();
+            }
+            if out.is_empty() && out.capacity() > 0 {
+                out = BytesMut::new();
+            }
+        } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+            inbuf.reserve(READ_CHUNK);
+        }
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
             _ = info.kill.cancelled() => break,
-            r = rd.read_buf(&mut inbuf) => {
+            r = read_some(&mut rd, &mut inbuf, blocked) => {
                 match r {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
+                // A blocked client's later requests stay buffered until it is served.
                 if !client.is_blocked() {
                     process_input(&state, &mut client, &mut taken, &mut inbuf, &mut parse_state, &mut out).await;
                 }
@@ -125,6 +134,28 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
     cmd::client::disconnect(&state, &client);
     let _ = wr.shutdown().await;
+}
+
+/// Read what arrived into `inbuf`. A blocked client waits for readiness first and only then
+/// gives itself a buffer, so thousands of clients waiting in BLPOP hold no read buffers.
+async fn read_some(
+    rd: &mut tokio::net::tcp::OwnedReadHalf,
+    inbuf: &mut BytesMut,
+    blocked: bool,
+) -> std::io::Result<usize> {
+    if !blocked {
+        return rd.read_buf(inbuf).await;
+    }
+    loop {
+        rd.readable().await?;
+        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+            inbuf.reserve(READ_CHUNK);
+        }
+        match rd.try_read_buf(inbuf) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            r => return r,
+        }
+    }
 }
 
 /// Move queued pushes to `out`, unless a script is running: Redis writes what a script
