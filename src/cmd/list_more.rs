@@ -396,7 +396,8 @@ fn blocking_move(ctx: &mut Ctx, a: &[Bytes], from: End, to: End, deadline: i64) 
     if !blocking::may_block(ctx) {
         return Ok(Reply::Nil);
     }
-    let dst = dst.clone();
+    // Copied: a slice of the request would pin its read buffer for as long as the client waits.
+    let dst = Bytes::copy_from_slice(dst);
     let serve: Serve = Box::new(move |ctx: &mut Ctx, key: &Bytes| {
         match move_element(ctx, key, &dst, from, to, false) {
             Ok(Some((v, deleted))) => Served {

@@ -10,6 +10,7 @@ pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
 pub mod cron;
+pub mod db_cmds;
 pub mod exec;
 pub mod float80;
 pub mod hash;
@@ -223,6 +224,7 @@ fn families() -> Vec<&'static [Command]> {
         client_cmd::COMMANDS,
         string::COMMANDS,
         keys::COMMANDS,
+        db_cmds::COMMANDS,
         hash::COMMANDS,
         list::COMMANDS,
         list_more::COMMANDS,

@@ -187,8 +187,8 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     ctx.client.push.take(usize::MAX, &mut before);
     let mut frames: Vec<Taken> = Vec::new();
     let mut replies = Vec::with_capacity(queued.len());
+    // Each queued command was counted in INFO's total_commands_processed when it was queued.
     for (i, q) in queued.iter().enumerate() {
-        state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
         let reply = if q.cmd.has(SCRIPT_RUNNER) {
             super::exec::script_in_transaction(state, ctx.client, q.cmd, &q.args)
         } else {
