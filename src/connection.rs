@@ -54,10 +54,21 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
     let mut out = BytesMut::with_capacity(READ_CHUNK);
     let mut soft_clock = SoftLimitClock::default();
     loop {
+        // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
+        // out, but its socket is still read so a disconnect is seen at once. It may wait for
+        // hours, so it keeps no buffers meanwhile: it waits for readiness, not into a buffer.
+        let blocked = client.is_blocked();
+        let deadline = client.block_deadline;
+        if blocked {
+            input.release_if_empty();
+            if out.is_empty() && out.capacity() > 0 {
+                out = BytesMut::new();
+            }
+        }
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
             _ = info.kill.cancelled() => break,
-            r = input.read_from(&mut rd) => {
+            r = input.read_from(&mut rd, blocked) => {
                 match r {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
@@ -68,11 +79,29 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
                     tracing::warn!("Closing client that reached max query buffer length: id={id}");
                     break;
                 }
-                process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                // A blocked client's later requests stay buffered until it is served.
+                if !client.is_blocked() {
+                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                }
             }
             _ = push.notified() => {
+                // A served or unblocked client's reply arrives here, like a pushed message.
                 if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
                     break;
+                }
+                if blocked && !client.is_blocked() {
+                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                }
+            }
+            // Redis times a client out once its deadline is strictly in the past.
+            _ = state.clock.sleep_until(deadline.saturating_add(1)), if blocked && deadline > 0 => {
+                if let Some(reply) = cmd::blocking::timed_out(&state, &mut client).await {
+                    client.push.take(usize::MAX, &mut taken);
+                    taken.write_to(&mut out);
+                    encode(&reply, client.resp, &mut out);
+                }
+                if !client.is_blocked() {
+                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
                 }
             }
         }
@@ -154,7 +183,7 @@ async fn process_input(
     out: &mut BytesMut,
     soft_clock: &mut SoftLimitClock,
 ) {
-    while !client.close_after_reply && !client.info.kill.is_cancelled() {
+    while !client.close_after_reply && !client.is_blocked() && !client.info.kill.is_cancelled() {
         let limits = Limits {
             max_bulk_len: state.client_limits.proto_max_bulk_len(),
             unauthenticated: !client.authenticated,

@@ -44,6 +44,9 @@ const GROUPS: &[&str] = &[
     "lua_hardening",
     "maxmemory",
     "acl",
+    "multi",
+    "lists",
+    "blocking",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

@@ -231,7 +231,7 @@ pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
 }
 
 fn client_info(state: &ServerState, c: &Client) -> String {
-    let line = super::client_cmd::client_line(&c.info, state.clock.now_ms());
+    let line = super::client_cmd::client_line(state, &c.info, state.clock.now_ms());
     line.trim_end().to_string()
 }
 

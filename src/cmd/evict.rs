@@ -136,6 +136,16 @@ pub fn before_command(
     Ok(())
 }
 
+/// processCommand's maxmemory step for a command queued in MULTI (which takes no lock, so
+/// evicts nothing): refused when memory is over maxmemory and the policy cannot evict.
+pub fn queuing_refused(state: &ServerState) -> bool {
+    let ev = &state.eviction;
+    let max = ev.maxmemory.load(Ordering::Relaxed) as usize;
+    max != 0
+        && ev.policy() == Policy::NoEviction
+        && crate::alloc::used_memory().is_some_and(|used| used > max)
+}
+
 /// processCommand's maxmemory step for EVAL and friends: a script declared with flags is
 /// denyoom unless it has `allow-oom` or `no-writes`; one without flags is checked command by
 /// command ([`script_call_refused`]).

@@ -53,6 +53,13 @@ pub struct ServerState {
     pub eviction: super::evict::Eviction,
     /// ACL users, the permission check's state and the ACL log.
     pub acl: super::acl::Acl,
+    /// WATCHed keys and the clients whose EXEC a change makes fail.
+    pub watches: super::watch::Watches,
+    /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
+    pub blocking: super::blocking::Blocking,
+    /// The client blocked clients are served as (their database, no connection): one,
+    /// reused, since serving runs under the server lock.
+    pub serve_client: Mutex<super::client::Client>,
 }
 
 impl ServerState {
@@ -79,6 +86,9 @@ impl ServerState {
             client_limits: Default::default(),
             eviction: Default::default(),
             acl: Default::default(),
+            watches: super::watch::Watches::new(),
+            blocking: super::blocking::Blocking::new(),
+            serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();

@@ -6,7 +6,8 @@
 
 use crate::protocol::{parse_request, Limits, ParseState, ProtocolError};
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncReadExt;
+use tokio::net::tcp::OwnedReadHalf;
 
 /// Room made for an ordinary read.
 pub(super) const READ_CHUNK: usize = 16 * 1024;
@@ -33,11 +34,25 @@ impl Input {
     }
 
     /// Read what the peer sent: at most what the current big argument still needs, else up
-    /// to a chunk. `Ok(0)`: the peer closed.
-    pub(super) async fn read_from<R: AsyncRead + Unpin>(
+    /// to a chunk. `Ok(0)`: the peer closed. A blocked client (BLPOP...) waits for readiness
+    /// first and only then gives itself a buffer, so thousands of clients waiting hold none.
+    pub(super) async fn read_from(
         &mut self,
-        rd: &mut R,
+        rd: &mut OwnedReadHalf,
+        blocked: bool,
     ) -> std::io::Result<usize> {
+        if blocked {
+            loop {
+                rd.readable().await?;
+                if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
+                    self.buf.reserve(READ_CHUNK);
+                }
+                match rd.try_read_buf(&mut self.buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    r => return r,
+                }
+            }
+        }
         if let Some(missing) = self.state.big_arg_missing(&self.buf) {
             self.big_seen = true;
             // The parser made room for the whole argument: never read past it, so the
@@ -69,6 +84,16 @@ impl Input {
     /// which holds the current big argument alone).
     pub(super) fn pending_bytes(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Hold no memory while nothing is buffered (a blocked client may wait for hours).
+    pub(super) fn release_if_empty(&mut self) {
+        if self.buf.is_empty()
+            && self.buf.capacity() > 0
+            && self.state.big_arg_missing(&self.buf).is_none()
+        {
+            self.buf = BytesMut::new();
+        }
     }
 
     /// Drop whatever is buffered (after a protocol error the rest is never read).

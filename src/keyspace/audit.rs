@@ -30,10 +30,13 @@ fn audit_db(n: usize, db: &Db) -> Result<(), String> {
                 return Err(format!("db {n}: key {k:?} at slot {i} is not found there"));
             }
             volatile += usize::from(entry.expires_at != 0);
-            if let Value::Hash(h) = &entry.value {
-                if h.is_empty() {
-                    return Err(format!("db {n}: key {k:?} holds an empty hash"));
-                }
+            let empty = match &entry.value {
+                Value::Hash(h) => h.is_empty(),
+                Value::List(l) => l.is_empty(),
+                Value::Str(_) => false,
+            };
+            if empty {
+                return Err(format!("db {n}: key {k:?} holds an empty aggregate"));
             }
         }
         if volatile != shard.volatile {

@@ -1,9 +1,10 @@
 //! Requests in: multibulk and inline, with Redis's limits and protocol error texts.
 //!
 //! Memory follows the bytes that arrived, never a declared length: an argument of
-//! [`BIG_ARG`] bytes or more that has not fully arrived gets a buffer of its own, sized for
-//! it and filled only as its bytes come in (Redis's PROTO_MBULK_BIG_ARG path), so a large
-//! request costs its arguments once, and each completed argument is handed on without a copy.
+//! [`BIG_ARG`] bytes or more, once its first megabyte has arrived, gets a buffer of its own,
+//! sized for it and filled only as its bytes come in (Redis's PROTO_MBULK_BIG_ARG path; pages
+//! not yet written cost no memory), so a large request costs its arguments once, and each
+//! completed argument is handed on without a copy.
 
 use crate::num::parse_ll;
 use bytes::{Buf, Bytes, BytesMut};
@@ -17,6 +18,9 @@ pub const PROTO_MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
 const PROTO_MAX_MULTIBULK: i64 = i32::MAX as i64;
 /// Arguments this long or longer are read into a buffer of their own (PROTO_MBULK_BIG_ARG).
 pub const BIG_ARG: usize = 32 * 1024;
+/// Bytes of a big argument that must have arrived before it gets a buffer of its full
+/// declared size (what arrived so far is copied once into it).
+const EAGER_ROOM: usize = 1024 * 1024;
 /// Largest multibulk count a client that still has to authenticate may declare.
 pub const UNAUTH_MAX_MULTIBULK: i64 = 10;
 /// Longest bulk a client that still has to authenticate may declare.
@@ -210,8 +214,13 @@ fn parse_bulks(
         let len = len as usize;
         let start = nl + 2;
         if len >= BIG_ARG && buf.len() - start < len + 2 {
-            make_room_for_big_arg(buf, state, start, len);
-            continue;
+            // Room for the whole argument once a good part of it has arrived: a declared
+            // length alone allocates nothing.
+            if buf.len() - start >= (len + 2).min(EAGER_ROOM) {
+                make_room_for_big_arg(buf, state, start, len);
+                continue;
+            }
+            return Ok(None);
         }
         if buf.len() < start + len + 2 {
             return Ok(None);
