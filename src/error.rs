@@ -170,6 +170,11 @@ pub fn invalid_expire(cmd: &str) -> RedisError {
 }
 
 /// Any error text built at run time (already carrying its code).
+/// [`err`] for a text that holds a client's raw bytes (not necessarily UTF-8).
+pub fn err_bytes(text: Vec<u8>) -> RedisError {
+    sanitize(text)
+}
+
 pub fn err(text: impl Into<String>) -> RedisError {
     sanitize(text.into().into_bytes())
 }

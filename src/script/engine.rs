@@ -24,6 +24,8 @@ pub(super) struct Engine {
     setenv: Function,
     pub run: Function,
     pub runs: u64,
+    /// Lua's own `loadstring` (the scripts see the sandbox's), which compiles scripts.
+    loadstring: Function,
     /// The interpreter's memory after its last full collection.
     pub collected_at: usize,
 }
@@ -47,6 +49,7 @@ impl Engine {
             "resplock.chunk_names",
             lua.create_sequence_from(CHUNK_NAMES.iter().map(|n| n.as_bytes()))?,
         )?;
+        let loadstring: Function = lua.globals().raw_get("loadstring")?;
         let make_tramp = unsafe { lua.create_c_function(ffi::make_tramp)? };
         let libs_t = lua.create_table()?;
         // CVE-2025-46817: the scripts' `unpack` is the fixed one.
@@ -75,6 +78,7 @@ impl Engine {
             setenv,
             run,
             runs: 0,
+            loadstring,
             collected_at: 0,
         })
     }
@@ -102,19 +106,23 @@ impl Engine {
         if code.first() == Some(&0x1b) {
             return Err(RedisError::new(error::SCRIPT_BINARY_CHUNK));
         }
-        let func = self
-            .lua
-            .load(&code[..])
-            .set_name(CHUNK_NAMES[0])
-            .set_mode(mlua::chunk::ChunkMode::Text)
-            .into_function()
-            .map_err(|e| {
-                let msg = match &e {
-                    mlua::Error::SyntaxError { message, .. } => message.clone(),
-                    other => other.to_string(),
-                };
-                error::err(format!("ERR Error compiling script (new function): {msg}"))
-            })?;
+        // Compiled by Lua's own loadstring, so a syntax error's message keeps the script's
+        // bytes raw, as Redis sends them (mlua's SyntaxError holds a lossy UTF-8 String).
+        let to_err = |e: mlua::Error| error::err(format!("ERR {e}"));
+        let (func, msg): (Option<Function>, Option<mlua::LuaString>) = self
+            .loadstring
+            .call((
+                self.lua.create_string(&code).map_err(to_err)?,
+                CHUNK_NAMES[0],
+            ))
+            .map_err(to_err)?;
+        let Some(func) = func else {
+            let mut text = b"ERR Error compiling script (new function): ".to_vec();
+            if let Some(m) = msg {
+                text.extend_from_slice(&m.as_bytes());
+            }
+            return Err(error::err_bytes(text));
+        };
         let func: Function = self
             .setenv
             .call(func)
