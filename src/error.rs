@@ -225,6 +225,39 @@ pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 
+// ---- sets, sorted sets, SORT ----
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const MINMAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+pub const MINMAX_NOT_LEX: &str = "ERR min or max not valid string range item";
+pub const ZADD_XX_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIRS: &str = "ERR INCR option supports a single increment-element pair";
+pub const SCORE_NAN: &str = "ERR resulting score is not a number (NaN)";
+pub const ZRANGE_LIMIT_BY_RANK: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_WITHSCORES_BYLEX: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
+pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
+/// `ERR at least 1 input key is needed for 'zunion' command`
+pub fn needs_one_key(fullname: &str) -> RedisError {
+    RedisError::owned(format!(
+        "ERR at least 1 input key is needed for '{fullname}' command"
+    ))
+}
+
+/// `ERR value is out of range, value must between -9223372036854775807 and
+/// 9223372036854775807` (getRangeLongFromObjectOrReply's text, Redis's grammar kept).
+pub fn range_between(min: i64, max: i64) -> RedisError {
+    RedisError::owned(format!(
+        "ERR value is out of range, value must between {min} and {max}"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,10 @@ const GROUPS: &[&str] = &[
     "pubsub",
     "notifications",
     "command",
+    "sets",
+    "zsets",
+    "sort",
+    "redisson_scripts",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

@@ -20,8 +20,11 @@ pub mod notify;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
+pub mod set;
+pub mod set_ops;
 pub mod state;
 pub mod string;
+pub mod typed;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -202,6 +205,8 @@ fn families() -> Vec<&'static [Command]> {
         string::COMMANDS,
         keys::COMMANDS,
         hash::COMMANDS,
+        set::COMMANDS,
+        set_ops::COMMANDS,
         server_cmds::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
