@@ -25,6 +25,9 @@ pub mod set_ops;
 pub mod state;
 pub mod string;
 pub mod typed;
+pub mod zset;
+pub mod zset_range;
+pub mod zset_store;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -207,6 +210,9 @@ fn families() -> Vec<&'static [Command]> {
         hash::COMMANDS,
         set::COMMANDS,
         set_ops::COMMANDS,
+        zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_store::COMMANDS,
         server_cmds::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
