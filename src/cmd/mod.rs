@@ -22,6 +22,7 @@ pub mod scripting;
 pub mod server_cmds;
 pub mod set;
 pub mod set_ops;
+pub mod sort;
 pub mod state;
 pub mod string;
 pub mod typed;
@@ -213,6 +214,7 @@ fn families() -> Vec<&'static [Command]> {
         zset::COMMANDS,
         zset_range::COMMANDS,
         zset_store::COMMANDS,
+        sort::COMMANDS,
         server_cmds::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,

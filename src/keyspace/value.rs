@@ -1,6 +1,7 @@
 //! A key's stored value and expiry: the enum over the value types of `crate::types`.
 
 use crate::types::hash::Hash;
+use crate::types::list::List;
 use crate::types::set::Set;
 use crate::types::zset::ZSet;
 use bytes::Bytes;
@@ -9,6 +10,7 @@ use bytes::Bytes;
 pub enum Value {
     Str(Bytes),
     Hash(Hash),
+    List(List),
     Set(Set),
     ZSet(ZSet),
 }
@@ -24,6 +26,7 @@ impl Value {
         match self {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
+            Value::List(_) => "list",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
         }
