@@ -66,7 +66,13 @@ async fn spop_with_count_removes_exactly_what_it_returns_in_every_case() {
     for (size, count) in [(100usize, 3usize), (100, 90), (100, 100), (100, 150)] {
         for encoding in ["int", "str"] {
             let members: Vec<String> = (0..size)
-                .map(|i| if encoding == "int" { i.to_string() } else { format!("s{i}") })
+                .map(|i| {
+                    if encoding == "int" {
+                        i.to_string()
+                    } else {
+                        format!("s{i}")
+                    }
+                })
                 .collect();
             let _: () = c.del("s").await.unwrap();
             let _: i64 = c.sadd("s", &members).await.unwrap();
@@ -81,7 +87,10 @@ async fn spop_with_count_removes_exactly_what_it_returns_in_every_case() {
             let popped_set: BTreeSet<&String> = popped.iter().collect();
             assert_eq!(popped_set.len(), popped.len(), "distinct members");
             let mut all: BTreeSet<&String> = left.iter().collect();
-            assert!(popped_set.iter().all(|m| !all.contains(*m)), "popped left the set");
+            assert!(
+                popped_set.iter().all(|m| !all.contains(*m)),
+                "popped left the set"
+            );
             all.extend(popped_set);
             assert_eq!(all, members.iter().collect(), "nothing lost or invented");
         }
@@ -94,12 +103,29 @@ async fn srandmember_and_zrandmember_pick_only_members() {
     let s = server().await;
     let mut c = client(&s).await;
     let _: i64 = c.sadd("s", &["a", "b", "c"]).await.unwrap();
-    let _: i64 = c.zadd_multiple("z", &[(1, "a"), (2, "b"), (3, "c")]).await.unwrap();
-    let picks: Vec<String> = redis::cmd("SRANDMEMBER").arg("s").arg(-50).query_async(&mut c).await.unwrap();
+    let _: i64 = c
+        .zadd_multiple("z", &[(1, "a"), (2, "b"), (3, "c")])
+        .await
+        .unwrap();
+    let picks: Vec<String> = redis::cmd("SRANDMEMBER")
+        .arg("s")
+        .arg(-50)
+        .query_async(&mut c)
+        .await
+        .unwrap();
     assert_eq!(picks.len(), 50);
     assert!(picks.iter().all(|p| ["a", "b", "c"].contains(&p.as_str())));
-    let picks: Vec<String> = redis::cmd("SRANDMEMBER").arg("s").arg(2).query_async(&mut c).await.unwrap();
-    assert_eq!(picks.iter().collect::<HashSet<_>>().len(), 2, "a positive count picks distinct members");
+    let picks: Vec<String> = redis::cmd("SRANDMEMBER")
+        .arg("s")
+        .arg(2)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(
+        picks.iter().collect::<HashSet<_>>().len(),
+        2,
+        "a positive count picks distinct members"
+    );
     let picks: Vec<String> = redis::cmd("ZRANDMEMBER")
         .arg("z")
         .arg(-20)
@@ -170,7 +196,10 @@ async fn a_large_sorted_set_agrees_with_a_model_on_ranks_ranges_and_removals() {
         .collect();
     assert_eq!(got, want);
     let removed: i64 = c.zrembyscore("z", 0, 99).await.unwrap();
-    assert_eq!(removed as usize, model.iter().filter(|(s, _)| *s <= 99).count());
+    assert_eq!(
+        removed as usize,
+        model.iter().filter(|(s, _)| *s <= 99).count()
+    );
     let card: i64 = c.zcard("z").await.unwrap();
     assert_eq!(card as usize, 1000 - removed as usize);
     s.shutdown().await;
@@ -180,7 +209,9 @@ async fn a_large_sorted_set_agrees_with_a_model_on_ranks_ranges_and_removals() {
 async fn zscan_of_a_skiplist_pairs_each_member_with_its_score_once() {
     let s = server().await;
     let mut c = client(&s).await;
-    let items: Vec<(f64, String)> = (0..500).map(|i| (i as f64 + 0.5, format!("m{i}"))).collect();
+    let items: Vec<(f64, String)> = (0..500)
+        .map(|i| (i as f64 + 0.5, format!("m{i}")))
+        .collect();
     let _: i64 = c.zadd_multiple("z", &items).await.unwrap();
     let mut seen = HashSet::new();
     let mut cursor: u64 = 0;
