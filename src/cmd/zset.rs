@@ -208,7 +208,7 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
     if flags.nx && flags.xx {
         return Err(RedisError::new(error::ZADD_XX_NX));
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    if ((flags.gt || flags.lt) && flags.nx) || (flags.gt && flags.lt) {
         return Err(RedisError::new(error::ZADD_GT_LT_NX));
     }
     if flags.incr && elements > 1 {
