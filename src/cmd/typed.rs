@@ -167,7 +167,8 @@ pub fn upsert<T: Typed, R>(
 /// with `value`.
 pub fn store(ctx: &Ctx, key: &[u8], value: Value) {
     let mut shard = ctx.db().lock(key);
-    shard.remove(key, ctx.now);
+    // Expire it first, so a live key is overwritten (no `new` event) and a dead one re-added.
+    shard.contains(key, ctx.now);
     shard.insert(key, Entry::new(value));
 }
 
