@@ -365,9 +365,46 @@ fn compare(x: &Item, y: &Item, alpha: bool, bypattern: bool) -> Ordering {
     x.obj.cmp(&y.obj)
 }
 
+/// Redis's sortGetKeys, for COMMAND GETKEYS: the sorted key, and the key after the last STORE
+/// (LIMIT skips two arguments, GET and BY one; a STORE's key is scanned as an option too).
+pub fn key_positions(args: &[Bytes]) -> Vec<usize> {
+    let mut keys = vec![1];
+    let mut store = None;
+    let mut i = 2;
+    while i < args.len() {
+        if is(&args[i], "limit") {
+            i += 2;
+        } else if is(&args[i], "get") || is(&args[i], "by") {
+            i += 1;
+        } else if is(&args[i], "store") && i + 1 < args.len() {
+            store = Some(i + 1);
+        }
+        i += 1;
+    }
+    keys.extend(store);
+    keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn getkeys_finds_the_last_store_key() {
+        let args = |v: &[&str]| -> Vec<Bytes> {
+            v.iter()
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .collect()
+        };
+        let a = args(&[
+            "sort", "abc", "store", "invalid", "store", "stillbad", "store", "def",
+        ]);
+        assert_eq!(key_positions(&a), vec![1, 7]);
+        let a = args(&[
+            "sort", "abc", "by", "store", "limit", "store", "1", "get", "store",
+        ]);
+        assert_eq!(key_positions(&a), vec![1]);
+    }
 
     #[test]
     fn sort_scores_follow_strtod() {
