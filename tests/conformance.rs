@@ -39,6 +39,11 @@ const GROUPS: &[&str] = &[
     "zsets",
     "sort",
     "redisson_scripts",
+    "redisson_fairlock",
+    "zset_blocking",
+    "multi",
+    "lists",
+    "blocking",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

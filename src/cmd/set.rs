@@ -219,7 +219,7 @@ const MAX_RANDOM_REPLY: u64 = 1 << 24;
 pub fn random_count(arg: &[u8]) -> Result<(u64, bool), RedisError> {
     let l = args::int(arg)?;
     if l == i64::MIN {
-        return Err(error::range_between(-i64::MAX, i64::MAX));
+        return Err(error::out_of_range_between(-i64::MAX, i64::MAX));
     }
     Ok((l.unsigned_abs(), l >= 0))
 }

@@ -47,6 +47,13 @@ pub struct ServerState {
     pub pubsub: crate::pubsub::PubSub,
     /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
     pub notify_flags: std::sync::atomic::AtomicU32,
+    /// WATCHed keys and the clients whose EXEC a change makes fail.
+    pub watches: super::watch::Watches,
+    /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
+    pub blocking: super::blocking::Blocking,
+    /// The client blocked clients are served as (their database, no connection): one,
+    /// reused, since serving runs under the server lock.
+    pub serve_client: Mutex<super::client::Client>,
 }
 
 impl ServerState {
@@ -70,6 +77,9 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            watches: super::watch::Watches::new(),
+            blocking: super::blocking::Blocking::new(),
+            serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();

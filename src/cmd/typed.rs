@@ -200,14 +200,6 @@ pub fn read_many<R>(ctx: &Ctx, keys: &[&[u8]], f: impl FnOnce(&[Option<&Value>])
     f(&values)
 }
 
-impl Ctx<'_> {
-    /// SHIM until the `multi` branch lands its `signal_modified` (WATCH and client tracking):
-    /// the call sites are in place, this body does nothing. Delete this at that merge.
-    pub fn signal_modified(&self, key: &[u8]) {
-        let _ = key;
-    }
-}
-
 /// SSCAN/ZSCAN's COUNT and MATCH options (HSCAN's rules: COUNT below 1 is a syntax error).
 pub struct ScanArgs {
     /// How many elements a page should hold, roughly.

@@ -31,6 +31,13 @@ impl Value {
             Value::ZSet(_) => "zset",
         }
     }
+
+    /// Whether creating a key of this type can wake clients blocked in a pop (BLPOP and
+    /// friends on lists; BZPOPMIN and friends on sorted sets): Redis's signalKeyAsReady
+    /// types.
+    pub fn serves_blocked_pops(&self) -> bool {
+        matches!(self, Value::List(_) | Value::ZSet(_))
+    }
 }
 
 #[derive(Clone, Debug)]
