@@ -33,6 +33,8 @@ fn audit_db(n: usize, db: &Db) -> Result<(), String> {
             let empty = match &entry.value {
                 Value::Hash(h) => h.is_empty(),
                 Value::List(l) => l.is_empty(),
+                Value::Set(x) => x.is_empty(),
+                Value::ZSet(z) => z.is_empty(),
                 Value::Str(_) => false,
             };
             if empty {
