@@ -29,6 +29,32 @@ pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
+pub const BIT_NOT_INTEGER: &str = "ERR bit is not an integer or out of range";
+pub const BIT_ARG_ONE_OR_ZERO: &str = "ERR The bit argument must be 1 or 0.";
+pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
+pub const BITFIELD_BAD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+pub const BITFIELD_BAD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+pub const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+pub const LCS_LEN_AND_IDX: &str =
+    "ERR If you want both the length and indexes, please just use IDX.";
+pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
+pub const IDLETIME_UNDER_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const FREQ_WITHOUT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+pub const NOT_LISTPACK: &str = "ERR Not a listpack encoded object.";
+pub const NOT_QUICKLIST: &str = "ERR Not a quicklist encoded object.";
+pub const DEBUG_RELOAD_OPTIONS: &str =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+pub const PACKED_THRESHOLD_RANGE: &str =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+pub const DEBUG_PROTOCOL_TYPE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+pub const RESP2_NOT_SUPPORTED: &str = "ERR RESP2 is not supported by this command";
+pub const LCS_ALLOC_FAILED: &str =
+    "ERR Insufficient memory, failed allocating transient memory for LCS";
+pub const LCS_TABLE_TOO_BIG: &str =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 
 /// One Redis error reply: the text after `-`, e.g. `ERR syntax error`. Bytes, not a string:
 /// Redis echoes a client's arguments in errors byte for byte, valid UTF-8 or not.

@@ -60,6 +60,14 @@ impl ClientInfo {
         *self.last_cmd.lock() = (parent, cmd);
     }
 
+    /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
+    /// `enable-debug-command local` lets use DEBUG.
+    pub fn is_local(&self) -> bool {
+        self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+        })
+    }
+
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
     pub fn last_cmd_name(&self) -> String {
         match *self.last_cmd.lock() {

@@ -19,6 +19,11 @@ async fn active_expiry(state: Arc<ServerState>) {
             _ = state.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let on =
+            |flag: &std::sync::atomic::AtomicBool| flag.load(std::sync::atomic::Ordering::Relaxed);
+        if !on(&state.active_expire_enabled) || on(&state.cron_paused) {
+            continue;
+        }
         loop {
             if let Some(guard) = state.lock.lock_briefly() {
                 state.keyspace.active_expire_round(state.clock.now_ms());

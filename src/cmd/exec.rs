@@ -25,6 +25,17 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         Ok(c) => c,
         Err(e) => return Reply::error(e),
     };
+    // Redis refuses a protected command (DEBUG) right after the arity check, before
+    // authentication, unless enable-debug-command allows this client.
+    if cmd.has(flags::PROTECTED)
+        && !state
+            .config
+            .read()
+            .enable_debug_command
+            .allows(client.info.is_local())
+    {
+        return Reply::error(RedisError::new(error::DEBUG_NOT_ALLOWED));
+    }
     let mut now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
     if !client.authenticated

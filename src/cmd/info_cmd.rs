@@ -38,7 +38,7 @@ fn read_proc(path: &str) -> String {
 }
 
 /// Resident set size in bytes (Linux /proc; 0 elsewhere).
-fn rss_bytes() -> u64 {
+pub(super) fn rss_bytes() -> u64 {
     read_proc("/proc/self/statm")
         .split_whitespace()
         .nth(1)
@@ -224,7 +224,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("current_fork_perc", &"0.00");
             kv("current_save_keys_processed", &0);
             kv("current_save_keys_total", &0);
-            kv("rdb_changes_since_last_save", &0);
+            kv(
+                "rdb_changes_since_last_save",
+                &state.dirty.load(Ordering::Relaxed),
+            );
             kv("rdb_bgsave_in_progress", &0);
             kv("rdb_last_save_time", &start_unix_secs(state));
             kv("rdb_last_bgsave_status", &"ok");
@@ -364,8 +367,8 @@ fn avg_ttl(db: &crate::keyspace::Db, now: i64) -> i64 {
             continue;
         }
         for e in shard.map.values().take(256) {
-            if e.expires_at != 0 && e.expires_at >= now {
-                sum = sum.saturating_add(e.expires_at - now);
+            if e.expires_at() != 0 && e.expires_at() >= now {
+                sum = sum.saturating_add(e.expires_at() - now);
                 n += 1;
             }
         }

@@ -3,20 +3,27 @@
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;
+pub mod bitfield;
+pub mod bitops;
 pub mod client;
 pub mod client_cmd;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
 pub mod cron;
+pub mod debug_cmd;
+pub mod digest;
 pub mod exec;
 pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod lcs;
 pub mod lock;
+pub mod memory_cmd;
 pub mod meta;
 pub mod notify;
+pub mod object_cmd;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
@@ -59,6 +66,9 @@ pub mod flags {
     /// hands the worker's other tasks off if the script runs long.
     pub const SCRIPT_RUNNER: u32 = 1 << 17;
     pub const RANDOM: u32 = 1 << 18;
+    /// Refused unless the server was started to allow it (Redis's CMD_PROTECTED: DEBUG and
+    /// `enable-debug-command`); not shown by COMMAND INFO, as in Redis.
+    pub const PROTECTED: u32 = 1 << 19;
 
     /// (flag, name in COMMAND INFO's reply), in Redis's order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -200,8 +210,14 @@ fn families() -> Vec<&'static [Command]> {
         connection_cmds::COMMANDS,
         client_cmd::COMMANDS,
         string::COMMANDS,
+        lcs::COMMANDS,
+        bitops::COMMANDS,
+        bitfield::COMMANDS,
         keys::COMMANDS,
         hash::COMMANDS,
+        object_cmd::COMMANDS,
+        memory_cmd::COMMANDS,
+        debug_cmd::COMMANDS,
         server_cmds::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
@@ -292,6 +308,7 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
+    crate::keyspace::set_command_context(ctx.now, ctx.state.access_policy());
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),

@@ -6,7 +6,7 @@ use super::float80::{self, Parsed, F80};
 use super::notify;
 use super::{Command, Ctx};
 use crate::error::{self, RedisError};
-use crate::keyspace::{Entry, Value};
+use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
@@ -295,13 +295,13 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
     let (found, old, ttl) = match shard.get(s.key, ctx.now) {
         None => (false, None, 0),
         Some(e) => match &e.value {
-            Value::Str(v) => (true, Some(v.clone()), e.expires_at),
+            Value::Str(v) => (true, Some(v.clone()), e.expires_at()),
             _ if s.get => {
                 drop(shard);
                 note_read(ctx, s.key, true);
                 return Err(wrongtype());
             }
-            _ => (true, None, e.expires_at),
+            _ => (true, None, e.expires_at()),
         },
     };
     let written = !((s.nx && found) || (s.xx && !found));
@@ -451,7 +451,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return Ok(Reply::Nil);
         }
         Some(e) => match &e.value {
-            Value::Str(s) => (s.clone(), e.expires_at),
+            Value::Str(s) => (s.clone(), e.expires_at()),
             _ => {
                 drop(shard);
                 note_read(ctx, key, true);
@@ -557,7 +557,7 @@ fn check_string_length(size: u64, add: u64) -> Result<(), RedisError> {
 
 /// The stored bytes as a mutable buffer, without copying when nothing else holds them (so
 /// repeated APPENDs grow in place, amortized).
-fn take_mut(v: &mut Bytes) -> BytesMut {
+pub(super) fn take_mut(v: &mut Bytes) -> BytesMut {
     match std::mem::take(v).try_into_mut() {
         Ok(m) => m,
         Err(state) => BytesMut::from(&state[..]),
@@ -573,17 +573,18 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 shard.insert(key, Entry::new(Value::Str(Bytes::copy_from_slice(add))));
                 add.len()
             }
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => {
+            Some(e) => {
+                let Value::Str(s) = &mut e.value else {
+                    return Err(wrongtype());
+                };
                 check_string_length(s.len() as u64, add.len() as u64)?;
                 let mut m = take_mut(s);
                 m.extend_from_slice(add);
                 *s = m.freeze();
-                s.len()
+                let len = s.len();
+                e.set_str_kind(StrKind::Raw);
+                len
             }
-            Some(_) => return Err(wrongtype()),
         }
     };
     ctx.notify(notify::STRING, "append", key);
@@ -637,13 +638,15 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 check_string_length(offset, val.len() as u64)?;
                 let mut m = BytesMut::zeroed(offset as usize + val.len());
                 m[offset as usize..].copy_from_slice(val);
-                shard.insert(key, Entry::new(Value::Str(m.freeze())));
+                let mut e = Entry::new(Value::Str(m.freeze()));
+                e.set_str_kind(StrKind::Raw);
+                shard.insert(key, e);
                 offset as usize + val.len()
             }
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => {
+            Some(e) => {
+                let Value::Str(s) = &mut e.value else {
+                    return Err(wrongtype());
+                };
                 if val.is_empty() {
                     return Ok(Reply::Int(s.len() as i64));
                 }
@@ -655,9 +658,10 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 }
                 m[offset as usize..end].copy_from_slice(val);
                 *s = m.freeze();
-                s.len()
+                let len = s.len();
+                e.set_str_kind(StrKind::Raw);
+                len
             }
-            Some(_) => return Err(wrongtype()),
         }
     };
     ctx.notify(notify::STRING, "setrange", key);
@@ -670,22 +674,26 @@ fn incr_by(ctx: &Ctx, key: &[u8], incr: i64) -> CmdResult {
         let mut shard = ctx.db().lock(key);
         let old = match shard.get_mut(key, ctx.now) {
             None => None,
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => Some(s),
+            Some(e) if matches!(e.value, Value::Str(_)) => Some(e),
             Some(_) => return Err(wrongtype()),
         };
         let cur = match &old {
-            None => 0,
-            Some(s) => args::int(s)?,
+            Some(Entry {
+                value: Value::Str(s),
+                ..
+            }) => args::int(s)?,
+            _ => 0,
         };
         let v = cur
             .checked_add(incr)
             .ok_or(RedisError::new(error::OVERFLOW))?;
         let text = Bytes::copy_from_slice(itoa::Buffer::new().format(v).as_bytes());
         match old {
-            Some(s) => *s = text,
+            Some(e) => {
+                // A new integer object in Redis, whatever the old one was.
+                e.value = Value::Str(text);
+                e.set_str_kind(StrKind::Encoded);
+            }
             None => shard.insert(key, Entry::new(Value::Str(text))),
         }
         v
@@ -746,18 +754,21 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         match shard.get_mut(key, ctx.now) {
             None => {
                 let t = Bytes::from(add_long_double(None, &a[2], error::NOT_FLOAT)?);
-                shard.insert(key, Entry::new(Value::Str(t.clone())));
+                let mut e = Entry::new(Value::Str(t.clone()));
+                e.set_str_kind(StrKind::Plain);
+                shard.insert(key, e);
                 t
             }
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => {
+            Some(e) => {
+                let Value::Str(s) = &mut e.value else {
+                    return Err(wrongtype());
+                };
                 let t = Bytes::from(add_long_double(Some(&s[..]), &a[2], error::NOT_FLOAT)?);
                 *s = t.clone();
+                // createStringObject's result: embstr or raw by length, never int.
+                e.set_str_kind(StrKind::Plain);
                 t
             }
-            Some(_) => return Err(wrongtype()),
         }
     };
     ctx.notify(notify::STRING, "incrbyfloat", key);
