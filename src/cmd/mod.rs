@@ -10,6 +10,7 @@ pub mod client_cmd;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
+pub mod counters;
 pub mod cron;
 pub mod debug_cmd;
 pub mod digest;
@@ -210,6 +211,7 @@ fn families() -> Vec<&'static [Command]> {
         connection_cmds::COMMANDS,
         client_cmd::COMMANDS,
         string::COMMANDS,
+        counters::COMMANDS,
         lcs::COMMANDS,
         bitops::COMMANDS,
         bitfield::COMMANDS,

@@ -1,8 +1,8 @@
-//! Strings: SET and its relatives, GET, ranges and counters on string values.
+//! Strings: SET and its relatives, GET, MGET/MSET, APPEND and ranges (counters are in
+//! `counters.rs`, bitmaps in `bitops.rs`).
 
 use super::args::{self, is};
 use super::flags::*;
-use super::float80::{self, Parsed, F80};
 use super::notify;
 use super::{Command, Ctx};
 use crate::error::{self, RedisError};
@@ -99,41 +99,6 @@ pub const COMMANDS: &[Command] = &[
             "string",
             "2.2.0",
             "Overwrite part of a string at key starting at the specified offset",
-        ),
-    Command::new("incr", 2, WRITE | DENYOOM | FAST, incr)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Increment the integer value of a key by one",
-        ),
-    Command::new("incrby", 3, WRITE | DENYOOM | FAST, incrby)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Increment the integer value of a key by the given amount",
-        ),
-    Command::new("decr", 2, WRITE | DENYOOM | FAST, decr)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Decrement the integer value of a key by one",
-        ),
-    Command::new("decrby", 3, WRITE | DENYOOM | FAST, decrby)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Decrement the integer value of a key by the given number",
-        ),
-    Command::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, incrbyfloat)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.6.0",
-            "Increment the float value of a key by the given amount",
         ),
 ];
 
@@ -666,111 +631,4 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     };
     ctx.notify(notify::STRING, "setrange", key);
     Ok(Reply::Int(len as i64))
-}
-
-/// Redis's incrDecrCommand: the stored value must be a 64-bit integer string; the TTL is kept.
-fn incr_by(ctx: &Ctx, key: &[u8], incr: i64) -> CmdResult {
-    let v = {
-        let mut shard = ctx.db().lock(key);
-        let old = match shard.get_mut(key, ctx.now) {
-            None => None,
-            Some(e) if matches!(e.value, Value::Str(_)) => Some(e),
-            Some(_) => return Err(wrongtype()),
-        };
-        let cur = match &old {
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => args::int(s)?,
-            _ => 0,
-        };
-        let v = cur
-            .checked_add(incr)
-            .ok_or(RedisError::new(error::OVERFLOW))?;
-        let text = Bytes::copy_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        match old {
-            Some(e) => {
-                // A new integer object in Redis, whatever the old one was.
-                e.value = Value::Str(text);
-                e.set_str_kind(StrKind::Encoded);
-            }
-            None => shard.insert(key, Entry::new(Value::Str(text))),
-        }
-        v
-    };
-    ctx.notify(notify::STRING, "incrby", key);
-    Ok(Reply::Int(v))
-}
-
-fn incr(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    incr_by(ctx, &a[1], 1)
-}
-
-fn decr(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    incr_by(ctx, &a[1], -1)
-}
-
-fn incrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let n = args::int(&a[2])?;
-    incr_by(ctx, &a[1], n)
-}
-
-fn decrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let n = args::int(&a[2])?;
-    if n == i64::MIN {
-        return Err(RedisError::new(error::DECR_OVERFLOW));
-    }
-    incr_by(ctx, &a[1], -n)
-}
-
-/// A `long double` as Redis's getLongDoubleFromObject reads it (None: not a valid float).
-pub fn parse_long_double(s: &[u8]) -> Option<Parsed> {
-    float80::parse(s)
-}
-
-/// `value + incr` in Redis's long double arithmetic, formatted as Redis stores and replies
-/// it; errors as INCRBYFLOAT/HINCRBYFLOAT report them (`not_float` for unparsable input).
-pub fn add_long_double(
-    value: Option<&[u8]>,
-    incr: &[u8],
-    not_float: &'static str,
-) -> Result<String, RedisError> {
-    let cur = match value {
-        None => Parsed::Finite(F80::ZERO),
-        Some(v) => float80::parse(v).ok_or(RedisError::new(not_float))?,
-    };
-    let inc = float80::parse(incr).ok_or(RedisError::new(error::NOT_FLOAT))?;
-    let nan_or_inf = || RedisError::new(error::INCR_NAN_OR_INF);
-    match (cur, inc) {
-        (Parsed::Finite(a), Parsed::Finite(b)) => Ok(a.add(b).ok_or_else(nan_or_inf)?.to_human()),
-        _ => Err(nan_or_inf()),
-    }
-}
-
-fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let key = &a[1];
-    let text = {
-        let mut shard = ctx.db().lock(key);
-        match shard.get_mut(key, ctx.now) {
-            None => {
-                let t = Bytes::from(add_long_double(None, &a[2], error::NOT_FLOAT)?);
-                let mut e = Entry::new(Value::Str(t.clone()));
-                e.set_str_kind(StrKind::Plain);
-                shard.insert(key, e);
-                t
-            }
-            Some(e) => {
-                let Value::Str(s) = &mut e.value else {
-                    return Err(wrongtype());
-                };
-                let t = Bytes::from(add_long_double(Some(&s[..]), &a[2], error::NOT_FLOAT)?);
-                *s = t.clone();
-                // createStringObject's result: embstr or raw by length, never int.
-                e.set_str_kind(StrKind::Plain);
-                t
-            }
-        }
-    };
-    ctx.notify(notify::STRING, "incrbyfloat", key);
-    Ok(Reply::Bulk(text))
 }

@@ -34,7 +34,11 @@ pub fn set_packed_threshold(sz: u64) -> bool {
     if sz > (1u64 << 32) - (1 << 20) {
         return false;
     }
-    let sz = if sz == 0 { PACKED_THRESHOLD } else { sz as usize };
+    let sz = if sz == 0 {
+        PACKED_THRESHOLD
+    } else {
+        sz as usize
+    };
     #[cfg(not(test))]
     PACKED_THRESHOLD_NOW.store(sz, std::sync::atomic::Ordering::Relaxed);
     #[cfg(test)]
