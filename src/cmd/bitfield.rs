@@ -165,6 +165,7 @@ fn bitfield_generic(ctx: &Ctx, a: &[Bytes], ro_command: bool) -> CmdResult {
         (replies, changes)
     })?;
     if changes > 0 {
+        ctx.signal_modified(key);
         ctx.notify(notify::STRING, "setbit", key);
         ctx.state.add_dirty(changes);
     }

@@ -119,6 +119,7 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         (old, grew || old != (on == 1))
     })?;
     if changed {
+        ctx.signal_modified(key);
         ctx.notify(notify::STRING, "setbit", key);
         ctx.state.add_dirty(1);
     }
@@ -375,6 +376,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if maxlen == 0 {
         let existed = ctx.db().lock(dest).remove(dest, ctx.now).is_some();
         if existed {
+            ctx.signal_modified(dest);
             ctx.notify(notify::GENERIC, "del", dest);
             ctx.state.add_dirty(1);
         }
@@ -396,6 +398,7 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut e = Entry::new(Value::Str(Bytes::from(res)));
     e.set_str_kind(StrKind::Raw);
     ctx.db().lock(dest).insert(dest, e);
+    ctx.signal_modified(dest);
     ctx.notify(notify::STRING, "set", dest);
     ctx.state.add_dirty(1);
     Ok(Reply::Int(maxlen as i64))

@@ -6,7 +6,7 @@ use crate::outbox::PushQueue;
 use crate::pubsub::ClientSubs;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +31,11 @@ pub struct ClientInfo {
     pub shard_subscriptions: AtomicUsize,
     /// Cancelled by CLIENT KILL: the connection closes.
     pub kill: CancellationToken,
+    /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST's `multi=` and `x` flag).
+    pub multi: AtomicI64,
+    /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
+    /// server lock by [`super::blocking`].
+    pub blocked: AtomicBool,
 }
 
 impl ClientInfo {
@@ -51,6 +56,8 @@ impl ClientInfo {
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
             kill: CancellationToken::new(),
+            multi: AtomicI64::new(-1),
+            blocked: AtomicBool::new(false),
         }
     }
 
@@ -92,6 +99,11 @@ pub struct Client {
     pub push: Arc<PushQueue>,
     /// Channels, patterns and shard channels this client subscribed to.
     pub pubsub: ClientSubs,
+    /// The transaction being queued, between MULTI and EXEC/DISCARD.
+    pub multi: Option<super::multi::MultiState>,
+    /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
+    /// (ms), 0 for never.
+    pub block_deadline: i64,
 }
 
 impl Client {
@@ -106,6 +118,8 @@ impl Client {
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -123,6 +137,8 @@ impl Client {
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -131,6 +147,12 @@ impl Client {
         self.info.subscriptions.load(Ordering::Relaxed)
             + self.info.pattern_subscriptions.load(Ordering::Relaxed)
             + self.info.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
+    /// Blocked in BLPOP and friends: the connection runs no request until it is served,
+    /// times out or is unblocked.
+    pub fn is_blocked(&self) -> bool {
+        self.info.blocked.load(Ordering::Acquire)
     }
 
     pub fn select(&mut self, db: usize) {
@@ -155,8 +177,10 @@ pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Cli
 }
 
 /// Forget a closed connection everywhere it left state: the client registry and every layer
-/// that keeps per-client state (its subscriptions).
+/// that keeps per-client state (its subscriptions, watched keys, blocked keys).
 pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
     super::pubsub::client_gone(state, client);
+    state.watches.forget(client.id);
+    super::blocking::forget(state, client.id);
 }

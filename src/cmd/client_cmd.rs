@@ -5,7 +5,7 @@ use super::args::{self, is};
 use super::client::ClientInfo;
 use super::connection_cmds::{help_reply, set_name, valid_client_attr};
 use super::flags::*;
-use super::{Command, Ctx};
+use super::{Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -58,6 +58,11 @@ const CLIENT_SUBS: &[Command] = &[
         "connection",
         "2.4.0",
         "Kill the connection of a client",
+    ),
+    Command::new("unblock", -3, CLIENT_ADMIN, client_unblock).doc(
+        "connection",
+        "5.0.0",
+        "Unblock a client blocked in a blocking command from a different connection",
     ),
     Command::new("no-evict", 3, CLIENT_ADMIN, client_on_off).doc(
         "connection",
@@ -137,8 +142,30 @@ fn is_pubsub(c: &ClientInfo) -> bool {
         > 0
 }
 
+/// CLIENT LIST's flags, in Redis 7.0's order: P (subscribed), x (in MULTI), b (blocked),
+/// d (a watched key changed); N when none applies.
+fn flags_of(state: &ServerState, c: &ClientInfo) -> String {
+    let mut f = String::new();
+    if is_pubsub(c) {
+        f.push('P');
+    }
+    if c.multi.load(Ordering::Relaxed) >= 0 {
+        f.push('x');
+    }
+    if c.blocked.load(Ordering::Relaxed) {
+        f.push('b');
+    }
+    if state.watches.any() && state.watches.is_dirty(c.id) {
+        f.push('d');
+    }
+    if f.is_empty() {
+        f.push('N');
+    }
+    f
+}
+
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
-pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
+pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
     let age_ms = c.created.elapsed().as_millis() as u64;
     let last = c.last_active_ms.load(Ordering::Relaxed);
     let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
@@ -151,7 +178,7 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
     let cmd = c.last_cmd_name();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
+         multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
          tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
         c.id,
         c.addr,
@@ -160,11 +187,12 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
         name,
         age_ms / 1000,
         idle,
-        if is_pubsub(c) { "P" } else { "N" },
+        flags_of(state, c),
         c.db.load(Ordering::Relaxed),
         c.subscriptions.load(Ordering::Relaxed),
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
+        c.multi.load(Ordering::Relaxed),
         cmd,
         c.resp.load(Ordering::Relaxed),
     )
@@ -210,7 +238,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
         })?;
         for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
-            out.push_str(&client_line(c, ctx.now));
+            out.push_str(&client_line(ctx.state, c, ctx.now));
         }
     } else if a.len() > 3 && is(&a[2], "id") {
         let mut ids = Vec::with_capacity(a.len() - 3);
@@ -220,14 +248,14 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let clients = ctx.state.clients.lock().clone();
         for id in ids {
             if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
-                out.push_str(&client_line(c, ctx.now));
+                out.push_str(&client_line(ctx.state, c, ctx.now));
             }
         }
     } else if a.len() != 2 {
         return Err(RedisError::new(error::SYNTAX));
     } else {
         for c in snapshot(ctx) {
-            out.push_str(&client_line(&c, ctx.now));
+            out.push_str(&client_line(ctx.state, &c, ctx.now));
         }
     }
     Ok(Reply::Verbatim(Bytes::from(out)))
@@ -235,6 +263,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Verbatim(Bytes::from(client_line(
+        ctx.state,
         &ctx.client.info,
         ctx.now,
     ))))
@@ -309,6 +338,24 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         kill(ctx, c);
     }
     Ok(Reply::Int(victims.len() as i64))
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in BLPOP and friends answers as if
+/// its timeout passed, or with the UNBLOCKED error. 1 if it was blocked, else 0.
+fn client_unblock(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 4 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let with_error = match a.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return Err(RedisError::new(error::UNBLOCK_REASON)),
+    };
+    let id = args::int(&a[2])?;
+    let done =
+        u64::try_from(id).is_ok_and(|id| super::blocking::unblock(ctx.state, id, with_error));
+    Ok(Reply::Int(done as i64))
 }
 
 /// Close a client: another connection at once, this one after its reply is written.

@@ -83,6 +83,7 @@ fn incr_by(ctx: &Ctx, key: &[u8], incr: i64) -> CmdResult {
         }
         v
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "incrby", key);
     Ok(Reply::Int(v))
 }
@@ -156,6 +157,7 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             }
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "incrbyfloat", key);
     Ok(Reply::Bulk(text))
 }

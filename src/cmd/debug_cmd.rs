@@ -279,13 +279,14 @@ fn object(ctx: &Ctx, key: &[u8]) -> CmdResult {
     let now = ctx.now;
     let line = ctx.db().lock(key).map.get(key).map(|e| {
         format!(
-            "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+            "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}{}",
             &e.value,
             refcount_of(shared, e),
             e.encoding(),
             serialized_len(e),
             e.access().unwrap_or(0),
-            e.idle_ms(now) / 1000
+            e.idle_ms(now) / 1000,
+            quicklist_extra(ctx, e)
         )
     });
     match line {
@@ -341,7 +342,42 @@ fn serialized_len(e: &Entry) -> usize {
                     .map(|(f, v)| rdb_string_size(f) + rdb_string_size(v))
                     .sum::<usize>()
         }
+        // A quicklist is saved node by node (container type, listpack blob); nodes are taken
+        // as equally sized.
+        Value::List(l) => {
+            let nodes = l.node_count().max(1);
+            let bytes = list_listpack_bytes(l);
+            rdb_len_size(nodes) + nodes * (1 + rdb_len_size(bytes / nodes)) + bytes
+        }
     }
+}
+
+/// The listpack bytes of a list's nodes, as Redis sizes them (each node's header and end
+/// byte, then its entries).
+fn list_listpack_bytes(l: &crate::types::list::List) -> usize {
+    crate::types::alloc::LISTPACK_OVERHEAD * l.node_count()
+        + l.iter()
+            .map(|e| e.with_bytes(crate::types::alloc::listpack_entry_size))
+            .sum::<usize>()
+}
+
+/// DEBUG OBJECT's quicklist details: nodes, average elements per node, the fill and
+/// compression settings, the listpacks' total size.
+fn quicklist_extra(ctx: &Ctx, e: &Entry) -> String {
+    let Value::List(l) = &e.value else {
+        return String::new();
+    };
+    let (fill, depth) = {
+        let c = ctx.state.config.read();
+        (c.list_max_listpack_size, c.list_compress_depth)
+    };
+    let nodes = l.node_count();
+    format!(
+        " ql_nodes:{nodes} ql_avg_node:{:.2} ql_listpack_max:{fill} ql_compressed:{} ql_uncompressed_size:{}",
+        l.len() as f64 / nodes as f64,
+        (depth != 0) as u8,
+        list_listpack_bytes(l)
+    )
 }
 
 /// DEBUG LISTPACK and QUICKLIST: Redis prints the structure on its stdout and says so; here
@@ -369,6 +405,8 @@ fn reload(ctx: &Ctx, opts: &[Bytes]) -> CmdResult {
     {
         return Err(RedisError::new(error::DEBUG_RELOAD_OPTIONS));
     }
+    // Redis empties the databases before loading: a WATCHed key counts as changed.
+    super::watch::flushed(ctx.state, None, ctx.now);
     let ks = &ctx.state.keyspace;
     for i in 0..ks.databases() {
         let mut all = ks.db(i).lock_all();
@@ -424,6 +462,8 @@ fn populate(ctx: &Ctx, a: &[Bytes]) -> CmdResult {
         let mut e = Entry::new(Value::Str(value));
         e.set_str_kind(StrKind::Plain);
         shard.insert(&key, e);
+        drop(shard);
+        ctx.signal_modified(&key);
     }
     Ok(Reply::ok())
 }

@@ -28,6 +28,7 @@ fn mix_digest(digest: &mut Digest, data: &[u8]) {
 fn type_code(v: &Value) -> u32 {
     match v {
         Value::Str(_) => 0,
+        Value::List(_) => 1,
         Value::Hash(_) => 4,
     }
 }
@@ -38,6 +39,12 @@ pub fn mix_value(digest: &mut Digest, e: &Entry) {
     mix_digest(digest, &type_code(&e.value).to_be_bytes());
     match &e.value {
         Value::Str(s) => mix_digest(digest, s),
+        // Ordered: each element chained into the digest.
+        Value::List(l) => {
+            for e in l.iter() {
+                e.with_bytes(|b| mix_digest(digest, b));
+            }
+        }
         Value::Hash(h) => {
             for (f, v) in h.iter() {
                 let mut ele = [0u8; 20];

@@ -173,7 +173,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("maxclients", &cfg.maxclients);
             kv("client_recent_max_input_buffer", &0);
             kv("client_recent_max_output_buffer", &0);
-            kv("blocked_clients", &0);
+            kv("blocked_clients", &state.blocking.count());
             kv("tracking_clients", &0);
             kv("clients_in_timeout_table", &0);
         }

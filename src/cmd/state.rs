@@ -60,6 +60,13 @@ pub struct ServerState {
     pub cron_paused: std::sync::atomic::AtomicBool,
     /// DEBUG SET-ACTIVE-EXPIRE: false stops the background expiry cycle.
     pub active_expire_enabled: std::sync::atomic::AtomicBool,
+    /// WATCHed keys and the clients whose EXEC a change makes fail.
+    pub watches: super::watch::Watches,
+    /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
+    pub blocking: super::blocking::Blocking,
+    /// The client blocked clients are served as (their database, no connection): one,
+    /// reused, since serving runs under the server lock.
+    pub serve_client: Mutex<super::client::Client>,
 }
 
 impl ServerState {
@@ -88,6 +95,9 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            watches: super::watch::Watches::new(),
+            blocking: super::blocking::Blocking::new(),
+            serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();

@@ -284,6 +284,7 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
         note_read(ctx, s.key, found);
     }
     if written {
+        ctx.signal_modified(s.key);
         ctx.notify(notify::STRING, "set", s.key);
         if let Expiry::At(_) = s.expiry {
             ctx.notify(notify::GENERIC, "expire", s.key);
@@ -399,6 +400,7 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         None => Ok(Reply::Nil),
         Some(Err(e)) => Err(e),
         Some(Ok(s)) => {
+            ctx.signal_modified(key);
             ctx.notify(notify::GENERIC, "del", key);
             Ok(Reply::Bulk(s))
         }
@@ -455,6 +457,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     drop(shard);
     note_read(ctx, key, true);
     if let Some(ev) = event {
+        ctx.signal_modified(key);
         ctx.notify(notify::GENERIC, ev, key);
     }
     Ok(Reply::Bulk(value))
@@ -498,6 +501,7 @@ fn mset_generic(ctx: &Ctx, a: &[Bytes], nx: bool) -> Result<bool, RedisError> {
         }
     }
     for p in pairs() {
+        ctx.signal_modified(&p[0]);
         ctx.notify(notify::STRING, "set", &p[0]);
     }
     Ok(true)
@@ -552,6 +556,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             }
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "append", key);
     Ok(Reply::Int(len as i64))
 }
@@ -629,6 +634,7 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             }
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "setrange", key);
     Ok(Reply::Int(len as i64))
 }
