@@ -32,7 +32,8 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         }
     };
     // Redis refuses a protected command (DEBUG) right after the arity check, before
-    // authentication, unless enable-debug-command allows this client.
+    // authentication, unless enable-debug-command allows this client; in MULTI the refusal
+    // makes EXEC abort, like any other.
     if cmd.has(flags::PROTECTED)
         && !state
             .config
@@ -40,7 +41,8 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             .enable_debug_command
             .allows(client.info.is_local())
     {
-        return Reply::error(RedisError::new(error::DEBUG_NOT_ALLOWED));
+        let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
+        return reject(state, client, Some((cmd, parent)), e);
     }
     let mut now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
