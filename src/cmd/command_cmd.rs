@@ -341,6 +341,8 @@ fn command_getkeys(cmd_args: &[Bytes]) -> CmdResult {
     }
     let positions: Vec<usize> = match search {
         Some(meta::KeySearch::Keys(p)) => p,
+        // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys.
+        _ if c.name == "sort" => super::sort::key_positions(cmd_args),
         _ => c.key_positions(cmd_args.len()).collect(),
     };
     if positions.is_empty() {

@@ -342,6 +342,46 @@ fn serialized_len(e: &Entry) -> usize {
                     .map(|(f, v)| rdb_string_size(f) + rdb_string_size(v))
                     .sum::<usize>()
         }
+        // An intset is saved as its blob: an 8-byte header and members of one width.
+        Value::Set(set) if set.encoding() == "intset" => {
+            let width = set
+                .iter()
+                .filter_map(|m| crate::num::parse_ll(&m))
+                .map(|v| {
+                    if i16::try_from(v).is_ok() {
+                        2
+                    } else if i32::try_from(v).is_ok() {
+                        4
+                    } else {
+                        8
+                    }
+                })
+                .max()
+                .unwrap_or(2);
+            let blob = 8 + width * set.len();
+            rdb_len_size(blob) + blob
+        }
+        Value::Set(set) => {
+            rdb_len_size(set.len()) + set.iter().map(|m| rdb_string_size(&m)).sum::<usize>()
+        }
+        // A listpack zset is saved as its blob: member and score entries (scores that are
+        // integers as integers, others as %.17g text).
+        Value::ZSet(z) if z.encoding() == "listpack" => {
+            let lp = crate::types::alloc::LISTPACK_OVERHEAD
+                + z.iter()
+                    .map(|(m, score)| {
+                        crate::types::alloc::listpack_entry_size(m)
+                            + crate::types::alloc::listpack_entry_size(
+                                crate::num::format_double(score).as_bytes(),
+                            )
+                    })
+                    .sum::<usize>();
+            rdb_len_size(lp) + lp
+        }
+        // A skiplist zset: members as strings, scores as 8-byte binary doubles.
+        Value::ZSet(z) => {
+            rdb_len_size(z.len()) + z.iter().map(|(m, _)| rdb_string_size(m) + 8).sum::<usize>()
+        }
         // A quicklist is saved node by node (container type, listpack blob); nodes are taken
         // as equally sized.
         Value::List(l) => {

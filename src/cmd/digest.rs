@@ -29,6 +29,8 @@ fn type_code(v: &Value) -> u32 {
     match v {
         Value::Str(_) => 0,
         Value::List(_) => 1,
+        Value::Set(_) => 2,
+        Value::ZSet(_) => 3,
         Value::Hash(_) => 4,
     }
 }
@@ -43,6 +45,20 @@ pub fn mix_value(digest: &mut Digest, e: &Entry) {
         Value::List(l) => {
             for e in l.iter() {
                 e.with_bytes(|b| mix_digest(digest, b));
+            }
+        }
+        Value::Set(set) => {
+            for m in set.iter() {
+                xor_digest(digest, &m);
+            }
+        }
+        // Each member with its score as %.17g, in either encoding.
+        Value::ZSet(z) => {
+            for (m, score) in z.iter() {
+                let mut ele = [0u8; 20];
+                mix_digest(&mut ele, m);
+                mix_digest(&mut ele, crate::num::format_double(score).as_bytes());
+                xor_digest(digest, &ele);
             }
         }
         Value::Hash(h) => {

@@ -33,9 +33,17 @@ pub mod object_cmd;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
+pub mod set;
+pub mod set_ops;
+pub mod sort;
 pub mod state;
 pub mod string;
+pub mod typed;
 pub mod watch;
+pub mod zset;
+pub mod zset_blocking;
+pub mod zset_range;
+pub mod zset_store;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -241,6 +249,13 @@ fn families() -> Vec<&'static [Command]> {
         keys::COMMANDS,
         db_cmds::COMMANDS,
         hash::COMMANDS,
+        set::COMMANDS,
+        set_ops::COMMANDS,
+        zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_store::COMMANDS,
+        zset_blocking::COMMANDS,
+        sort::COMMANDS,
         object_cmd::COMMANDS,
         memory_cmd::COMMANDS,
         debug_cmd::COMMANDS,

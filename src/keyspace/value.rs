@@ -5,6 +5,8 @@
 use super::access::{self, AccessPolicy};
 use crate::types::hash::Hash;
 use crate::types::list::List;
+use crate::types::set::Set;
+use crate::types::zset::ZSet;
 use bytes::Bytes;
 
 #[derive(Clone, Debug)]
@@ -12,6 +14,8 @@ pub enum Value {
     Str(Bytes),
     Hash(Hash),
     List(List),
+    Set(Set),
+    ZSet(ZSet),
 }
 
 // A shard entry is (Key 24, Entry 48). Every type is at most 32 bytes, but `Bytes` has a
@@ -26,6 +30,8 @@ impl Value {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -33,7 +39,7 @@ impl Value {
     /// friends on lists; BZPOPMIN and friends on sorted sets): Redis's signalKeyAsReady
     /// types.
     pub fn serves_blocked_pops(&self) -> bool {
-        matches!(self, Value::List(_))
+        matches!(self, Value::List(_) | Value::ZSet(_))
     }
 }
 
@@ -219,6 +225,8 @@ impl Entry {
             Value::Hash(h) => h.encoding(),
             // Redis 7.0 keeps every list in a quicklist.
             Value::List(_) => "quicklist",
+            Value::Set(set) => set.encoding(),
+            Value::ZSet(z) => z.encoding(),
         }
     }
 
@@ -236,6 +244,8 @@ impl Entry {
             },
             Value::Hash(h) => h.mem_usage_samples(samples),
             Value::List(l) => l.mem_usage_samples(samples),
+            Value::Set(set) => set.mem_usage_samples(samples),
+            Value::ZSet(z) => z.mem_usage_samples(samples),
         }
     }
 
