@@ -195,3 +195,15 @@ async fn bitmap_commands_reject_offsets_past_proto_max_bulk_len() {
     assert_eq!(cmd!(c, "SETBIT", "k", "8388607", "1"), b":0\r\n");
     assert_eq!(cmd!(c, "STRLEN", "k"), b":1048576\r\n");
 }
+
+#[tokio::test]
+async fn memory_doctor_calls_a_fresh_server_empty() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let text = "Hi Sam, this instance is empty or is using very little memory, my issues detector \
+                can't be used in these conditions. Please, leave for your mission on Earth and fill \
+                it with some data. The new Sam and I will be back to our programming as soon as I \
+                finished rebooting.\n";
+    let want = format!("${}\r\n{text}\r\n", text.len());
+    assert_eq!(cmd!(c, "MEMORY", "DOCTOR"), want.as_bytes());
+}
