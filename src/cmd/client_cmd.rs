@@ -5,7 +5,7 @@ use super::args::{self, is};
 use super::client::ClientInfo;
 use super::connection_cmds::{help_reply, set_name, valid_client_attr};
 use super::flags::*;
-use super::{Command, Ctx};
+use super::{client_ctl, Command, Ctx};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -59,7 +59,37 @@ const CLIENT_SUBS: &[Command] = &[
         "2.4.0",
         "Kill the connection of a client",
     ),
-    Command::new("no-evict", 3, CLIENT_ADMIN, client_on_off).doc(
+    Command::new("pause", -3, CLIENT_ADMIN, client_ctl::client_pause).doc(
+        "connection",
+        "2.9.50",
+        "Stop processing commands from clients for some time",
+    ),
+    Command::new("unpause", 2, CLIENT_ADMIN, client_ctl::client_unpause).doc(
+        "connection",
+        "6.2.0",
+        "Resume processing of clients that were paused",
+    ),
+    Command::new("reply", 3, CLIENT_FLAGS, client_ctl::client_reply).doc(
+        "connection",
+        "3.2.0",
+        "Instruct the server whether to reply to commands",
+    ),
+    Command::new("getredir", 2, CLIENT_FLAGS, client_ctl::client_getredir).doc(
+        "connection",
+        "6.0.0",
+        "Get tracking notifications redirection client ID if any",
+    ),
+    Command::new("trackinginfo", 2, CLIENT_FLAGS, client_ctl::client_trackinginfo).doc(
+        "connection",
+        "6.2.0",
+        "Return information about server assisted client side caching for the current connection",
+    ),
+    Command::new("caching", 3, CLIENT_FLAGS, client_ctl::client_caching).doc(
+        "connection",
+        "6.0.0",
+        "Instruct the server about tracking or not keys in the next request",
+    ),
+    Command::new("no-evict", 3, CLIENT_ADMIN, client_ctl::client_no_evict).doc(
         "connection",
         "7.0.0",
         "Set client eviction mode for the current connection",
@@ -151,7 +181,7 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
     let cmd = c.last_cmd_name();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
+         multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
          tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
         c.id,
         c.addr,
@@ -160,11 +190,14 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
         name,
         age_ms / 1000,
         idle,
-        if is_pubsub(c) { "P" } else { "N" },
+        super::client_state::flags_string(c),
         c.db.load(Ordering::Relaxed),
         c.subscriptions.load(Ordering::Relaxed),
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
+        c.extra.qbuf.load(Ordering::Relaxed),
+        c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
+            - c.extra.qbuf.load(Ordering::Relaxed),
         cmd,
         c.resp.load(Ordering::Relaxed),
     )

@@ -31,17 +31,20 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         && !cmd.has(flags::NO_AUTH)
         && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
     {
-        return Reply::error(RedisError::new(error::NOAUTH));
+        return super::observe::rejected(state, cmd, parent, RedisError::new(error::NOAUTH));
     }
     if let Some(e) = pubsub_context_error(client, cmd, parent) {
-        return Reply::error(e);
+        return super::observe::rejected(state, cmd, parent, e);
+    }
+    if !super::pause::wait_if_paused(state, client, cmd, &args, false).await {
+        return Reply::NoReply;
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, args).await;
     }
     let held = match acquire(state, cmd).await {
         Ok(held) => held,
-        Err(e) => return Reply::error(e),
+        Err(e) => return super::observe::rejected(state, cmd, parent, e),
     };
     if held.is_some() {
         // Time passed while waiting for the lock: the command sees the clock as it runs.
@@ -147,6 +150,8 @@ async fn run_script_command(
             Err(e) => Reply::error(e),
         };
     }
+    // Scripts feed MONITOR before they run, so their own calls come after them.
+    super::monitor::feed_before_script(state, client, &args);
     let kind = match cmd.name {
         "eval" => EvalKind {
             by_sha: false,

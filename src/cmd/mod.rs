@@ -5,6 +5,8 @@
 pub mod args;
 pub mod client;
 pub mod client_cmd;
+pub mod client_ctl;
+pub mod client_state;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
@@ -14,12 +16,17 @@ pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod latency;
 pub mod lock;
 pub mod meta;
+pub mod monitor;
 pub mod notify;
+pub mod observe;
+pub mod pause;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
+pub mod slowlog;
 pub mod state;
 pub mod string;
 
@@ -208,6 +215,9 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        slowlog::COMMANDS,
+        latency::COMMANDS,
+        monitor::COMMANDS,
     ]
 }
 
@@ -292,11 +302,13 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
+    let started = std::time::Instant::now();
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    observe::after_call(ctx, cmd, args, &reply, started.elapsed());
     reply
 }
 

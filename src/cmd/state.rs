@@ -47,6 +47,12 @@ pub struct ServerState {
     pub pubsub: crate::pubsub::PubSub,
     /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
     pub notify_flags: std::sync::atomic::AtomicU32,
+    /// Command and error statistics, slow log, latency events, monitors.
+    pub observe: super::observe::Observe,
+    /// CLIENT PAUSE.
+    pub pause: super::pause::Pause,
+    /// Unix time (s) of the last SAVE/BGSAVE (LASTSAVE); the start time until one runs.
+    pub lastsave: std::sync::atomic::AtomicI64,
 }
 
 impl ServerState {
@@ -70,6 +76,9 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            observe: Default::default(),
+            pause: Default::default(),
+            lastsave: std::sync::atomic::AtomicI64::new(Clock::new().now_ms() / 1000),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
@@ -79,6 +88,7 @@ impl ServerState {
     /// Recompute what is derived from `config` after CONFIG SET.
     pub fn config_changed(&self) {
         let config = self.config.read();
+        crate::log::set_level(crate::log::Level::from_u8(config.loglevel as u8));
         let flags = crate::cmd::notify::parse_flags(&config.notify_keyspace_events);
         self.notify_flags
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);

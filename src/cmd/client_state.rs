@@ -1,0 +1,101 @@
+//! Per-client state of the introspection and control commands (CLIENT REPLY, NO-EVICT,
+//! TRACKING, MONITOR), kept apart from [`super::client::ClientInfo`]'s identity fields so each
+//! feature owns its part.
+
+use super::client::Client;
+use super::ServerState;
+use crate::reply::Reply;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// CLIENT REPLY flags (Redis's CLIENT_REPLY_OFF, _SKIP, _SKIP_NEXT).
+pub mod reply_flags {
+    /// No reply is sent until CLIENT REPLY ON.
+    pub const OFF: u8 = 1;
+    /// The reply of the command now running is dropped.
+    pub const SKIP: u8 = 2;
+    /// Set by CLIENT REPLY SKIP: the next command's reply is dropped.
+    pub const SKIP_NEXT: u8 = 4;
+}
+
+/// The control flags of one client.
+#[derive(Default)]
+pub struct ClientExtra {
+    /// CLIENT NO-EVICT on (CLIENT LIST's `e` flag).
+    pub no_evict: AtomicBool,
+    /// In MONITOR mode (CLIENT LIST's `O` flag).
+    pub monitor: AtomicBool,
+    /// [`reply_flags`] bits.
+    pub reply: AtomicU8,
+    /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).
+    pub qbuf: std::sync::atomic::AtomicUsize,
+}
+
+impl ClientExtra {
+    /// After a command ran: whether its reply is written, then Redis's resetClient step
+    /// (SKIP lasts one command; SKIP_NEXT becomes SKIP for the next one).
+    pub fn reply_allowed_then_advance(&self) -> bool {
+        use reply_flags::*;
+        let f = self.reply.load(Ordering::Relaxed);
+        if f == 0 {
+            return true;
+        }
+        let allowed = f & (OFF | SKIP) == 0;
+        let mut next = f & !SKIP;
+        if next & SKIP_NEXT != 0 {
+            next = (next | SKIP) & !SKIP_NEXT;
+        }
+        self.reply.store(next, Ordering::Relaxed);
+        allowed
+    }
+}
+
+/// Whether `timeout` may close this client: not subscribers, monitors or (once blocking
+/// commands exist) blocked clients, as Redis's clientsCronHandleTimeout.
+pub fn timeout_applies(c: &super::client::ClientInfo) -> bool {
+    let subscribed = c.subscriptions.load(Ordering::Relaxed)
+        + c.pattern_subscriptions.load(Ordering::Relaxed)
+        + c.shard_subscriptions.load(Ordering::Relaxed)
+        > 0;
+    !subscribed && !c.extra.monitor.load(Ordering::Relaxed)
+}
+
+/// A request begins: `buffered` bytes were in the query buffer, itself included.
+pub fn request_started(client: &Client, buffered: usize) {
+    client.info.extra.qbuf.store(buffered, Ordering::Relaxed);
+}
+
+/// After a network client's request: count an error reply (INFO errorstats) and say whether
+/// the reply is written (CLIENT REPLY OFF/SKIP drop it).
+pub fn reply_goes_out(state: &ServerState, client: &Client, reply: &Reply) -> bool {
+    if let Reply::Error(e) = reply {
+        super::observe::count_error(state, e);
+    }
+    client.info.extra.qbuf.store(0, Ordering::Relaxed);
+    client.info.extra.reply_allowed_then_advance()
+}
+
+/// CLIENT LIST's flags in Redis 7.0's order, for the states resplock has: O (monitor),
+/// P (subscribed), U (unix socket), e (no-evict); N when none applies.
+pub fn flags_string(c: &super::client::ClientInfo) -> String {
+    let mut f = String::new();
+    if c.extra.monitor.load(Ordering::Relaxed) {
+        f.push('O');
+    }
+    if c.subscriptions.load(Ordering::Relaxed)
+        + c.pattern_subscriptions.load(Ordering::Relaxed)
+        + c.shard_subscriptions.load(Ordering::Relaxed)
+        > 0
+    {
+        f.push('P');
+    }
+    if c.is_unix_socket() {
+        f.push('U');
+    }
+    if c.extra.no_evict.load(Ordering::Relaxed) {
+        f.push('e');
+    }
+    if f.is_empty() {
+        f.push('N');
+    }
+    f
+}
