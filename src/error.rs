@@ -202,7 +202,6 @@ pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client alre
 pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
 pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
 pub const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
-pub const TIMEOUT_OUT_OF_RANGE: &str = "ERR timeout is out of range";
 pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 pub const CACHING_WITHOUT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
 pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";

@@ -91,6 +91,10 @@ pub fn log_as(role: char, level: Level, msg: &str) {
         return;
     }
     let line = format_line(std::process::id(), role, SystemTime::now(), level, msg);
+    write_out(&line);
+}
+
+fn write_out(line: &str) {
     let file = FILE.read().unwrap_or_else(|e| e.into_inner()).clone();
     match file {
         None => {
@@ -108,6 +112,19 @@ pub fn log_as(role: char, level: Level, msg: &str) {
             }
         }
     }
+}
+
+/// Write `text` as it is, without the line prefix (Redis's LL_RAW: the ASCII logo).
+pub fn raw(level: Level, text: &str) {
+    if !enabled(level) {
+        return;
+    }
+    write_out(text);
+}
+
+/// Whether the log goes to standard output.
+pub fn to_stdout() -> bool {
+    FILE.read().unwrap_or_else(|e| e.into_inner()).is_none()
 }
 
 /// [`log`] at warning level.

@@ -35,6 +35,7 @@ const GROUPS: &[&str] = &[
     "pubsub",
     "notifications",
     "command",
+    "dropin",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

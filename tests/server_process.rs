@@ -454,3 +454,59 @@ fn timeout_closes_idle_clients_but_not_subscribers() {
     let mut pubc = tcp(port);
     assert_eq!(call(&mut pubc, &["PUBLISH", "ch", "m"]), ":1");
 }
+
+/// The container entrypoint run as `docker run IMAGE ARGS...` would run it, with resplock on
+/// PATH: what it starts, and the container defaults it adds before the given options.
+fn entrypoint(args: &[&str]) -> Server {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_resplock")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docker/docker-entrypoint.sh");
+    let mut cmd = Command::new("sh");
+    cmd.arg(script).args(args).env("PATH", path);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Server {
+        child,
+        log: rx,
+        seen: Vec::new(),
+    }
+}
+
+#[test]
+fn docker_entrypoint_accepts_redis_server_arguments_like_the_official_image() {
+    // `redis-server ...` as testcontainers sets the command; loopback bind for the test.
+    for first in [&["redis-server"][..], &[][..]] {
+        let mut args: Vec<&str> = first.to_vec();
+        args.extend(["--port", "0", "--save", "", "--bind", "127.0.0.1"]);
+        let mut srv = entrypoint(&args);
+        let port = srv.port();
+        srv.wait_line("Ready to accept connections tcp");
+        let mut c = tcp(port);
+        // The container default (protected mode off) comes first, the given options win.
+        assert_eq!(call(&mut c, &["CONFIG", "GET", "protected-mode"]), "*2");
+        let mut rest = String::new();
+        let mut r = BufReader::new(&mut c);
+        for _ in 0..4 {
+            r.read_line(&mut rest).unwrap();
+        }
+        assert!(rest.ends_with("$2\r\nno\r\n"), "{rest:?}");
+    }
+}

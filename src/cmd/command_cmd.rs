@@ -351,7 +351,7 @@ fn command_getkeys(cmd_args: &[Bytes], with_flags: bool) -> CmdResult {
         ));
     }
     let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) = match search {
-        Some(meta::KeySearch::Keys(p)) => (p, spec_flags),
+        Some(meta::KeySearch::Keys(p)) => (p, variable_flags(c, cmd_args, spec_flags)),
         _ => {
             let p: Vec<usize> = c.key_positions(cmd_args.len()).collect();
             let f = if c.has(READONLY) {
@@ -432,4 +432,31 @@ fn command_list(a: &[Bytes]) -> CmdResult {
             .map(|(n, _, _)| Reply::bulk_str(n))
             .collect(),
     ))
+}
+
+/// Key specs flagged `variable_flags` get their flags from the command line, as Redis's
+/// getkeys functions decide them: SET with GET reads the old value (RW access update), else it
+/// overwrites (OW update).
+fn variable_flags(
+    c: &Command,
+    args: &[Bytes],
+    flags: Vec<Vec<&'static str>>,
+) -> Vec<Vec<&'static str>> {
+    flags
+        .into_iter()
+        .map(|f| {
+            if !f.contains(&"variable_flags") {
+                return f;
+            }
+            if c.name == "set" {
+                if args.iter().skip(3).any(|a| is(a, "get")) {
+                    vec!["RW", "access", "update"]
+                } else {
+                    vec!["OW", "update"]
+                }
+            } else {
+                f.into_iter().filter(|x| *x != "variable_flags").collect()
+            }
+        })
+        .collect()
 }

@@ -23,7 +23,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
     let (cmd, parent) = match super::resolve(&args) {
         Ok(c) => c,
-        Err(e) => return Reply::error(e),
+        Err(e) => return super::observe::refused_at_lookup(state, &args, e),
     };
     let mut now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
@@ -181,9 +181,11 @@ async fn run_script_command(
             Ok(None) => return Reply::error(RedisError::new(error::BUSY)),
             Err(e) => return Reply::error(e),
         };
-        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+        let started = Instant::now();
+        INLINE_SINCE.with(|s| s.set(Some(started)));
         let reply = eval(state, client.db, kind, &args);
         INLINE_SINCE.with(|s| s.set(None));
+        super::observe::after_script(state, client, cmd, &args, &reply, started.elapsed());
         drop(held);
         return reply;
     }

@@ -91,8 +91,12 @@ pub fn feed(state: &ServerState, client: &Client, from_script: bool, argv: &[Byt
         soft_seconds: secs as i64,
     };
     let now = state.clock.now_ms();
-    for (_, q) in monitors.queues.lock().iter() {
-        q.deliver(&frame, limits, now);
+    // A monitor's own commands are not echoed to it: Redis would append the line after the
+    // reply, but resplock writes queued frames before a reply, which would reorder them.
+    for (id, q) in monitors.queues.lock().iter() {
+        if *id != client.id || from_script {
+            q.deliver(&frame, limits, now);
+        }
     }
 }
 

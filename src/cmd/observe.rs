@@ -68,20 +68,8 @@ pub fn full_name(cmd: &Command, args: &[Bytes]) -> String {
 /// MONITOR feed unless the command feeds it itself or is an admin command.
 pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
     let state = ctx.state;
-    let name = full_name(cmd, args);
     let us = took.as_micros() as u64;
-    {
-        let mut stats = state.observe.cmdstats.lock();
-        let s = stats.entry(name).or_default();
-        s.calls += 1;
-        s.usec += us;
-        if matches!(reply, Reply::Error(_)) {
-            s.failed_calls += 1;
-        }
-        let ns = took.as_nanos().max(1) as u64;
-        let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
-        s.buckets[bucket.min(31)] += 1;
-    }
+    record(state, cmd, args, reply, took);
     let event = if cmd.has(super::flags::FAST) {
         "fast-command"
     } else {
@@ -94,6 +82,51 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     if !cmd.has(super::flags::SKIP_MONITOR | super::flags::ADMIN) {
         monitor::feed(state, ctx.client, ctx.in_script, args);
     }
+}
+
+/// A script command (EVAL and friends run outside [`super::call`]): statistics, latency and
+/// slow log; it fed MONITOR itself before running.
+pub fn after_script(
+    state: &ServerState,
+    client: &super::client::Client,
+    cmd: &Command,
+    args: &[Bytes],
+    reply: &Reply,
+    took: Duration,
+) {
+    let us = took.as_micros() as u64;
+    record(state, cmd, args, reply, took);
+    latency::add_sample_if_needed(state, "command", us / 1000);
+    slowlog::push_if_slow(state, client, args, us);
+}
+
+fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
+    let name = full_name(cmd, args);
+    let us = took.as_micros() as u64;
+    let mut stats = state.observe.cmdstats.lock();
+    let s = stats.entry(name).or_default();
+    s.calls += 1;
+    s.usec += us;
+    if matches!(reply, Reply::Error(_)) {
+        s.failed_calls += 1;
+    }
+    let ns = took.as_nanos().max(1) as u64;
+    let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
+    s.buckets[bucket.min(31)] += 1;
+}
+
+/// A request that named no runnable command: an unknown command is only an error; a known
+/// one with the wrong number of arguments is a rejected call of it (or of its subcommand).
+pub fn refused_at_lookup(state: &ServerState, args: &[Bytes], e: RedisError) -> Reply {
+    if let Some(c) = super::lookup(&args[0]) {
+        if c.subcommands.is_empty() {
+            return rejected(state, c, None, e);
+        }
+        if let Some(sub) = args.get(1).and_then(|s| super::lookup_sub(c, s)) {
+            return rejected(state, sub, Some(c), e);
+        }
+    }
+    Reply::error(e)
 }
 
 /// A command refused before it ran (auth, subscribed mode, BUSY...): its rejected_calls.

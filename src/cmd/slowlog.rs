@@ -164,12 +164,12 @@ pub fn redacted(argv: &[Bytes]) -> Vec<Bytes> {
 fn slowlog_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut count: i64 = 10;
     if a.len() == 3 {
-        count = args::int(&a[2])?;
-        if count < -1 {
-            return Err(crate::error::RedisError::new(error::SLOWLOG_COUNT));
-        }
+        // A count that is not a number gets the same error as one below -1, as in Redis.
+        count = args::parse_i64(&a[2])
+            .filter(|c| *c >= -1)
+            .ok_or(crate::error::RedisError::new(error::SLOWLOG_COUNT))?;
     } else if a.len() > 3 {
-        return Err(error::wrong_arity("slowlog|get"));
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
     }
     let log = ctx.state.observe.slowlog.lock();
     let n = if count == -1 {

@@ -82,6 +82,7 @@ async fn serve(config: Config) -> i32 {
     log::notice("monotonic clock: POSIX clock_gettime");
     let pidfile = daemon::pidfile_for(config.pidfile.as_deref(), config.daemonize);
     let configured_port = config.port;
+    let always_show_logo = config.get("always-show-logo").as_deref() == Some("yes");
     let server = match super::start_with_pidfile(config, pidfile.clone()).await {
         Ok(s) => s,
         Err(e) => {
@@ -94,7 +95,15 @@ async fn serve(config: Config) -> i32 {
     }
     let tcp = server.state().local_addr.get().copied();
     let port = tcp.map_or(configured_port, |a| a.port());
-    log::notice(&format!("Running mode=standalone, port={port}."));
+    // Redis's redisAsciiArt: the logo (which harnesses read the PID from) when asked for or
+    // on a terminal, else one line.
+    let show_logo = always_show_logo
+        || (log::to_stdout() && std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    if show_logo {
+        log::raw(Level::Notice, &logo(port));
+    } else {
+        log::notice(&format!("Running mode=standalone, port={port}."));
+    }
     log::warning("Server initialized");
     if tcp.is_some() {
         log::notice("Ready to accept connections tcp");
@@ -131,4 +140,22 @@ async fn shutdown_signal() -> &'static str {
         _ = int.recv() => "Received SIGINT scheduling shutdown...",
         _ = term.recv() => "Received SIGTERM scheduling shutdown...",
     }
+}
+
+/// The startup banner, with the fields of Redis's (version, mode, port, PID).
+fn logo(port: u16) -> String {
+    format!(
+        "   ______________________
+  |                      |      Redis {} (00000000/0) {} bit
+  |   resplock {:<10}|      Running in standalone mode
+  |   a Redis-compatible |      Port: {port}
+  |   lock server        |      PID: {}
+  |______________________|
+
+",
+        crate::version::REDIS_VERSION,
+        usize::BITS,
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    )
 }
