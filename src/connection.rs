@@ -189,6 +189,7 @@ async fn process_input(
                 if cmd::client_state::reply_goes_out(state, client, &reply) {
                     encode(&reply, client.resp, out);
                 }
+                cmd::client_state::write_after_reply(client, out);
             }
             Err(e) => {
                 let msg = format!("ERR Protocol error: {}", e.0);

@@ -204,6 +204,18 @@ pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
 pub const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
 pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 pub const CACHING_WITHOUT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const CACHING_YES_NOT_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const CACHING_NO_NOT_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+pub const TRACKING_ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
+pub const TRACKING_NO_REDIRECT_CLIENT: &str =
+    "ERR The client ID you want redirect to does not exist";
+pub const TRACKING_PREFIX_NEEDS_BCAST: &str = "ERR PREFIX option requires BCAST mode to be enabled";
+pub const TRACKING_BCAST_SWITCH: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const TRACKING_OPT_WITH_BCAST: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const TRACKING_OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
 pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 /// REPLICAOF host port: resplock has no replication (a deliberate difference, see README).

@@ -162,7 +162,9 @@ pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Cli
     info.last_active_ms
         .store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
     state.clients.lock().insert(id, info.clone());
-    Client::new(info, !state.requires_pass())
+    let client = Client::new(info, !state.requires_pass());
+    let _ = client.info.extra.push.set(client.push.clone());
+    client
 }
 
 /// Forget a closed connection everywhere it left state: the client registry and every layer
@@ -171,4 +173,5 @@ pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
     super::pubsub::client_gone(state, client);
     state.observe.monitors.forget(client.id);
+    state.tracking.disable(client.id);
 }

@@ -84,6 +84,11 @@ const CLIENT_SUBS: &[Command] = &[
         "6.2.0",
         "Return information about server assisted client side caching for the current connection",
     ),
+    Command::new("tracking", -3, CLIENT_FLAGS, client_ctl::client_tracking).doc(
+        "connection",
+        "6.0.0",
+        "Enable or disable server assisted client side caching support",
+    ),
     Command::new("caching", 3, CLIENT_FLAGS, client_ctl::client_caching).doc(
         "connection",
         "6.0.0",
@@ -168,7 +173,7 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 }
 
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
-pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
+pub fn client_line(state: &super::ServerState, c: &ClientInfo, now_ms: i64) -> String {
     let age_ms = c.created.elapsed().as_millis() as u64;
     let last = c.last_active_ms.load(Ordering::Relaxed);
     let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
@@ -182,7 +187,7 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
          multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
-         tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
+         tot-mem=1024 events=r cmd={} user=default redir={} resp={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -190,7 +195,7 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
         name,
         age_ms / 1000,
         idle,
-        super::client_state::flags_string(c),
+        super::client_state::flags_string(state, c),
         c.db.load(Ordering::Relaxed),
         c.subscriptions.load(Ordering::Relaxed),
         c.pattern_subscriptions.load(Ordering::Relaxed),
@@ -199,8 +204,14 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
         c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
             - c.extra.qbuf.load(Ordering::Relaxed),
         cmd,
+        ctx_redir(state, c),
         c.resp.load(Ordering::Relaxed),
     )
+}
+
+/// CLIENT LIST's redir: the tracking redirect (0: none), -1 when tracking is off.
+fn ctx_redir(state: &super::ServerState, c: &ClientInfo) -> i64 {
+    state.tracking.mode(c.id).map_or(-1, |m| m.redirect as i64)
 }
 
 /// The clients of a CLIENT LIST / KILL TYPE: normal, master, replica (slave), pubsub.
@@ -243,7 +254,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
         })?;
         for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
-            out.push_str(&client_line(c, ctx.now));
+            out.push_str(&client_line(ctx.state, c, ctx.now));
         }
     } else if a.len() > 3 && is(&a[2], "id") {
         let mut ids = Vec::with_capacity(a.len() - 3);
@@ -253,14 +264,14 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let clients = ctx.state.clients.lock().clone();
         for id in ids {
             if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
-                out.push_str(&client_line(c, ctx.now));
+                out.push_str(&client_line(ctx.state, c, ctx.now));
             }
         }
     } else if a.len() != 2 {
         return Err(RedisError::new(error::SYNTAX));
     } else {
         for c in snapshot(ctx) {
-            out.push_str(&client_line(&c, ctx.now));
+            out.push_str(&client_line(ctx.state, &c, ctx.now));
         }
     }
     Ok(Reply::Verbatim(Bytes::from(out)))
@@ -268,6 +279,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Verbatim(Bytes::from(client_line(
+        ctx.state,
         &ctx.client.info,
         ctx.now,
     ))))

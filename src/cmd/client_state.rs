@@ -28,6 +28,11 @@ pub struct ClientExtra {
     pub reply: AtomicU8,
     /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).
     pub qbuf: std::sync::atomic::AtomicUsize,
+    /// The client's outbox, for other clients' commands that push to it (tracking).
+    pub push: std::sync::OnceLock<std::sync::Arc<crate::outbox::PushQueue>>,
+    /// Frames for this client that go after the reply of the command it is running
+    /// (invalidations of keys it changed itself).
+    pub after_reply: parking_lot::Mutex<Vec<bytes::Bytes>>,
 }
 
 impl ClientExtra {
@@ -75,8 +80,10 @@ pub fn reply_goes_out(state: &ServerState, client: &Client, reply: &Reply) -> bo
 }
 
 /// CLIENT LIST's flags in Redis 7.0's order, for the states resplock has: O (monitor),
-/// P (subscribed), U (unix socket), e (no-evict); N when none applies.
-pub fn flags_string(c: &super::client::ClientInfo) -> String {
+/// P (subscribed), t R B (tracking, broken redirect, broadcast), U (unix socket),
+/// e (no-evict); N when none applies.
+pub fn flags_string(state: &ServerState, c: &super::client::ClientInfo) -> String {
+    let tracking = state.tracking.mode(c.id);
     let mut f = String::new();
     if c.extra.monitor.load(Ordering::Relaxed) {
         f.push('O');
@@ -88,6 +95,15 @@ pub fn flags_string(c: &super::client::ClientInfo) -> String {
     {
         f.push('P');
     }
+    if let Some(m) = &tracking {
+        f.push('t');
+        if m.broken_redirect {
+            f.push('R');
+        }
+        if m.bcast {
+            f.push('B');
+        }
+    }
     if c.is_unix_socket() {
         f.push('U');
     }
@@ -98,4 +114,12 @@ pub fn flags_string(c: &super::client::ClientInfo) -> String {
         f.push('N');
     }
     f
+}
+
+/// After a reply is encoded: the frames that must follow it (see [`ClientExtra::after_reply`]).
+pub fn write_after_reply(client: &Client, out: &mut bytes::BytesMut) {
+    let mut q = client.info.extra.after_reply.lock();
+    for f in q.drain(..) {
+        out.extend_from_slice(&f);
+    }
 }

@@ -179,7 +179,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                 "blocked_clients",
                 &state.pause.waiting.load(Ordering::Relaxed),
             );
-            kv("tracking_clients", &0);
+            kv(
+                "tracking_clients",
+                &state.tracking.clients.load(Ordering::Relaxed),
+            );
             kv("clients_in_timeout_table", &0);
         }
         "memory" => {
@@ -307,9 +310,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("active_defrag_key_misses", &0);
             kv("total_active_defrag_time", &0);
             kv("current_active_defrag_time", &0);
-            kv("tracking_total_keys", &0);
-            kv("tracking_total_items", &0);
-            kv("tracking_total_prefixes", &0);
+            let (keys, items, prefixes) = state.tracking.totals();
+            kv("tracking_total_keys", &keys);
+            kv("tracking_total_items", &items);
+            kv("tracking_total_prefixes", &prefixes);
             kv("unexpected_error_replies", &0);
             kv(
                 "total_error_replies",

@@ -29,6 +29,7 @@ pub mod server_cmds;
 pub mod slowlog;
 pub mod state;
 pub mod string;
+pub mod tracking;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};

@@ -3,7 +3,7 @@
 //! (INFO errorstats), the slow log, latency events and the MONITOR feed. [`super::call`]
 //! reports every command here; the request path reports what it refused before running it.
 
-use super::{latency, monitor, slowlog, Command, Ctx, ServerState};
+use super::{latency, monitor, slowlog, tracking, Command, Ctx, ServerState};
 use crate::error::RedisError;
 use crate::reply::Reply;
 use bytes::Bytes;
@@ -81,6 +81,14 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     }
     if !cmd.has(super::flags::SKIP_MONITOR | super::flags::ADMIN) {
         monitor::feed(state, ctx.client, ctx.in_script, args);
+    }
+    if !ctx.in_script && state.tracking.clients.load(Ordering::Relaxed) > 0 {
+        let id = ctx.client.id;
+        if cmd.has(super::flags::READONLY) && !cmd.has(super::flags::PUBSUB) {
+            tracking::remember_keys(state, id, &read_keys(cmd, args));
+        }
+        tracking::broadcast(state, id);
+        tracking::command_done(state, id, args[0].eq_ignore_ascii_case(b"client"));
     }
 }
 
@@ -217,4 +225,19 @@ pub fn latencystats_info(state: &ServerState, out: &mut String) {
 /// an HDR histogram's log buckets.
 pub fn bucket_usec(i: usize) -> u64 {
     (1024u64 << i) / 1000
+}
+
+/// The keys a read-only command read, by its key specs (or its row).
+fn read_keys(cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
+    let name = full_name(cmd, args);
+    let positions: Vec<usize> =
+        match super::meta::get(&name).map(|m| super::meta::key_positions(m, args)) {
+            Some(super::meta::KeySearch::Keys(p)) => p,
+            Some(super::meta::KeySearch::NoKeys) => vec![],
+            _ => cmd.key_positions(args.len()).collect(),
+        };
+    positions
+        .into_iter()
+        .filter_map(|i| args.get(i).cloned())
+        .collect()
 }

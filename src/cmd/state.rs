@@ -51,6 +51,8 @@ pub struct ServerState {
     pub observe: super::observe::Observe,
     /// CLIENT PAUSE.
     pub pause: super::pause::Pause,
+    /// CLIENT TRACKING.
+    pub tracking: super::tracking::Tracking,
     /// Unix time (s) of the last SAVE/BGSAVE (LASTSAVE); the start time until one runs.
     pub lastsave: std::sync::atomic::AtomicI64,
 }
@@ -78,6 +80,7 @@ impl ServerState {
             pubsub: crate::pubsub::PubSub::new(),
             observe: Default::default(),
             pause: Default::default(),
+            tracking: Default::default(),
             lastsave: std::sync::atomic::AtomicI64::new(Clock::new().now_ms() / 1000),
         });
         // Derive the cached settings from the configuration the server starts with.
