@@ -52,6 +52,7 @@ async fn active_expiry(state: Arc<ServerState>) {
                 state.keyspace.active_expire_round(state.clock.now_ms());
                 drop(guard);
                 let ms = started.elapsed().as_millis() as u64;
+                super::tracking::limit_table(&state);
                 super::latency::add_sample_if_needed(&state, "expire-cycle", ms);
                 break;
             }

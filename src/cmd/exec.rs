@@ -183,7 +183,9 @@ async fn run_script_command(
         };
         let started = Instant::now();
         INLINE_SINCE.with(|s| s.set(Some(started)));
+        super::tracking::script_started(state, client.id);
         let reply = eval(state, client.db, kind, &args);
+        super::tracking::script_finished(state, client.id, &args);
         INLINE_SINCE.with(|s| s.set(None));
         super::observe::after_script(state, client, cmd, &args, &reply, started.elapsed());
         drop(held);

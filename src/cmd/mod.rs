@@ -324,7 +324,8 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
             if let Some(s) = weak.upgrade() {
                 match event {
                     KeyEvent::Expired => {
-                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db)
+                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        tracking::key_modified(&s, 0, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
                 }

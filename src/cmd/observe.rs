@@ -82,7 +82,9 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     if !cmd.has(super::flags::SKIP_MONITOR | super::flags::ADMIN) {
         monitor::feed(state, ctx.client, ctx.in_script, args);
     }
-    if !ctx.in_script && state.tracking.clients.load(Ordering::Relaxed) > 0 {
+    if ctx.in_script {
+        tracking::script_called(state, cmd.has(super::flags::READONLY));
+    } else if state.tracking.clients.load(Ordering::Relaxed) > 0 {
         let id = ctx.client.id;
         if cmd.has(super::flags::READONLY) && !cmd.has(super::flags::PUBSUB) {
             tracking::remember_keys(state, id, &read_keys(cmd, args));

@@ -12,7 +12,7 @@ use crate::outbox::{Limits, PushQueue};
 use bytes::{BufMut, Bytes, BytesMut};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// One client's tracking mode.
@@ -58,6 +58,10 @@ pub struct Tracking {
     tables: Mutex<Tables>,
     /// Clients with tracking on (INFO tracking_clients; zero makes writes skip all of this).
     pub clients: AtomicUsize,
+    /// The client whose script is running (its writes are its own for NOLOOP and ordering).
+    script_caller: AtomicU64,
+    /// The running script called a read-only command (then its declared keys are tracked).
+    script_read: AtomicBool,
 }
 
 impl Tracking {
@@ -188,12 +192,20 @@ pub fn key_modified(state: &ServerState, by: u64, key: &[u8]) {
     if state.tracking.clients.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let mut t = state.tracking.tables.lock();
-    for (p, bs) in t.prefixes.iter_mut() {
-        if key.starts_with(p) {
-            bs.keys.insert(Bytes::copy_from_slice(key), by);
+    {
+        let mut t = state.tracking.tables.lock();
+        for (p, bs) in t.prefixes.iter_mut() {
+            if key.starts_with(p) {
+                bs.keys.insert(Bytes::copy_from_slice(key), by);
+            }
         }
     }
+    invalidate_readers(state, by, key);
+}
+
+/// Tell the clients that read `key` that it is invalid, and forget them for it.
+fn invalidate_readers(state: &ServerState, by: u64, key: &[u8]) {
+    let mut t = state.tracking.tables.lock();
     let Some(ids) = t.keys.remove(key) else {
         return;
     };
@@ -361,5 +373,76 @@ fn deliver(state: &ServerState, target: &ClientInfo, current: u64, frame: Bytes)
             soft_seconds: secs as i64,
         };
         q.deliver(&frame, limits, state.clock.now_ms());
+    }
+}
+
+/// A script of client `caller` starts (under the server lock).
+pub fn script_started(state: &ServerState, caller: u64) {
+    state.tracking.script_caller.store(caller, Ordering::Relaxed);
+    state.tracking.script_read.store(false, Ordering::Relaxed);
+}
+
+/// A script command inside a script ran; a read-only one makes the script's keys tracked.
+pub fn script_called(state: &ServerState, readonly: bool) {
+    if readonly {
+        state.tracking.script_read.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The script of `caller` ended: if it read anything, its declared keys (`EVAL script
+/// numkeys key...`) are remembered for the caller, as Redis does for scripts.
+pub fn script_finished(state: &ServerState, caller: u64, args: &[Bytes]) {
+    state.tracking.script_caller.store(0, Ordering::Relaxed);
+    if !state.tracking.script_read.swap(false, Ordering::Relaxed)
+        || state.tracking.clients.load(Ordering::Relaxed) == 0
+    {
+        return;
+    }
+    let numkeys = args
+        .get(2)
+        .and_then(|n| std::str::from_utf8(n).ok())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    let keys: Vec<Bytes> = args.iter().skip(3).take(numkeys).cloned().collect();
+    remember_keys(state, caller, &keys);
+}
+
+/// Who changed a key, for NOLOOP and reply ordering: the client, or for a script's calls the
+/// client that ran the script.
+pub fn modifier(state: &ServerState, client_id: u64, in_script: bool) -> u64 {
+    if in_script {
+        state.tracking.script_caller.load(Ordering::Relaxed)
+    } else {
+        client_id
+    }
+}
+
+/// Keep the key table within `tracking-table-max-keys` (0: no limit): keys over the limit are
+/// dropped and their readers told, as if the keys had changed (Redis's trackingLimitUsedSlots).
+pub fn limit_table(state: &ServerState) {
+    if state.tracking.clients.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let max: usize = state
+        .config
+        .read()
+        .get("tracking-table-max-keys")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    if max == 0 {
+        return;
+    }
+    loop {
+        let victim = {
+            let t = state.tracking.tables.lock();
+            if t.keys.len() <= max {
+                return;
+            }
+            t.keys.keys().next().cloned()
+        };
+        let Some(key) = victim else {
+            return;
+        };
+        invalidate_readers(state, 0, &key);
     }
 }
