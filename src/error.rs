@@ -258,6 +258,44 @@ pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 
+// ---- transactions ----
+pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+
+/// `EXECABORT Transaction discarded because of: <error>` (EXEC itself was rejected). Redis
+/// quotes the error as it was built, before addReplyError put `ERR ` in front of plain
+/// messages, so a leading `ERR ` is left out while other codes (BUSY, NOAUTH) stay.
+pub fn execabort_because(why: &RedisError) -> RedisError {
+    let text = why.as_bytes();
+    let text = text.strip_prefix(b"ERR ").unwrap_or(text);
+    sanitize(join(&[
+        b"EXECABORT Transaction discarded because of: ",
+        text,
+    ]))
+}
+
+// ---- lists and blocking pops ----
+pub const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
+pub const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+pub const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+pub const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
+/// `ERR value is out of range, value must between MIN and MAX` (getRangeLongFromObject
+/// without a message of its own).
+pub fn out_of_range_between(min: i64, max: i64) -> RedisError {
+    RedisError::owned(format!(
+        "ERR value is out of range, value must between {min} and {max}"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,6 +36,9 @@ const GROUPS: &[&str] = &[
     "notifications",
     "command",
     "dropin",
+    "multi",
+    "lists",
+    "blocking",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

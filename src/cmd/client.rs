@@ -6,7 +6,7 @@ use crate::outbox::PushQueue;
 use crate::pubsub::ClientSubs;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -35,6 +35,11 @@ pub struct ClientInfo {
     unix_socket: std::sync::atomic::AtomicBool,
     /// CLIENT REPLY, PAUSE, TRACKING, MONITOR and NO-EVICT state ([`super::client_state`]).
     pub extra: super::client_state::ClientExtra,
+    /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST's `multi=` and `x` flag).
+    pub multi: AtomicI64,
+    /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
+    /// server lock by [`super::blocking`].
+    pub blocked: AtomicBool,
 }
 
 impl ClientInfo {
@@ -57,6 +62,8 @@ impl ClientInfo {
             kill: CancellationToken::new(),
             unix_socket: Default::default(),
             extra: Default::default(),
+            multi: AtomicI64::new(-1),
+            blocked: AtomicBool::new(false),
         }
     }
 
@@ -100,6 +107,11 @@ pub struct Client {
     pub push: Arc<PushQueue>,
     /// Channels, patterns and shard channels this client subscribed to.
     pub pubsub: ClientSubs,
+    /// The transaction being queued, between MULTI and EXEC/DISCARD.
+    pub multi: Option<super::multi::MultiState>,
+    /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
+    /// (ms), 0 for never.
+    pub block_deadline: i64,
 }
 
 impl Client {
@@ -114,6 +126,8 @@ impl Client {
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -131,6 +145,8 @@ impl Client {
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -139,6 +155,12 @@ impl Client {
         self.info.subscriptions.load(Ordering::Relaxed)
             + self.info.pattern_subscriptions.load(Ordering::Relaxed)
             + self.info.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
+    /// Blocked in BLPOP and friends: the connection runs no request until it is served,
+    /// times out or is unblocked.
+    pub fn is_blocked(&self) -> bool {
+        self.info.blocked.load(Ordering::Acquire)
     }
 
     pub fn select(&mut self, db: usize) {
@@ -168,10 +190,12 @@ pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Cli
 }
 
 /// Forget a closed connection everywhere it left state: the client registry and every layer
-/// that keeps per-client state (its subscriptions).
+/// that keeps per-client state (its subscriptions, watched keys, blocked keys).
 pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
     super::pubsub::client_gone(state, client);
     state.observe.monitors.forget(client.id);
     state.tracking.disable(client.id);
+    state.watches.forget(client.id);
+    super::blocking::forget(state, client.id);
 }

@@ -5,7 +5,7 @@ use super::args::{self, is};
 use super::client::ClientInfo;
 use super::connection_cmds::{help_reply, set_name, valid_client_attr};
 use super::flags::*;
-use super::{client_ctl, Command, Ctx};
+use super::{client_ctl, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -58,6 +58,11 @@ const CLIENT_SUBS: &[Command] = &[
         "connection",
         "2.4.0",
         "Kill the connection of a client",
+    ),
+    Command::new("unblock", -3, CLIENT_ADMIN, client_unblock).doc(
+        "connection",
+        "5.0.0",
+        "Unblock a client blocked in a blocking command from a different connection",
     ),
     Command::new("pause", -3, CLIENT_ADMIN, client_ctl::client_pause).doc(
         "connection",
@@ -173,7 +178,7 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 }
 
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
-pub fn client_line(state: &super::ServerState, c: &ClientInfo, now_ms: i64) -> String {
+pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
     let age_ms = c.created.elapsed().as_millis() as u64;
     let last = c.last_active_ms.load(Ordering::Relaxed);
     let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
@@ -186,8 +191,8 @@ pub fn client_line(state: &super::ServerState, c: &ClientInfo, now_ms: i64) -> S
     let cmd = c.last_cmd_name();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
-         tot-mem=1024 events=r cmd={} user=default redir={} resp={}\n",
+         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 \
+         omem=0 tot-mem=1024 events=r cmd={} user=default redir={} resp={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -200,6 +205,7 @@ pub fn client_line(state: &super::ServerState, c: &ClientInfo, now_ms: i64) -> S
         c.subscriptions.load(Ordering::Relaxed),
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
+        c.multi.load(Ordering::Relaxed),
         c.extra.qbuf.load(Ordering::Relaxed),
         c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
             - c.extra.qbuf.load(Ordering::Relaxed),
@@ -354,6 +360,24 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         kill(ctx, c);
     }
     Ok(Reply::Int(victims.len() as i64))
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in BLPOP and friends answers as if
+/// its timeout passed, or with the UNBLOCKED error. 1 if it was blocked, else 0.
+fn client_unblock(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 4 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let with_error = match a.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return Err(RedisError::new(error::UNBLOCK_REASON)),
+    };
+    let id = args::int(&a[2])?;
+    let done =
+        u64::try_from(id).is_ok_and(|id| super::blocking::unblock(ctx.state, id, with_error));
+    Ok(Reply::Int(done as i64))
 }
 
 /// Close a client: another connection at once, this one after its reply is written.

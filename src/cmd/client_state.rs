@@ -54,14 +54,14 @@ impl ClientExtra {
     }
 }
 
-/// Whether `timeout` may close this client: not subscribers, monitors or (once blocking
-/// commands exist) blocked clients, as Redis's clientsCronHandleTimeout.
+/// Whether `timeout` may close this client: not subscribers, monitors or blocked clients, as
+/// Redis's clientsCronHandleTimeout.
 pub fn timeout_applies(c: &super::client::ClientInfo) -> bool {
     let subscribed = c.subscriptions.load(Ordering::Relaxed)
         + c.pattern_subscriptions.load(Ordering::Relaxed)
         + c.shard_subscriptions.load(Ordering::Relaxed)
         > 0;
-    !subscribed && !c.extra.monitor.load(Ordering::Relaxed)
+    !subscribed && !c.extra.monitor.load(Ordering::Relaxed) && !c.blocked.load(Ordering::Relaxed)
 }
 
 /// A request begins: `buffered` bytes were in the query buffer, itself included.
@@ -80,8 +80,8 @@ pub fn reply_goes_out(state: &ServerState, client: &Client, reply: &Reply) -> bo
 }
 
 /// CLIENT LIST's flags in Redis 7.0's order, for the states resplock has: O (monitor),
-/// P (subscribed), t R B (tracking, broken redirect, broadcast), U (unix socket),
-/// e (no-evict); N when none applies.
+/// P (subscribed), x (in MULTI), b (blocked), t R B (tracking, broken redirect, broadcast),
+/// d (a watched key changed), U (unix socket), e (no-evict); N when none applies.
 pub fn flags_string(state: &ServerState, c: &super::client::ClientInfo) -> String {
     let tracking = state.tracking.mode(c.id);
     let mut f = String::new();
@@ -95,6 +95,12 @@ pub fn flags_string(state: &ServerState, c: &super::client::ClientInfo) -> Strin
     {
         f.push('P');
     }
+    if c.multi.load(Ordering::Relaxed) >= 0 {
+        f.push('x');
+    }
+    if c.blocked.load(Ordering::Relaxed) {
+        f.push('b');
+    }
     if let Some(m) = &tracking {
         f.push('t');
         if m.broken_redirect {
@@ -103,6 +109,9 @@ pub fn flags_string(state: &ServerState, c: &super::client::ClientInfo) -> Strin
         if m.bcast {
             f.push('B');
         }
+    }
+    if state.watches.any() && state.watches.is_dirty(c.id) {
+        f.push('d');
     }
     if c.is_unix_socket() {
         f.push('U');

@@ -9,7 +9,7 @@
 
 use super::client::Client;
 use super::lock::Held;
-use super::{flags, Command, Ctx, ServerState};
+use super::{flags, multi, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::{EvalKind, Host};
@@ -18,33 +18,66 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Check and run one request from a network client.
+/// Check and run one request from a network client. The checks are Redis's processCommand's,
+/// in its order; inside MULTI a command that passes them is queued instead of run
+/// ([`super::multi`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
     let (cmd, parent) = match super::resolve(&args) {
         Ok(c) => c,
-        Err(e) => return super::observe::refused_at_lookup(state, &args, e),
+        Err(e) => {
+            super::observe::count_refused_lookup(state, &args);
+            // EXEC with arguments aborts the transaction like any other refused EXEC.
+            let exec = super::lookup(&args[0]).filter(|c| multi::is_exec(c, None));
+            return reject(state, client, exec.map(|c| (c, None)), e);
+        }
     };
     let mut now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
-    if !client.authenticated
+    let rejected = |e| Some((cmd, parent, RedisError::new(e)));
+    let refusal = if !client.authenticated
         && !cmd.has(flags::NO_AUTH)
         && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
     {
-        return super::observe::rejected(state, cmd, parent, RedisError::new(error::NOAUTH));
+        rejected(error::NOAUTH)
+    } else if client.multi.is_some() && cmd.has(flags::NO_MULTI) {
+        rejected(error::NOT_ALLOWED_IN_MULTI)
+    } else {
+        pubsub_context_error(client, cmd, parent).map(|e| (cmd, parent, e))
+    };
+    if let Some((cmd, parent, e)) = refusal {
+        return reject(state, client, Some((cmd, parent)), e);
     }
-    if let Some(e) = pubsub_context_error(client, cmd, parent) {
-        return super::observe::rejected(state, cmd, parent, e);
-    }
-    if !super::pause::wait_if_paused(state, client, cmd, &args, false).await {
+    // A pause holds the command back here, before queuing, as Redis's processCommand: EXEC
+    // of a transaction with a write waits for a WRITE pause to end.
+    let exec_writes = multi::is_exec(cmd, parent)
+        && client.multi.as_ref().is_some_and(|m| {
+            m.queued
+                .iter()
+                .any(|q| q.cmd.has(flags::WRITE | flags::MAY_REPLICATE))
+        });
+    if !super::pause::wait_if_paused(state, client, cmd, &args, exec_writes).await {
         return Reply::NoReply;
+    }
+    if client.multi.is_some() && !multi::runs_in_multi(cmd, parent) {
+        // Queuing touches nothing shared, so it takes no lock; a busy script still refuses
+        // it, as Redis checks BUSY before queuing.
+        if script_busy(state) && !cmd.has(flags::ALLOW_BUSY) {
+            return reject(
+                state,
+                client,
+                Some((cmd, parent)),
+                RedisError::new(error::BUSY),
+            );
+        }
+        return multi::queue(client, cmd, args);
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, args).await;
     }
     let held = match acquire(state, cmd).await {
         Ok(held) => held,
-        Err(e) => return super::observe::rejected(state, cmd, parent, e),
+        Err(e) => return reject(state, client, Some((cmd, parent)), e),
     };
     if held.is_some() {
         // Time passed while waiting for the lock: the command sees the clock as it runs.
@@ -55,10 +88,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         client,
         now,
         in_script: false,
+        in_exec: false,
     };
     let reply = super::call(&mut ctx, cmd, &args);
+    if held.is_some() {
+        // What this command (or the transaction it ran) pushed wakes blocked clients now,
+        // before anyone else runs.
+        super::blocking::serve_ready(state);
+    }
     drop(held);
     reply
+}
+
+/// Redis's rejectCommand: the error, and a transaction in progress is marked failed; EXEC
+/// itself rejected discards the transaction with EXECABORT and the reason.
+fn reject(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: Option<(&Command, Option<&Command>)>,
+    e: RedisError,
+) -> Reply {
+    if let Some((c, p)) = cmd {
+        super::observe::count_rejected(state, c, p);
+    }
+    if cmd.is_some_and(|(c, p)| multi::is_exec(c, p)) {
+        return multi::abort(state, client, &e);
+    }
+    multi::flag(client);
+    Reply::error(e)
 }
 
 /// Take the server lock for `cmd`: at once, or after a short holder, or asynchronously
@@ -152,24 +209,8 @@ async fn run_script_command(
     }
     // Scripts feed MONITOR before they run, so their own calls come after them.
     super::monitor::feed_before_script(state, client, &args);
-    let kind = match cmd.name {
-        "eval" => EvalKind {
-            by_sha: false,
-            readonly: false,
-        },
-        "evalsha" => EvalKind {
-            by_sha: true,
-            readonly: false,
-        },
-        "eval_ro" => EvalKind {
-            by_sha: false,
-            readonly: true,
-        },
-        "evalsha_ro" => EvalKind {
-            by_sha: true,
-            readonly: true,
-        },
-        _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
+    let Some(kind) = eval_kind(cmd) else {
+        return Reply::error(error::unknown_command(&args[0], &args[1..]));
     };
     if runs_inline() {
         // The script runs on this worker: a thread handoff per script costs more than a
@@ -188,6 +229,7 @@ async fn run_script_command(
         super::tracking::script_finished(state, client.id, &args);
         INLINE_SINCE.with(|s| s.set(None));
         super::observe::after_script(state, client, cmd, &args, &reply, started.elapsed());
+        super::blocking::serve_ready(state);
         drop(held);
         return reply;
     }
@@ -200,12 +242,49 @@ async fn run_script_command(
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
-        eval(&sh, db, kind, &args)
+        let reply = eval(&sh, db, kind, &args);
+        super::blocking::serve_ready(&sh);
+        reply
     });
     match task.await {
         Ok(r) => r,
         Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
     }
+}
+
+/// Which script command `cmd` is (None: not one of the four EVAL rows).
+fn eval_kind(cmd: &Command) -> Option<EvalKind> {
+    let (by_sha, readonly) = match cmd.name {
+        "eval" => (false, false),
+        "evalsha" => (true, false),
+        "eval_ro" => (false, true),
+        "evalsha_ro" => (true, true),
+        _ => return None,
+    };
+    Some(EvalKind { by_sha, readonly })
+}
+
+/// A script command queued in a transaction, run by EXEC, which already holds the server
+/// lock: the script runs on this worker with the same hand-off as any inline script. SCRIPT
+/// KILL finds no script running (this transaction is what runs).
+pub(super) fn script_in_transaction(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    args: &[Bytes],
+) -> Reply {
+    let Some(kind) = eval_kind(cmd) else {
+        return Reply::error(RedisError::new(error::NOTBUSY));
+    };
+    let inline = runs_inline();
+    if inline {
+        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+    }
+    let reply = eval(state, client.db, kind, args);
+    if inline {
+        INLINE_SINCE.with(|s| s.set(None));
+    }
+    reply
 }
 
 /// How long a script may run on a worker before the hook hands the worker's other tasks off.
@@ -343,6 +422,7 @@ impl Host for ScriptHost<'_> {
             client: self.client,
             now: self.now,
             in_script: true,
+            in_exec: false,
         };
         Ok(super::call(&mut ctx, c, args))
     }

@@ -190,6 +190,7 @@ fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .filter(|p| h.set(&p[0], &p[1]))
             .count())
     })?;
+    ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hset", key);
     Ok(if is(&a[0], "hmset") {
         Reply::ok()
@@ -208,6 +209,7 @@ fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         })
     })?;
     if set {
+        ctx.signal_modified(key);
         ctx.notify(notify::HASH, "hset", key);
     }
     Ok(Reply::Int(set as i64))
@@ -250,6 +252,7 @@ fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     })?;
     let (n, emptied) = r.unwrap_or((0, false));
     if n > 0 {
+        ctx.signal_modified(key);
         ctx.notify(notify::HASH, "hdel", key);
         if emptied {
             ctx.notify(notify::GENERIC, "del", key);
@@ -289,6 +292,7 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         h.set(&a[2], buf.format(n).as_bytes());
         Ok(n)
     })?;
+    ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hincrby", key);
     Ok(Reply::Int(n))
 }
@@ -314,6 +318,7 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         h.set(&a[2], s.as_bytes());
         Ok(s)
     })?;
+    ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hincrbyfloat", key);
     Ok(Reply::Bulk(Bytes::from(s)))
 }

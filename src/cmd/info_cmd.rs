@@ -177,7 +177,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("client_recent_max_output_buffer", &0);
             kv(
                 "blocked_clients",
-                &state.pause.waiting.load(Ordering::Relaxed),
+                &(state.blocking.count() + state.pause.waiting.load(Ordering::Relaxed)),
             );
             kv(
                 "tracking_clients",

@@ -1,5 +1,6 @@
 //! Generic keyspace commands: DEL, EXISTS, TYPE, the EXPIRE/TTL family, KEYS, SCAN,
-//! RANDOMKEY, RENAME, COPY, MOVE, and the database-wide DBSIZE, FLUSHDB, FLUSHALL, SWAPDB.
+//! RANDOMKEY, RENAME, COPY, MOVE. The database-wide DBSIZE, FLUSHDB, FLUSHALL and SWAPDB are
+//! in [`super::db_cmds`].
 //!
 //! Commands that touch several keys lock all their shards at once (`lock_keys`), so they are
 //! atomic; commands spanning two databases lock the lower-numbered database first, which keeps
@@ -118,26 +119,6 @@ pub const COMMANDS: &[Command] = &[
     Command::new("move", 3, WRITE | FAST, move_cmd)
         .keys(1, 1, 1)
         .doc("generic", "1.0.0", "Move a key to another database"),
-    Command::new("dbsize", 1, READONLY | FAST, dbsize).doc(
-        "server",
-        "1.0.0",
-        "Return the number of keys in the selected database",
-    ),
-    Command::new("flushdb", -1, WRITE, flushdb).doc(
-        "server",
-        "1.0.0",
-        "Remove all keys from the current database",
-    ),
-    Command::new("flushall", -1, WRITE, flushall).doc(
-        "server",
-        "1.0.0",
-        "Remove all keys from all databases",
-    ),
-    Command::new("swapdb", 3, WRITE | FAST, swapdb).doc(
-        "server",
-        "4.0.0",
-        "Swaps two Redis databases",
-    ),
 ];
 
 fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
@@ -174,6 +155,7 @@ fn del(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     for k in &deleted {
+        ctx.signal_modified(k);
         ctx.notify(notify::GENERIC, "del", k);
     }
     Ok(Reply::Int(deleted.len() as i64))
@@ -300,6 +282,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
             "expire"
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::GENERIC, event, key);
     Ok(Reply::Int(1))
 }
@@ -382,6 +365,7 @@ fn persist(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     };
     if removed {
+        ctx.signal_modified(key);
         ctx.notify(notify::GENERIC, "persist", key);
     }
     Ok(Reply::Int(removed as i64))
@@ -584,6 +568,8 @@ fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> CmdResult {
         true
     };
     if done {
+        ctx.signal_modified(src);
+        ctx.signal_modified(dst);
         ctx.notify(notify::GENERIC, "rename_from", src);
         ctx.notify(notify::GENERIC, "rename_to", dst);
     }
@@ -699,6 +685,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         Some(false) => Ok(Reply::Int(0)),
         Some(true) => {
+            ctx.signal_modified_in(dst_db, dst);
             notify::keyspace_event(ctx.state, notify::GENERIC, "copy_to", dst, dst_db);
             Ok(Reply::Int(1))
         }
@@ -720,72 +707,9 @@ fn move_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let entry: Entry = p.src(key).remove(key, ctx.now).expect("checked above");
         p.dst(key).insert(key, entry);
     }
+    ctx.signal_modified_in(src_db, key);
+    ctx.signal_modified_in(dst_db, key);
     notify::keyspace_event(ctx.state, notify::GENERIC, "move_from", key, src_db);
     notify::keyspace_event(ctx.state, notify::GENERIC, "move_to", key, dst_db);
     Ok(Reply::Int(1))
-}
-
-/// Counts expired keys not yet reclaimed, as Redis's DBSIZE does.
-fn dbsize(ctx: &mut Ctx, _a: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(ctx.db().len() as i64))
-}
-
-/// FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both free memory right away here).
-fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
-    match a.len() {
-        1 => Ok(()),
-        2 if is(&a[1], "sync") || is(&a[1], "async") => Ok(()),
-        _ => Err(RedisError::new(error::SYNTAX)),
-    }
-}
-
-fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    check_flush_args(a)?;
-    let mut g = ctx.db().lock_all();
-    for s in g.shards() {
-        s.clear();
-    }
-    Ok(Reply::ok())
-}
-
-/// Every database is locked (in index order) before any is cleared, so FLUSHALL is atomic.
-fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    check_flush_args(a)?;
-    let ks = &ctx.state.keyspace;
-    let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
-    for g in &mut guards {
-        for s in g.shards() {
-            s.clear();
-        }
-    }
-    Ok(Reply::ok())
-}
-
-/// SWAPDB's index arguments: Redis answers a non-integer with its own message per argument.
-fn swapdb_index(arg: &[u8], msg: &'static str) -> Result<i64, RedisError> {
-    args::parse_i64(arg)
-        .filter(|n| i32::try_from(*n).is_ok())
-        .ok_or(RedisError::new(msg))
-}
-
-/// Every database shares one hasher, so keys sit in the same shard in each: swapping the
-/// databases is swapping their shards pairwise, with both locked.
-fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let i1 = swapdb_index(&a[1], error::INVALID_FIRST_DB)?;
-    let i2 = swapdb_index(&a[2], error::INVALID_SECOND_DB)?;
-    let ks = &ctx.state.keyspace;
-    let n = ks.databases() as i64;
-    if !(0..n).contains(&i1) || !(0..n).contains(&i2) {
-        return Err(RedisError::new(error::DB_INDEX_OUT_OF_RANGE));
-    }
-    if i1 == i2 {
-        return Ok(Reply::ok());
-    }
-    let (lo, hi) = (i1.min(i2) as usize, i1.max(i2) as usize);
-    let mut g_lo = ks.db(lo).lock_all();
-    let mut g_hi = ks.db(hi).lock_all();
-    for (x, y) in g_lo.shards().zip(g_hi.shards()) {
-        std::mem::swap(x, y);
-    }
-    Ok(Reply::ok())
 }

@@ -3,6 +3,7 @@
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;
+pub mod blocking;
 pub mod client;
 pub mod client_cmd;
 pub mod client_ctl;
@@ -11,15 +12,19 @@ pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
 pub mod cron;
+pub mod db_cmds;
 pub mod exec;
 pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
 pub mod latency;
+pub mod list;
+pub mod list_more;
 pub mod lock;
 pub mod meta;
 pub mod monitor;
+pub mod multi;
 pub mod notify;
 pub mod observe;
 pub mod pause;
@@ -30,6 +35,7 @@ pub mod slowlog;
 pub mod state;
 pub mod string;
 pub mod tracking;
+pub mod watch;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -180,12 +186,31 @@ pub struct Ctx<'a> {
     /// Milliseconds since the epoch, read once per command (and frozen for a whole script).
     pub now: i64,
     pub in_script: bool,
+    /// Running inside EXEC: blocking commands answer as if their timeout had passed.
+    pub in_exec: bool,
 }
 
 impl<'a> Ctx<'a> {
     /// The client's selected database.
     pub fn db(&self) -> &'a Db {
         self.state.keyspace.db(self.client.db)
+    }
+
+    /// Redis's signalModifiedKey: `key` in the selected database was changed, so the clients
+    /// that WATCH it must fail their EXEC. Handlers call it where Redis does (not when, say,
+    /// SET NX wrote nothing), after releasing their shard locks.
+    pub fn signal_modified(&self, key: &[u8]) {
+        self.signal_modified_in(self.client.db, key);
+    }
+
+    /// [`Ctx::signal_modified`] for a key of another database (MOVE, COPY ... DB).
+    pub fn signal_modified_in(&self, db: usize, key: &[u8]) {
+        // Keys this command found expired were removed first: their signals come first, so a
+        // watch of a key that was already stale is settled before this change is seen.
+        self.state.keyspace.report_pending();
+        watch::key_modified(self.state, db, key);
+        let by = tracking::modifier(self.state, self.client.id, self.in_script);
+        tracking::key_modified(self.state, by, key);
     }
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
@@ -209,7 +234,10 @@ fn families() -> Vec<&'static [Command]> {
         client_cmd::COMMANDS,
         string::COMMANDS,
         keys::COMMANDS,
+        db_cmds::COMMANDS,
         hash::COMMANDS,
+        list::COMMANDS,
+        list_more::COMMANDS,
         server_cmds::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
@@ -219,6 +247,7 @@ fn families() -> Vec<&'static [Command]> {
         slowlog::COMMANDS,
         latency::COMMANDS,
         monitor::COMMANDS,
+        multi::COMMANDS,
     ]
 }
 
@@ -302,8 +331,8 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
     let started = std::time::Instant::now();
+    track_events(ctx.state);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
@@ -311,6 +340,13 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     ctx.state.keyspace.report_pending();
     observe::after_call(ctx, cmd, args, &reply, started.elapsed());
     reply
+}
+
+/// Tell the keyspace which key events the next command must report: created keys only if
+/// someone listens for `new` events, ready keys only while a client is blocked.
+pub fn track_events(state: &ServerState) {
+    crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
+    crate::keyspace::track_ready_keys(state.blocking.any());
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
@@ -326,8 +362,10 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                     KeyEvent::Expired => {
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
                         tracking::key_modified(&s, 0, key);
+                        watch::key_expired(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
+                    KeyEvent::Ready => blocking::key_ready(&s, db, key),
                 }
             }
         }));

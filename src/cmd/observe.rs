@@ -4,7 +4,6 @@
 //! reports every command here; the request path reports what it refused before running it.
 
 use super::{latency, monitor, slowlog, tracking, Command, Ctx, ServerState};
-use crate::error::RedisError;
 use crate::reply::Reply;
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -125,27 +124,23 @@ fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, too
     s.buckets[bucket.min(31)] += 1;
 }
 
-/// A request that named no runnable command: an unknown command is only an error; a known
-/// one with the wrong number of arguments is a rejected call of it (or of its subcommand).
-pub fn refused_at_lookup(state: &ServerState, args: &[Bytes], e: RedisError) -> Reply {
+/// A request that named no runnable command: a known command (not EXEC, whose refusal is
+/// counted where it aborts the transaction) with the wrong number of arguments is a rejected
+/// call of it or of its subcommand; an unknown command is only an error.
+pub fn count_refused_lookup(state: &ServerState, args: &[Bytes]) {
     if let Some(c) = super::lookup(&args[0]) {
         if c.subcommands.is_empty() {
-            return rejected(state, c, None, e);
-        }
-        if let Some(sub) = args.get(1).and_then(|s| super::lookup_sub(c, s)) {
-            return rejected(state, sub, Some(c), e);
+            if c.name != "exec" {
+                count_rejected(state, c, None);
+            }
+        } else if let Some(sub) = args.get(1).and_then(|s| super::lookup_sub(c, s)) {
+            count_rejected(state, sub, Some(c));
         }
     }
-    Reply::error(e)
 }
 
 /// A command refused before it ran (auth, subscribed mode, BUSY...): its rejected_calls.
-pub fn rejected(
-    state: &ServerState,
-    cmd: &Command,
-    parent: Option<&Command>,
-    e: RedisError,
-) -> Reply {
+pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Command>) {
     let name = super::fullname(parent, cmd);
     state
         .observe
@@ -154,7 +149,6 @@ pub fn rejected(
         .entry(name)
         .or_default()
         .rejected_calls += 1;
-    Reply::error(e)
 }
 
 /// errorstats and total_error_replies for one error reply.

@@ -55,6 +55,13 @@ pub struct ServerState {
     pub tracking: super::tracking::Tracking,
     /// Unix time (s) of the last SAVE/BGSAVE (LASTSAVE); the start time until one runs.
     pub lastsave: std::sync::atomic::AtomicI64,
+    /// WATCHed keys and the clients whose EXEC a change makes fail.
+    pub watches: super::watch::Watches,
+    /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
+    pub blocking: super::blocking::Blocking,
+    /// The client blocked clients are served as (their database, no connection): one,
+    /// reused, since serving runs under the server lock.
+    pub serve_client: Mutex<super::client::Client>,
 }
 
 impl ServerState {
@@ -82,6 +89,9 @@ impl ServerState {
             pause: Default::default(),
             tracking: Default::default(),
             lastsave: std::sync::atomic::AtomicI64::new(Clock::new().now_ms() / 1000),
+            watches: super::watch::Watches::new(),
+            blocking: super::blocking::Blocking::new(),
+            serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();

@@ -319,6 +319,7 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
         note_read(ctx, s.key, found);
     }
     if written {
+        ctx.signal_modified(s.key);
         ctx.notify(notify::STRING, "set", s.key);
         if let Expiry::At(_) = s.expiry {
             ctx.notify(notify::GENERIC, "expire", s.key);
@@ -434,6 +435,7 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         None => Ok(Reply::Nil),
         Some(Err(e)) => Err(e),
         Some(Ok(s)) => {
+            ctx.signal_modified(key);
             ctx.notify(notify::GENERIC, "del", key);
             Ok(Reply::Bulk(s))
         }
@@ -490,6 +492,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     drop(shard);
     note_read(ctx, key, true);
     if let Some(ev) = event {
+        ctx.signal_modified(key);
         ctx.notify(notify::GENERIC, ev, key);
     }
     Ok(Reply::Bulk(value))
@@ -533,6 +536,7 @@ fn mset_generic(ctx: &Ctx, a: &[Bytes], nx: bool) -> Result<bool, RedisError> {
         }
     }
     for p in pairs() {
+        ctx.signal_modified(&p[0]);
         ctx.notify(notify::STRING, "set", &p[0]);
     }
     Ok(true)
@@ -586,6 +590,7 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             Some(_) => return Err(wrongtype()),
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "append", key);
     Ok(Reply::Int(len as i64))
 }
@@ -660,6 +665,7 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             Some(_) => return Err(wrongtype()),
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "setrange", key);
     Ok(Reply::Int(len as i64))
 }
@@ -690,6 +696,7 @@ fn incr_by(ctx: &Ctx, key: &[u8], incr: i64) -> CmdResult {
         }
         v
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "incrby", key);
     Ok(Reply::Int(v))
 }
@@ -760,6 +767,7 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             Some(_) => return Err(wrongtype()),
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::STRING, "incrbyfloat", key);
     Ok(Reply::Bulk(text))
 }

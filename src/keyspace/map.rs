@@ -125,7 +125,7 @@ pub struct Map {
     rotate: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<(Key, Entry)>() == 64);
+const _: () = assert!(std::mem::size_of::<(Key, Entry)>() == 72);
 
 #[inline]
 fn hash_of(hasher: &RandomState, rotate: u32, key: &[u8]) -> u64 {

@@ -37,6 +37,9 @@ pub enum KeyEvent {
     Expired,
     /// Created (Redis's dbAdd).
     New,
+    /// Created with a type blocked clients pop from (a list): raised only while some client
+    /// is blocked ([`track_ready_keys`]), for the command layer to serve them.
+    Ready,
 }
 
 /// Called with (db, key, event) for every [`KeyEvent`].
@@ -50,11 +53,20 @@ thread_local! {
     /// Whether new keys are reported on this thread (set per command: only when someone
     /// listens for `new` events, since it costs a copy of every created key).
     static TRACK_NEW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether new keys that can serve blocked pops are reported as [`KeyEvent::Ready`] on
+    /// this thread (set per command: only while some client is blocked).
+    static TRACK_READY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Report (true) or not (false) the keys created by the commands this thread runs next.
 pub fn track_new_keys(on: bool) {
     TRACK_NEW.with(|t| t.set(on));
+}
+
+/// Report (true) or not (false) the lists (and sorted sets) created by the commands this
+/// thread runs next, as [`KeyEvent::Ready`].
+pub fn track_ready_keys(on: bool) {
+    TRACK_READY.with(|t| t.set(on));
 }
 
 pub struct Shard {
@@ -123,14 +135,24 @@ impl Shard {
     /// request buffer it was parsed from.
     pub fn insert(&mut self, key: &[u8], entry: Entry) {
         let new_volatile = entry.expires_at != 0;
+        let serves = entry.value.serves_blocked_pops();
         let old = self.map.insert(key, entry);
         let old_volatile = old.as_ref().is_some_and(|old| old.expires_at != 0);
         self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
-        if old.is_none() && TRACK_NEW.with(|t| t.get()) {
-            PENDING.with(|l| {
-                l.borrow_mut()
-                    .push((self.db, Bytes::copy_from_slice(key), KeyEvent::New))
-            });
+        if old.is_none() {
+            // Redis's dbAdd: the `new` event, then the key is signalled as ready.
+            if TRACK_NEW.with(|t| t.get()) {
+                PENDING.with(|l| {
+                    l.borrow_mut()
+                        .push((self.db, Bytes::copy_from_slice(key), KeyEvent::New))
+                });
+            }
+            if serves && TRACK_READY.with(|t| t.get()) {
+                PENDING.with(|l| {
+                    l.borrow_mut()
+                        .push((self.db, Bytes::copy_from_slice(key), KeyEvent::Ready))
+                });
+            }
         }
     }
 
@@ -163,6 +185,14 @@ impl Shard {
     /// Live keys (expired ones still present are skipped, not removed).
     pub fn live_keys(&self, now: i64) -> impl Iterator<Item = (&Key, &Entry)> {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
+    }
+
+    /// Exchange this shard's keys with `other`'s (SWAPDB); each keeps its database number, so
+    /// expiry keeps reporting keys in the database they are now in.
+    pub fn swap_contents(&mut self, other: &mut Shard) {
+        std::mem::swap(&mut self.map, &mut other.map);
+        std::mem::swap(&mut self.volatile, &mut other.volatile);
+        std::mem::swap(&mut self.expire_cursor, &mut other.expire_cursor);
     }
 
     pub fn clear(&mut self) {
@@ -355,9 +385,9 @@ impl Keyspace {
         for (db, key, event) in pending.into_iter().flatten() {
             match event {
                 KeyEvent::Expired => self.report_expired(db, std::slice::from_ref(&key)),
-                KeyEvent::New => {
+                KeyEvent::New | KeyEvent::Ready => {
                     if let Some(h) = self.event_hook.read().as_ref() {
-                        h(db, &key, KeyEvent::New);
+                        h(db, &key, event);
                     }
                 }
             }
