@@ -36,6 +36,7 @@ const GROUPS: &[&str] = &[
     "notifications",
     "command",
     "dropin",
+    "tracking",
     "multi",
     "lists",
     "blocking",

@@ -53,6 +53,8 @@ async fn active_expiry(state: Arc<ServerState>) {
                 drop(guard);
                 let ms = started.elapsed().as_millis() as u64;
                 super::tracking::limit_table(&state);
+                // Keys the cycle expired reach broadcasting clients now, not at the next command.
+                super::tracking::broadcast(&state, 0);
                 super::latency::add_sample_if_needed(&state, "expire-cycle", ms);
                 break;
             }

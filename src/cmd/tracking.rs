@@ -378,7 +378,10 @@ fn deliver(state: &ServerState, target: &ClientInfo, current: u64, frame: Bytes)
 
 /// A script of client `caller` starts (under the server lock).
 pub fn script_started(state: &ServerState, caller: u64) {
-    state.tracking.script_caller.store(caller, Ordering::Relaxed);
+    state
+        .tracking
+        .script_caller
+        .store(caller, Ordering::Relaxed);
     state.tracking.script_read.store(false, Ordering::Relaxed);
 }
 
