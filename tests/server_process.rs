@@ -338,7 +338,16 @@ fn daemonize_writes_pidfile_and_log_in_dir_and_cleans_up_at_shutdown() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!pidfile.exists() && !sock.exists());
-    let log = std::fs::read_to_string(&logfile).unwrap();
+    // The last line follows the removals; wait for it (bounded).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut log = String::new();
+    while Instant::now() < deadline {
+        log = std::fs::read_to_string(&logfile).unwrap();
+        if log.contains("bye bye") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     for l in log.lines() {
         assert_redis_log_line(l);
     }

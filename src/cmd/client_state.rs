@@ -75,6 +75,9 @@ pub fn reply_goes_out(state: &ServerState, client: &Client, reply: &Reply) -> bo
     if let Reply::Error(e) = reply {
         super::observe::count_error(state, e);
     }
+    // Broadcast invalidations go out once per request, as Redis sends them before sleeping
+    // (a transaction's keys in one message per prefix).
+    super::tracking::broadcast(state, client.id);
     client.info.extra.qbuf.store(0, Ordering::Relaxed);
     client.info.extra.reply_allowed_then_advance()
 }

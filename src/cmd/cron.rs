@@ -49,7 +49,10 @@ async fn active_expiry(state: Arc<ServerState>) {
         loop {
             if let Some(guard) = state.lock.lock_briefly() {
                 let started = std::time::Instant::now();
-                state.keyspace.active_expire_round(state.clock.now_ms());
+                // A client pause keeps the dataset constant: no active expiry meanwhile.
+                if !super::pause::is_paused(&state) {
+                    state.keyspace.active_expire_round(state.clock.now_ms());
+                }
                 drop(guard);
                 let ms = started.elapsed().as_millis() as u64;
                 super::tracking::limit_table(&state);

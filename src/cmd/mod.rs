@@ -347,6 +347,7 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
 pub fn track_events(state: &ServerState) {
     crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
     crate::keyspace::track_ready_keys(state.blocking.any());
+    crate::keyspace::keep_expired(pause::is_paused(state));
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).

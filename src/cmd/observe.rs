@@ -88,7 +88,6 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
         if cmd.has(super::flags::READONLY) && !cmd.has(super::flags::PUBSUB) {
             tracking::remember_keys(state, id, &read_keys(cmd, args));
         }
-        tracking::broadcast(state, id);
         tracking::command_done(state, id, args[0].eq_ignore_ascii_case(b"client"));
     }
 }

@@ -25,6 +25,8 @@ pub enum PauseKind {
 
 /// The server's pause: its kind and end (server clock, ms), and the clients waiting.
 pub struct Pause {
+    /// A pause may be in force (every command reads this; the mutex only when set).
+    any: std::sync::atomic::AtomicBool,
     current: Mutex<(PauseKind, i64)>,
     changed: Notify,
     /// Clients waiting for the pause to end (counted in INFO's blocked_clients).
@@ -34,6 +36,7 @@ pub struct Pause {
 impl Default for Pause {
     fn default() -> Self {
         Pause {
+            any: std::sync::atomic::AtomicBool::new(false),
             current: Mutex::new((PauseKind::Off, 0)),
             changed: Notify::new(),
             waiting: AtomicUsize::new(0),
@@ -47,6 +50,7 @@ impl Pause {
         let mut c = self.current.lock();
         c.0 = c.0.max(kind);
         c.1 = c.1.max(end_ms);
+        self.any.store(true, Ordering::Relaxed);
         drop(c);
         self.changed.notify_waiters();
     }
@@ -54,14 +58,19 @@ impl Pause {
     /// CLIENT UNPAUSE.
     pub fn unpause(&self) {
         *self.current.lock() = (PauseKind::Off, 0);
+        self.any.store(false, Ordering::Relaxed);
         self.changed.notify_waiters();
     }
 
     /// The pause in force at `now_ms` (an expired one is cleared).
     pub fn in_force(&self, now_ms: i64) -> (PauseKind, i64) {
+        if !self.any.load(Ordering::Relaxed) {
+            return (PauseKind::Off, 0);
+        }
         let mut c = self.current.lock();
         if c.0 != PauseKind::Off && c.1 < now_ms {
             *c = (PauseKind::Off, 0);
+            self.any.store(false, Ordering::Relaxed);
         }
         *c
     }

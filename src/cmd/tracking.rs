@@ -58,8 +58,9 @@ pub struct Tracking {
     tables: Mutex<Tables>,
     /// Clients with tracking on (INFO tracking_clients; zero makes writes skip all of this).
     pub clients: AtomicUsize,
-    /// The client whose script is running (its writes are its own for NOLOOP and ordering).
-    script_caller: AtomicU64,
+    /// The client a script or a served blocked command runs for (0: none): its writes are
+    /// its own for NOLOOP and reply ordering.
+    acting_for: AtomicU64,
     /// The running script called a read-only command (then its declared keys are tracked).
     script_read: AtomicBool,
 }
@@ -227,7 +228,8 @@ fn invalidate_readers(state: &ServerState, by: u64, key: &[u8]) {
     }
 }
 
-/// Send the queued broadcast invalidations (after every command, as Redis before sleeping).
+/// Send the queued broadcast invalidations (after every request and active-expiry cycle, as
+/// Redis does before sleeping).
 pub fn broadcast(state: &ServerState, current: u64) {
     if state.tracking.clients.load(Ordering::Relaxed) == 0 {
         return;
@@ -263,9 +265,8 @@ pub fn broadcast(state: &ServerState, current: u64) {
 /// FLUSHDB / FLUSHALL: every tracking client is told that every key is invalid (a null),
 /// and the key table starts empty.
 pub fn flushed(state: &ServerState, current: u64) {
-    if state.tracking.clients.load(Ordering::Relaxed) == 0 {
-        return;
-    }
+    // The key table is emptied even with no client tracking now (it keeps the reads of
+    // clients that turned tracking off, as Redis, until the keys change).
     let mut t = state.tracking.tables.lock();
     t.keys.clear();
     t.items = 0;
@@ -378,10 +379,7 @@ fn deliver(state: &ServerState, target: &ClientInfo, current: u64, frame: Bytes)
 
 /// A script of client `caller` starts (under the server lock).
 pub fn script_started(state: &ServerState, caller: u64) {
-    state
-        .tracking
-        .script_caller
-        .store(caller, Ordering::Relaxed);
+    state.tracking.acting_for.store(caller, Ordering::Relaxed);
     state.tracking.script_read.store(false, Ordering::Relaxed);
 }
 
@@ -395,7 +393,7 @@ pub fn script_called(state: &ServerState, readonly: bool) {
 /// The script of `caller` ended: if it read anything, its declared keys (`EVAL script
 /// numkeys key...`) are remembered for the caller, as Redis does for scripts.
 pub fn script_finished(state: &ServerState, caller: u64, args: &[Bytes]) {
-    state.tracking.script_caller.store(0, Ordering::Relaxed);
+    state.tracking.acting_for.store(0, Ordering::Relaxed);
     if !state.tracking.script_read.swap(false, Ordering::Relaxed)
         || state.tracking.clients.load(Ordering::Relaxed) == 0
     {
@@ -413,10 +411,26 @@ pub fn script_finished(state: &ServerState, caller: u64, args: &[Bytes]) {
 /// Who changed a key, for NOLOOP and reply ordering: the client, or for a script's calls the
 /// client that ran the script.
 pub fn modifier(state: &ServerState, client_id: u64, in_script: bool) -> u64 {
-    if in_script {
-        state.tracking.script_caller.load(Ordering::Relaxed)
+    let acting = state.tracking.acting_for.load(Ordering::Relaxed);
+    if in_script || acting != 0 {
+        acting
     } else {
         client_id
+    }
+}
+
+/// A blocked client `id` is being served (its command runs as a stand-in client).
+pub fn serving(state: &ServerState, id: u64) {
+    state.tracking.acting_for.store(id, Ordering::Relaxed);
+}
+
+/// The served client's reply was queued: the invalidations its command caused to itself
+/// follow it, as after any reply.
+pub fn served(state: &ServerState, info: &ClientInfo, push: &PushQueue) {
+    state.tracking.acting_for.store(0, Ordering::Relaxed);
+    let frames: Vec<Bytes> = std::mem::take(&mut *info.extra.after_reply.lock());
+    for f in frames {
+        push.push_own_encoded(f);
     }
 }
 
