@@ -79,6 +79,8 @@ fn runtime(_config: &Config) -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 async fn serve(config: Config) -> i32 {
+    // Signal handlers first: a SIGTERM right after the ready line must find them installed.
+    let signals = shutdown_signals();
     log::notice("monotonic clock: POSIX clock_gettime");
     let pidfile = daemon::pidfile_for(config.pidfile.as_deref(), config.daemonize);
     let configured_port = config.port;
@@ -118,7 +120,7 @@ async fn serve(config: Config) -> i32 {
     }
     let state = server.state().clone();
     tokio::spawn(async move {
-        let msg = shutdown_signal().await;
+        let msg = wait_signal(signals).await;
         log::warning(msg);
         state.shutdown.cancel();
     });
@@ -127,13 +129,23 @@ async fn serve(config: Config) -> i32 {
     0
 }
 
-/// Wait for SIGINT or SIGTERM; the log line Redis writes for it.
-async fn shutdown_signal() -> &'static str {
+type Signals = Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>;
+
+/// Install the SIGINT and SIGTERM handlers.
+fn shutdown_signals() -> Signals {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut int), Ok(mut term)) = (
+    match (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
-    ) else {
+    ) {
+        (Ok(int), Ok(term)) => Some((int, term)),
+        _ => None,
+    }
+}
+
+/// Wait for SIGINT or SIGTERM; the log line Redis writes for it.
+async fn wait_signal(signals: Signals) -> &'static str {
+    let Some((mut int, mut term)) = signals else {
         return std::future::pending().await;
     };
     tokio::select! {
