@@ -258,6 +258,31 @@ pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 
+// ---- sets, sorted sets, SORT ----
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const MINMAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+pub const MINMAX_NOT_LEX: &str = "ERR min or max not valid string range item";
+pub const ZADD_XX_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIRS: &str = "ERR INCR option supports a single increment-element pair";
+pub const SCORE_NAN: &str = "ERR resulting score is not a number (NaN)";
+pub const ZRANGE_LIMIT_BY_RANK: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_WITHSCORES_BYLEX: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
+pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
+/// `ERR at least 1 input key is needed for 'zunion' command`
+pub fn needs_one_key(fullname: &str) -> RedisError {
+    RedisError::owned(format!(
+        "ERR at least 1 input key is needed for '{fullname}' command"
+    ))
+}
+
 // ---- transactions ----
 pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
@@ -283,8 +308,6 @@ pub const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
 pub const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
 pub const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 pub const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
-pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
-pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 pub const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 

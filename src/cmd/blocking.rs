@@ -71,6 +71,7 @@ pub enum Kind {
 pub fn kind_of(v: &Value) -> Option<Kind> {
     match v {
         Value::List(_) => Some(Kind::List),
+        Value::ZSet(_) => Some(Kind::ZSet),
         _ => None,
     }
 }

@@ -352,6 +352,21 @@ fn command_getkeys(cmd_args: &[Bytes], with_flags: bool) -> CmdResult {
     }
     let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) = match search {
         Some(meta::KeySearch::Keys(p)) => (p, variable_flags(c, cmd_args, spec_flags)),
+        // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
+        // reads the first key and overwrites the STORE one.
+        _ if c.name == "sort" => {
+            let p = super::sort::key_positions(cmd_args);
+            let f = (0..p.len())
+                .map(|i| {
+                    if i == 0 {
+                        vec!["RO", "access"]
+                    } else {
+                        vec!["OW", "update"]
+                    }
+                })
+                .collect();
+            (p, f)
+        }
         _ => {
             let p: Vec<usize> = c.key_positions(cmd_args.len()).collect();
             let f = if c.has(READONLY) {

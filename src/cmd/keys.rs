@@ -389,7 +389,7 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// SCAN's cursor, parsed as Redis does with strtoul: an optional sign (a minus wraps around),
 /// digits, nothing else; the empty string is cursor 0.
-fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
+pub fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
     let bad = || RedisError::new(error::INVALID_CURSOR);
     let (neg, digits) = match s.first() {
         Some(b'-') => (true, &s[1..]),

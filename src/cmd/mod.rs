@@ -31,11 +31,19 @@ pub mod pause;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
+pub mod set;
+pub mod set_ops;
 pub mod slowlog;
+pub mod sort;
 pub mod state;
 pub mod string;
 pub mod tracking;
+pub mod typed;
 pub mod watch;
+pub mod zset;
+pub mod zset_blocking;
+pub mod zset_range;
+pub mod zset_store;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -236,6 +244,13 @@ fn families() -> Vec<&'static [Command]> {
         keys::COMMANDS,
         db_cmds::COMMANDS,
         hash::COMMANDS,
+        set::COMMANDS,
+        set_ops::COMMANDS,
+        zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_store::COMMANDS,
+        zset_blocking::COMMANDS,
+        sort::COMMANDS,
         list::COMMANDS,
         list_more::COMMANDS,
         server_cmds::COMMANDS,

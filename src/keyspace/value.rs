@@ -2,6 +2,8 @@
 
 use crate::types::hash::Hash;
 use crate::types::list::List;
+use crate::types::set::Set;
+use crate::types::zset::ZSet;
 use bytes::Bytes;
 
 #[derive(Clone, Debug)]
@@ -9,6 +11,8 @@ pub enum Value {
     Str(Bytes),
     Hash(Hash),
     List(List),
+    Set(Set),
+    ZSet(ZSet),
 }
 
 // A shard entry is (Key 24, Entry 48). Every type is at most 32 bytes, but `Bytes` has a
@@ -23,6 +27,8 @@ impl Value {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -30,7 +36,7 @@ impl Value {
     /// friends on lists; BZPOPMIN and friends on sorted sets): Redis's signalKeyAsReady
     /// types.
     pub fn serves_blocked_pops(&self) -> bool {
-        matches!(self, Value::List(_))
+        matches!(self, Value::List(_) | Value::ZSet(_))
     }
 }
 

@@ -306,9 +306,11 @@ fn parse_special(
             if args.len() != 1 {
                 return Err("wrong number of arguments".into());
             }
-            let flags = super::notify::parse_flags(&args[0])
+            super::notify::parse_flags(&args[0])
                 .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
-            Ok(super::notify::format_flags(flags))
+            // Kept as given: Redis keeps the parsed flags and only CONFIG GET formats them,
+            // and the formatted form loses `n` next to `A` (keyspaceEventsFlagsToString).
+            Ok(args[0].clone())
         }
         Special::Bind => {
             if args.len() > 16 {
