@@ -37,14 +37,14 @@ async fn idle_clients(state: Arc<ServerState>) {
     }
 }
 
-/// Reclaim expired keys nobody reads, ten rounds a second.
+/// Reclaim expired keys nobody reads, `hz` rounds a second (10 by default).
 async fn active_expiry(state: Arc<ServerState>) {
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        // `hz` rounds a second (Redis's serverCron frequency, 1..=500).
+        let hz = u64::from(state.config.read().hz.clamp(1, 500));
         tokio::select! {
             _ = state.shutdown.cancelled() => return,
-            _ = tick.tick() => {}
+            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => {}
         }
         loop {
             if let Some(guard) = state.lock.lock_briefly() {

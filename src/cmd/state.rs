@@ -88,11 +88,15 @@ impl ServerState {
             observe: Default::default(),
             pause: Default::default(),
             tracking: Default::default(),
-            lastsave: std::sync::atomic::AtomicI64::new(Clock::new().now_ms() / 1000),
+            lastsave: std::sync::atomic::AtomicI64::new(0),
             watches: super::watch::Watches::new(),
             blocking: super::blocking::Blocking::new(),
             serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
         });
+        // LASTSAVE reads the start time until a save runs, on the server's clock.
+        state
+            .lastsave
+            .store(state.clock.now_ms() / 1000, Ordering::Relaxed);
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
         state
