@@ -135,3 +135,17 @@ pub fn write_after_reply(client: &Client, out: &mut bytes::BytesMut) {
         out.extend_from_slice(&f);
     }
 }
+
+/// RESET: no MONITOR, no tracking, replies on (Redis's clearClientConnectionState).
+pub fn reset(state: &ServerState, client: &Client) {
+    let extra = &client.info.extra;
+    if extra.monitor.swap(false, Ordering::Relaxed) {
+        state.observe.monitors.forget(client.id);
+    }
+    state.tracking.disable(client.id);
+    let f = extra.reply.load(Ordering::Relaxed);
+    extra.reply.store(
+        f & !(reply_flags::OFF | reply_flags::SKIP_NEXT),
+        Ordering::Relaxed,
+    );
+}

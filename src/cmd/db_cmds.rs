@@ -63,6 +63,15 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     super::watch::flushed(ctx.state, None, ctx.now);
     super::tracking::flushed(ctx.state, ctx.client.id);
+    // With save points configured Redis saves after FLUSHALL: the change count starts again.
+    if !ctx.state.config.read().save.is_empty() {
+        super::server_cmds::saved(ctx);
+    } else {
+        ctx.state
+            .observe
+            .dirty
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let ks = &ctx.state.keyspace;
     let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
     for g in &mut guards {

@@ -232,7 +232,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("current_fork_perc", &"0.00");
             kv("current_save_keys_processed", &0);
             kv("current_save_keys_total", &0);
-            kv("rdb_changes_since_last_save", &0);
+            kv(
+                "rdb_changes_since_last_save",
+                &state.observe.dirty.load(Ordering::Relaxed),
+            );
             kv("rdb_bgsave_in_progress", &0);
             kv(
                 "rdb_last_save_time",

@@ -36,6 +36,9 @@ pub struct Observe {
     pub errorstats: Mutex<BTreeMap<String, u64>>,
     /// Every error reply sent (INFO stats total_error_replies).
     pub total_error_replies: AtomicU64,
+    /// Writes since the last save (INFO rdb_changes_since_last_save; Redis's server.dirty,
+    /// counted per write command that succeeded).
+    pub dirty: AtomicU64,
     /// SLOWLOG.
     pub slowlog: Mutex<slowlog::SlowLog>,
     /// LATENCY events.
@@ -69,6 +72,10 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     let state = ctx.state;
     let us = took.as_micros() as u64;
     record(state, cmd, args, reply, took);
+    // FLUSHALL settles the count itself (a save after it starts it again).
+    if cmd.has(super::flags::WRITE) && cmd.name != "flushall" && !matches!(reply, Reply::Error(_)) {
+        state.observe.dirty.fetch_add(1, Ordering::Relaxed);
+    }
     let event = if cmd.has(super::flags::FAST) {
         "fast-command"
     } else {

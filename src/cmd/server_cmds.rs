@@ -122,10 +122,11 @@ fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 /// A save that keeps nothing still counts as done now (LASTSAVE, INFO persistence), so
 /// harnesses that wait for LASTSAVE to move after BGSAVE finish.
-fn saved(ctx: &Ctx) {
+pub(super) fn saved(ctx: &Ctx) {
     ctx.state
         .lastsave
         .store(ctx.state.clock.now_ms() / 1000, Ordering::Relaxed);
+    ctx.state.observe.dirty.store(0, Ordering::Relaxed);
 }
 
 /// SAVE: +OK; nothing is written (resplock keeps nothing on disk).
