@@ -27,6 +27,19 @@ pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
+/// What a client from outside loopback gets in protected mode (no password set).
+pub const PROTECTED_MODE: &str = "DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. In this mode connections are only \
+accepted from the loopback interface. If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: 1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same \
+host the server is running, however MAKE SURE Redis is not publicly accessible from internet if \
+you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just \
+disable the protected mode by editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. 3) If you started the server manually just \
+for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication \
+password for the default user. NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
 pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
@@ -214,6 +227,26 @@ pub const HELLO_PROTO_NOT_INT: &str = "ERR Protocol version is not an integer or
 pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
 pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
 pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
+pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+pub const CACHING_WITHOUT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const CACHING_YES_NOT_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const CACHING_NO_NOT_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+pub const TRACKING_ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
+pub const TRACKING_NO_REDIRECT_CLIENT: &str =
+    "ERR The client ID you want redirect to does not exist";
+pub const TRACKING_PREFIX_NEEDS_BCAST: &str = "ERR PREFIX option requires BCAST mode to be enabled";
+pub const TRACKING_BCAST_SWITCH: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const TRACKING_OPT_WITH_BCAST: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const TRACKING_OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
+pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
+/// REPLICAOF host port: resplock has no replication (a deliberate difference, see README).
+pub const NO_REPLICATION: &str =
+    "ERR REPLICAOF is not supported: resplock is a standalone server without replication";
 
 /// `ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.`
 /// (Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.)

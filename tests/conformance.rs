@@ -35,6 +35,8 @@ const GROUPS: &[&str] = &[
     "pubsub",
     "notifications",
     "command",
+    "dropin",
+    "tracking",
     "sets",
     "zsets",
     "sort",

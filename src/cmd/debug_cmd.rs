@@ -232,7 +232,7 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .collect();
         Err(RedisError::from_bytes(text))
     } else if n == 3 && is(sub, "log") {
-        tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(&a[2]));
+        crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(&a[2])));
         Ok(Reply::ok())
     } else if (n == 2 && is(sub, "change-repl-id"))
         || (n == 3

@@ -8,6 +8,8 @@ pub mod bitops;
 pub mod blocking;
 pub mod client;
 pub mod client_cmd;
+pub mod client_ctl;
+pub mod client_state;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
@@ -21,23 +23,29 @@ pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod latency;
 pub mod lcs;
 pub mod list;
 pub mod list_more;
 pub mod lock;
 pub mod memory_cmd;
 pub mod meta;
+pub mod monitor;
 pub mod multi;
 pub mod notify;
 pub mod object_cmd;
+pub mod observe;
+pub mod pause;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
 pub mod set;
 pub mod set_ops;
+pub mod slowlog;
 pub mod sort;
 pub mod state;
 pub mod string;
+pub mod tracking;
 pub mod typed;
 pub mod watch;
 pub mod zset;
@@ -220,6 +228,8 @@ impl<'a> Ctx<'a> {
         // watch of a key that was already stale is settled before this change is seen.
         self.state.keyspace.report_pending();
         watch::key_modified(self.state, db, key);
+        let by = tracking::modifier(self.state, self.client.id, self.in_script);
+        tracking::key_modified(self.state, by, key);
     }
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
@@ -267,6 +277,9 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        slowlog::COMMANDS,
+        latency::COMMANDS,
+        monitor::COMMANDS,
         multi::COMMANDS,
     ]
 }
@@ -351,12 +364,14 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    let started = std::time::Instant::now();
     track_events(ctx.state, ctx.now);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    observe::after_call(ctx, cmd, args, &reply, started.elapsed());
     reply
 }
 
@@ -367,6 +382,7 @@ pub fn track_events(state: &ServerState, now: i64) {
     crate::keyspace::track_ready_keys(state.blocking.any());
     // Values the command creates are stamped with its time (their LRU clock or LFU start).
     crate::keyspace::set_command_context(now, state.access_policy());
+    crate::keyspace::keep_expired(pause::is_paused(state));
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
@@ -381,6 +397,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                 match event {
                     KeyEvent::Expired => {
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        tracking::key_modified(&s, 0, key);
                         watch::key_expired(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),

@@ -50,8 +50,8 @@ pub struct ServerState {
     /// maxmemory-policy's LRU/LFU choice and the lfu-* settings, packed (see
     /// [`ServerState::access_policy`]): read by every command, so kept apart from `config`.
     access_policy: AtomicU64,
-    /// Changes to the dataset since startup (Redis's server.dirty: INFO's
-    /// rdb_changes_since_last_save, as nothing is ever saved).
+    /// Changes to the dataset since the last SAVE (Redis's server.dirty: INFO's
+    /// rdb_changes_since_last_save).
     pub dirty: AtomicU64,
     /// The process's resident set size when the server was created (MEMORY STATS'
     /// startup.allocated; MEMORY DOCTOR measures growth from it).
@@ -60,6 +60,14 @@ pub struct ServerState {
     pub cron_paused: std::sync::atomic::AtomicBool,
     /// DEBUG SET-ACTIVE-EXPIRE: false stops the background expiry cycle.
     pub active_expire_enabled: std::sync::atomic::AtomicBool,
+    /// Command and error statistics, slow log, latency events, monitors.
+    pub observe: super::observe::Observe,
+    /// CLIENT PAUSE.
+    pub pause: super::pause::Pause,
+    /// CLIENT TRACKING.
+    pub tracking: super::tracking::Tracking,
+    /// Unix time (s) of the last SAVE/BGSAVE (LASTSAVE); the start time until one runs.
+    pub lastsave: std::sync::atomic::AtomicI64,
     /// WATCHed keys and the clients whose EXEC a change makes fail.
     pub watches: super::watch::Watches,
     /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
@@ -95,10 +103,18 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            observe: Default::default(),
+            pause: Default::default(),
+            tracking: Default::default(),
+            lastsave: std::sync::atomic::AtomicI64::new(0),
             watches: super::watch::Watches::new(),
             blocking: super::blocking::Blocking::new(),
             serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
         });
+        // LASTSAVE reads the start time until a save runs, on the server's clock.
+        state
+            .lastsave
+            .store(state.clock.now_ms() / 1000, Ordering::Relaxed);
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
         state
@@ -107,6 +123,7 @@ impl ServerState {
     /// Recompute what is derived from `config` after CONFIG SET.
     pub fn config_changed(&self) {
         let config = self.config.read();
+        crate::log::set_level(crate::log::Level::from_u8(config.loglevel as u8));
         let flags = crate::cmd::notify::parse_flags(&config.notify_keyspace_events);
         self.notify_flags
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);

@@ -65,6 +65,14 @@ thread_local! {
     /// Whether new keys that can serve blocked pops are reported as [`KeyEvent::Ready`] on
     /// this thread (set per command: only while some client is blocked).
     static TRACK_READY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether expired keys are kept (read as missing, not removed) on this thread: set per
+    /// command while the dataset must stay constant (Redis keeps it so during a client pause).
+    static KEEP_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Keep expired keys instead of removing them, for the commands run next on this thread.
+pub fn keep_expired(on: bool) {
+    KEEP_EXPIRED.with(|t| t.set(on));
 }
 
 /// Report (true) or not (false) the keys created by the commands this thread runs next.
@@ -105,6 +113,9 @@ impl Shard {
             Some(i) => {
                 let (_, e) = self.map.get_index(i).expect("index");
                 if e.is_expired(now) {
+                    if KEEP_EXPIRED.with(|t| t.get()) {
+                        return false;
+                    }
                     let (k, _) = self.map.swap_remove_index(i).expect("index");
                     self.volatile -= 1;
                     PENDING.with(|l| {
