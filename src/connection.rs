@@ -27,29 +27,84 @@ use bytes::{Bytes, BytesMut};
 use input::{Input, READ_CHUNK};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 /// Push frames written per wakeup. Large, so a subscriber that reads catches up with several
 /// publishers (each of which serves about one request per wakeup) instead of falling behind
 /// into its output-buffer limit; small enough that `out` stays under its 1 MB shrink mark.
 const PUSH_BATCH_BYTES: usize = 512 * 1024;
 
-pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
+/// Where a client connected from, as CLIENT LIST prints it.
+pub struct Peer {
+    /// The client's address (`ip:port`, or `path:0` on the unix socket).
+    pub addr: String,
+    /// The server's address the client connected to.
+    pub laddr: String,
+    /// Connected over the unix socket (CLIENT LIST's `U` flag).
+    pub unix_socket: bool,
+}
+
+/// A client's byte stream, split so reads and writes proceed independently (TCP and unix
+/// sockets split without a lock).
+pub trait Stream: Send + 'static {
+    /// The reading half.
+    type Read: ReadHalf;
+    /// The writing half.
+    type Write: AsyncWrite + Unpin + Send;
+    /// Split into halves.
+    fn split(self) -> (Self::Read, Self::Write);
+}
+
+/// A reading half that can wait for readiness without a buffer (blocked clients hold none).
+pub trait ReadHalf: AsyncRead + Unpin + Send {
+    /// Wait until the socket is readable.
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+    /// Read what is there without waiting.
+    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize>;
+}
+
+impl ReadHalf for tokio::net::tcp::OwnedReadHalf {
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        tokio::net::tcp::OwnedReadHalf::readable(self)
+    }
+    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        tokio::net::tcp::OwnedReadHalf::try_read_buf(self, buf)
+    }
+}
+
+impl ReadHalf for tokio::net::unix::OwnedReadHalf {
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        tokio::net::unix::OwnedReadHalf::readable(self)
+    }
+    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        tokio::net::unix::OwnedReadHalf::try_read_buf(self, buf)
+    }
+}
+
+impl Stream for tokio::net::TcpStream {
+    type Read = tokio::net::tcp::OwnedReadHalf;
+    type Write = tokio::net::tcp::OwnedWriteHalf;
+    fn split(self) -> (Self::Read, Self::Write) {
+        self.into_split()
+    }
+}
+
+impl Stream for tokio::net::UnixStream {
+    type Read = tokio::net::unix::OwnedReadHalf;
+    type Write = tokio::net::unix::OwnedWriteHalf;
+    fn split(self) -> (Self::Read, Self::Write) {
+        self.into_split()
+    }
+}
+
+/// Serve one client until it disconnects, is killed or the server stops.
+pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     let id = state.next_client_id();
-    let addr = stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let mut client = cmd::client::connect(&state, id, addr, laddr);
+    let mut client = cmd::client::connect(&state, id, peer.addr, peer.laddr);
+    client.info.set_unix_socket(peer.unix_socket);
     let info = client.info.clone();
     let push = client.push.clone();
     let mut taken = Taken::default();
-    let (mut rd, mut wr) = stream.into_split();
+    let (mut rd, mut wr) = stream.split();
     let mut input = Input::new();
     let mut out = BytesMut::with_capacity(READ_CHUNK);
     let mut soft_clock = SoftLimitClock::default();
@@ -76,7 +131,7 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
                 info.last_active_ms.store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
                 if state.client_limits.query_buffer_over(input.pending_bytes()) {
                     // Redis closes the client rather than grow the server, without a reply.
-                    tracing::warn!("Closing client that reached max query buffer length: id={id}");
+                    crate::log::warning(&format!("Closing client that reached max query buffer length: id={id}"));
                     break;
                 }
                 // A blocked client's later requests stay buffered until it is served.
@@ -188,18 +243,23 @@ async fn process_input(
             max_bulk_len: state.client_limits.proto_max_bulk_len(),
             unauthenticated: !client.authenticated,
         };
+        let buffered = input.pending_bytes();
         match input.next_request(&limits) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
+                cmd::client_state::request_started(client, buffered);
                 let reply = cmd::exec::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);
                 taken.write_to(out);
-                out.reserve(size_hint(&reply));
-                encode(&reply, client.resp, out);
+                if cmd::client_state::reply_goes_out(state, client, &reply) {
+                    out.reserve(size_hint(&reply));
+                    encode(&reply, client.resp, out);
+                }
                 drop(reply);
+                cmd::client_state::write_after_reply(client, out);
                 if client.subscription_count() == 0
                     && state.client_limits.normal_output_over(
                         out.len(),
@@ -207,10 +267,10 @@ async fn process_input(
                         state.clock.now_ms(),
                     )
                 {
-                    tracing::warn!(
+                    crate::log::warning(&format!(
                         "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",
                         client.id
-                    );
+                    ));
                     client.info.kill.cancel();
                 }
             }

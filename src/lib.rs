@@ -19,6 +19,7 @@ pub mod connection;
 pub mod error;
 pub mod glob;
 pub mod keyspace;
+pub mod log;
 pub mod num;
 pub mod outbox;
 pub mod protocol;

@@ -15,8 +15,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("glob", &[]),
     ("clock", &[]),
     ("version", &[]),
+    ("log", &[]),
     ("reply", &["error"]),
-    ("config", &["error", "glob", "num", "version"]),
+    ("config", &["error", "glob", "num", "version", "log"]),
     // TLS settings -> a rustls acceptor for the listeners.
     ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
@@ -24,26 +25,37 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("keyspace", &["types", "num", "clock", "error"]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
-    ("outbox", &["protocol", "reply", "config"]),
+    ("outbox", &["protocol", "reply", "config", "log"]),
     // Pub/sub registry: channels -> subscribers' queues; no command table.
     ("pubsub", &["outbox", "protocol", "glob", "config", "reply"]),
     // Lua: reaches the server only through the `Host` trait the commands implement.
-    ("script", &["reply", "error", "num", "version"]),
+    ("script", &["reply", "error", "num", "version", "log"]),
     // Commands: the table, dispatch, the server state and every family.
     (
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc",
+            "clock", "config", "version", "alloc", "log",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
     (
         "connection",
-        &["cmd", "protocol", "outbox", "reply", "error"],
+        &["cmd", "protocol", "outbox", "reply", "error", "log"],
     ),
     // Listeners, lifecycle and the embedding API.
-    ("server", &["connection", "cmd", "config", "error", "tls"]),
+    (
+        "server",
+        &[
+            "connection",
+            "cmd",
+            "config",
+            "error",
+            "log",
+            "version",
+            "tls",
+        ],
+    ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.
     (
         "testkit",

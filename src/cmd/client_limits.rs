@@ -4,7 +4,6 @@
 //! class, and `timeout` for idle clients (checked by the cron). The settings are copied out
 //! of `Config` on every change, so the per-request path reads atomics, not the config lock.
 
-use super::ServerState;
 use crate::config::Config;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -85,26 +84,5 @@ impl ClientLimits {
     /// `timeout` in seconds (0: clients may idle forever).
     pub fn timeout_seconds(&self) -> u64 {
         self.timeout_seconds.load(Ordering::Relaxed)
-    }
-}
-
-/// clientsCronHandleTimeout: close every client idle for longer than `timeout`, except
-/// subscribers (Redis exempts pub/sub clients, which legitimately wait for messages).
-pub fn close_idle_clients(state: &ServerState) {
-    let timeout = state.client_limits.timeout_seconds();
-    if timeout == 0 {
-        return;
-    }
-    let now = state.clock.now_ms();
-    let clients = state.clients.lock();
-    for info in clients.values() {
-        let subscribed = info.subscriptions.load(Ordering::Relaxed)
-            + info.pattern_subscriptions.load(Ordering::Relaxed)
-            + info.shard_subscriptions.load(Ordering::Relaxed)
-            > 0;
-        let idle_ms = now - info.last_active_ms.load(Ordering::Relaxed) as i64;
-        if !subscribed && idle_ms > (timeout as i64) * 1000 {
-            info.kill.cancel();
-        }
     }
 }

@@ -178,6 +178,7 @@ fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ctx.client.authenticated = !ctx.state.requires_pass();
     ctx.client.user = "default".into();
     *ctx.client.info.user.lock() = "default".into();
+    super::client_state::reset(ctx.state, ctx.client);
     Ok(Reply::simple("RESET"))
 }
 

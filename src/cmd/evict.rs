@@ -214,11 +214,19 @@ fn perform_evictions(state: &ServerState) -> bool {
 }
 
 /// How strongly an entry asks to be evicted (higher first), for the sampling policies.
-fn score(policy: Policy, e: &Entry, _now: i64) -> u64 {
+fn score(ap: crate::keyspace::access::AccessPolicy, policy: Policy, e: &Entry, now: i64) -> u64 {
+    use crate::keyspace::access;
     match policy {
         // The nearest expiry first (Redis: ULLONG_MAX - expire).
-        Policy::VolatileTtl => u64::MAX - e.expires_at.max(0) as u64,
-        // Access times are not recorded yet: every sampled key scores the same.
+        Policy::VolatileTtl => u64::MAX - e.expires_at().max(0) as u64,
+        // The longest idle first (Redis: estimateObjectIdleTime).
+        Policy::AllkeysLru | Policy::VolatileLru => {
+            e.access().map_or(0, |a| access::idle_ms(a, now))
+        }
+        // The least used first (Redis: 255 - LFUDecrAndReturn).
+        Policy::AllkeysLfu | Policy::VolatileLfu => e
+            .access()
+            .map_or(0, |a| 255 - u64::from(access::lfu_decayed(a, now, ap))),
         _ => 0,
     }
 }
@@ -237,7 +245,14 @@ fn pick_victim(state: &ServerState, policy: Policy, now: i64) -> Option<(usize, 
     for i in 0..dbs {
         let n = (start + i) % dbs;
         let db = state.keyspace.db(n);
-        for (key, s) in sample(db, volatile, now, if random { 1 } else { samples }, policy) {
+        for (key, s) in sample(
+            db,
+            volatile,
+            now,
+            if random { 1 } else { samples },
+            policy,
+            state.access_policy(),
+        ) {
             if random {
                 return Some((n, key));
             }
@@ -264,7 +279,14 @@ fn pick_victim(state: &ServerState, policy: Policy, now: i64) -> Option<(usize, 
 const POOL_SIZE: usize = 16;
 
 /// Up to `want` random live keys of `db` with their scores; volatile keys only if asked.
-fn sample(db: &Db, volatile: bool, now: i64, want: usize, policy: Policy) -> Vec<(Bytes, u64)> {
+fn sample(
+    db: &Db,
+    volatile: bool,
+    now: i64,
+    want: usize,
+    policy: Policy,
+    ap: crate::keyspace::access::AccessPolicy,
+) -> Vec<(Bytes, u64)> {
     let mut out = Vec::with_capacity(want);
     let start = fastrand::usize(..SHARDS);
     // Random slots of random shards; a shard without candidates is skipped.
@@ -283,10 +305,10 @@ fn sample(db: &Db, volatile: bool, now: i64, want: usize, policy: Policy) -> Vec
                 .map
                 .get_index(fastrand::usize(..len))
                 .expect("index in range");
-            if e.is_expired(now) || (volatile && e.expires_at == 0) {
+            if e.is_expired(now) || (volatile && e.expires_at() == 0) {
                 continue;
             }
-            out.push((k.to_bytes(), score(policy, e, now)));
+            out.push((k.to_bytes(), score(ap, policy, e, now)));
             break;
         }
     }

@@ -145,8 +145,9 @@ pub fn upsert<T: Typed, R>(
     if created {
         shard.insert(key, Entry::new(new().into_value()));
     }
+    // The lookup above was the access (Redis looks the key up once).
     let v = shard
-        .get_mut(key, ctx.now)
+        .peek_mut(key, ctx.now)
         .and_then(|e| T::of_mut(&mut e.value))
         .expect("present and typed");
     let r = f(v);
@@ -182,9 +183,10 @@ pub fn delete(ctx: &Ctx, key: &[u8]) -> bool {
 pub fn read_many<R>(ctx: &Ctx, keys: &[&[u8]], f: impl FnOnce(&[Option<&Value>]) -> R) -> R {
     let db = ctx.db();
     let mut guard = db.lock_keys(keys.iter().copied());
-    // Expire first (needs the shards mutably), then read them all shared.
+    // Expire and count the access first (needs the shards mutably; Redis's lookupKeyRead),
+    // then read them all shared.
     for k in keys {
-        guard.shard(k).contains(k, ctx.now);
+        guard.shard(k).get(k, ctx.now);
     }
     let mut order: Vec<usize> = keys.iter().map(|k| db.shard_of(k)).collect();
     order.sort_unstable();

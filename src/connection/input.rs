@@ -7,7 +7,6 @@
 use crate::protocol::{parse_request, Limits, ParseState, ProtocolError};
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
-use tokio::net::tcp::OwnedReadHalf;
 
 /// Room made for an ordinary read.
 pub(super) const READ_CHUNK: usize = 16 * 1024;
@@ -36,9 +35,9 @@ impl Input {
     /// Read what the peer sent: at most what the current big argument still needs, else up
     /// to a chunk. `Ok(0)`: the peer closed. A blocked client (BLPOP...) waits for readiness
     /// first and only then gives itself a buffer, so thousands of clients waiting hold none.
-    pub(super) async fn read_from(
+    pub(super) async fn read_from<R: super::ReadHalf>(
         &mut self,
-        rd: &mut OwnedReadHalf,
+        rd: &mut R,
         blocked: bool,
     ) -> std::io::Result<usize> {
         if blocked {

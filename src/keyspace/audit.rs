@@ -29,7 +29,7 @@ fn audit_db(n: usize, db: &Db) -> Result<(), String> {
             if shard.map.get_index_of(k) != Some(i) {
                 return Err(format!("db {n}: key {k:?} at slot {i} is not found there"));
             }
-            volatile += usize::from(entry.expires_at != 0);
+            volatile += usize::from(entry.expires_at() != 0);
             let empty = match &entry.value {
                 Value::Hash(h) => h.is_empty(),
                 Value::List(l) => l.is_empty(),

@@ -287,19 +287,19 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert!(m.insert(k, e(i as i64)).is_none());
         }
-        assert_eq!(m.insert(&keys[5], e(-5)).map(|o| o.expires_at), Some(5));
+        assert_eq!(m.insert(&keys[5], e(1005)).map(|o| o.expires_at()), Some(5));
         for (i, k) in keys.iter().enumerate().step_by(3) {
             let (rk, re) = m.swap_remove(k).expect("present");
             assert_eq!(rk.as_bytes(), &k[..]);
-            assert_eq!(re.expires_at, if i == 5 { -5 } else { i as i64 });
+            assert_eq!(re.expires_at(), if i == 5 { 1005 } else { i as i64 });
         }
         m.shrink_to(10);
         for (i, k) in keys.iter().enumerate() {
-            let got = m.get(k).map(|e| e.expires_at);
+            let got = m.get(k).map(|e| e.expires_at());
             if i % 3 == 0 {
                 assert_eq!(got, None);
             } else {
-                assert_eq!(got, Some(if i == 5 { -5 } else { i as i64 }));
+                assert_eq!(got, Some(if i == 5 { 1005 } else { i as i64 }));
                 let j = m.get_index_of(k).expect("present");
                 assert_eq!(m.get_index(j).expect("in range").0.as_bytes(), &k[..]);
             }

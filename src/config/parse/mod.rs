@@ -15,10 +15,10 @@ use super::Value;
 
 pub(crate) use format::{default_value, format_number, format_value, parse_obuf};
 pub(crate) use text::strerror;
-pub use text::{repr, split_args, split_args_str};
+pub use text::{memtoull, repr, split_args, split_args_str};
 
 use format::{format_obuf, format_percentile};
-use text::{is_c_space, memtoull, string2ll, strtoll};
+use text::{is_c_space, string2ll, strtoll};
 
 /// Redis's `yesnotoi`.
 fn yes_no(s: &str) -> Option<bool> {

@@ -48,6 +48,7 @@ use bytes::Bytes;
 
 pub use entry::Elem;
 pub use iter::Iter;
+pub use node::set_packed_threshold;
 
 use entry::{decode, prev_start, Encoded, Needle};
 use node::{allow_insert, is_large, size_class, Node};
