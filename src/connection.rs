@@ -56,6 +56,11 @@ pub trait Stream: Send + 'static {
 
 /// A reading half that can wait for readiness without a buffer (blocked clients hold none).
 pub trait ReadHalf: AsyncRead + Unpin + Send {
+    /// Whether a blocked client can wait for readiness without a buffer (plain sockets); a TLS
+    /// stream cannot (its records must be decrypted), so it reads into its buffer instead.
+    fn waits_for_readiness(&self) -> bool {
+        true
+    }
     /// Wait until the socket is readable.
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
     /// Read what is there without waiting.
@@ -77,6 +82,27 @@ impl ReadHalf for tokio::net::unix::OwnedReadHalf {
     }
     fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
         tokio::net::unix::OwnedReadHalf::try_read_buf(self, buf)
+    }
+}
+
+/// The reading half of a TLS stream: no readiness wait (see [`ReadHalf::waits_for_readiness`]).
+impl ReadHalf for tokio::io::ReadHalf<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    fn waits_for_readiness(&self) -> bool {
+        false
+    }
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+    fn try_read_buf(&self, _buf: &mut BytesMut) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::WouldBlock.into())
+    }
+}
+
+impl Stream for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+    type Read = tokio::io::ReadHalf<Self>;
+    type Write = tokio::io::WriteHalf<Self>;
+    fn split(self) -> (Self::Read, Self::Write) {
+        tokio::io::split(self)
     }
 }
 

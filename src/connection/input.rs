@@ -40,7 +40,7 @@ impl Input {
         rd: &mut R,
         blocked: bool,
     ) -> std::io::Result<usize> {
-        if blocked {
+        if blocked && rd.waits_for_readiness() {
             loop {
                 rd.readable().await?;
                 if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {

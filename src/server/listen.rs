@@ -27,6 +27,8 @@ pub(super) struct Listeners {
     pub tcp: Vec<TcpListener>,
     /// The unix socket and its path (removed again at shutdown).
     pub unix: Option<(UnixListener, PathBuf)>,
+    /// `tls-port`'s listeners (one per `bind` address) and the acceptor they hand sockets to.
+    pub tls: Vec<(TcpListener, crate::tls::TlsAcceptor)>,
 }
 
 impl Listeners {
@@ -97,17 +99,45 @@ pub(super) fn bind_all(config: &Config) -> io::Result<Listeners> {
             }
         }
     }
+    let mut tls = Vec::new();
+    let acceptor = crate::tls::acceptor(config).map_err(|e| {
+        crate::log::warning(&e);
+        io::Error::other("Failed to configure TLS. Check logs for more info.")
+    })?;
+    if let Some(acceptor) = acceptor {
+        for raw in config.bind_addresses() {
+            let addr = raw.trim_start_matches('-');
+            match bind_tcp(addr, config.tls_port, tcp_backlog(config)) {
+                Ok(l) => tls.push((l, acceptor.clone())),
+                Err(e) => {
+                    crate::log::warning(&format!(
+                        "Warning: Could not create server TLS listening socket {addr}:{}: {}",
+                        config.tls_port, e.1
+                    ));
+                    if !raw.starts_with('-') {
+                        return Err(io::Error::new(
+                            e.0.kind(),
+                            format!(
+                                "Failed listening on port {} (TLS), aborting.",
+                                config.tls_port
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
     let unix = match config.unixsocket.as_deref().filter(|p| !p.is_empty()) {
         Some(path) => Some(bind_unix(path, config.unixsocketperm, tcp_backlog(config))?),
         None => None,
     };
-    if tcp.is_empty() && unix.is_none() {
+    if tcp.is_empty() && unix.is_none() && tls.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::AddrNotAvailable,
             "Configured to not listen anywhere, exiting.",
         ));
     }
-    Ok(Listeners { tcp, unix })
+    Ok(Listeners { tcp, unix, tls })
 }
 
 /// One TCP listener; Err has the io error and Redis's text for it (`bind: ...`).
@@ -224,6 +254,60 @@ pub(super) async fn accept_tcp(
             unix_socket: false,
         };
         tracker.spawn(connection::serve(state.clone(), stream, peer));
+    }
+}
+
+/// Accept TLS clients until the server shuts down: admitted as TCP clients are, then the
+/// handshake (bounded, so a silent peer cannot hold a task), then served.
+pub(super) async fn accept_tls(
+    state: Arc<ServerState>,
+    listener: TcpListener,
+    acceptor: crate::tls::TlsAcceptor,
+    tracker: TaskTracker,
+) {
+    loop {
+        let accepted = tokio::select! {
+            _ = state.shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let (stream, peer) = match accepted {
+            Ok(s) => s,
+            Err(e) => {
+                accept_failed(&e).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let ip = peer.ip().to_canonical();
+        let local = ip == IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == IpAddr::V6(Ipv6Addr::LOCALHOST);
+        let laddr = stream
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let refused = admit(&state, local);
+        let acceptor = acceptor.clone();
+        let state = state.clone();
+        tracker.spawn(async move {
+            let handshake = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream));
+            let mut tls = match handshake.await {
+                Ok(Ok(tls)) => tls,
+                Ok(Err(e)) => {
+                    crate::log::verbose(&format!("Error accepting a client connection: {e}"));
+                    return;
+                }
+                Err(_) => return,
+            };
+            if let Some(err) = refused {
+                refuse(&mut tls, err).await;
+                return;
+            }
+            let peer = Peer {
+                addr: peer.to_string(),
+                laddr,
+                unix_socket: false,
+            };
+            connection::serve(state, tls, peer).await;
+        });
     }
 }
 

@@ -89,6 +89,14 @@ async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Opt
     for l in listeners.tcp {
         accepting.spawn(listen::accept_tcp(state.clone(), l, tracker.clone()));
     }
+    for (l, acceptor) in listeners.tls {
+        accepting.spawn(listen::accept_tls(
+            state.clone(),
+            l,
+            acceptor,
+            tracker.clone(),
+        ));
+    }
     let mut socket_path = None;
     if let Some((l, path)) = listeners.unix {
         socket_path = Some(path.clone());
