@@ -343,3 +343,101 @@ async fn shutdown_stops_the_server_without_a_reply() {
         .expect("server stops");
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+/// The field names of redis-server 7.0.15's `INFO memory`, in its order.
+const REDIS_MEMORY_FIELDS: &[&str] = &[
+    "used_memory",
+    "used_memory_human",
+    "used_memory_rss",
+    "used_memory_rss_human",
+    "used_memory_peak",
+    "used_memory_peak_human",
+    "used_memory_peak_perc",
+    "used_memory_overhead",
+    "used_memory_startup",
+    "used_memory_dataset",
+    "used_memory_dataset_perc",
+    "allocator_allocated",
+    "allocator_active",
+    "allocator_resident",
+    "total_system_memory",
+    "total_system_memory_human",
+    "used_memory_lua",
+    "used_memory_vm_eval",
+    "used_memory_lua_human",
+    "used_memory_scripts_eval",
+    "number_of_cached_scripts",
+    "number_of_functions",
+    "number_of_libraries",
+    "used_memory_vm_functions",
+    "used_memory_vm_total",
+    "used_memory_vm_total_human",
+    "used_memory_functions",
+    "used_memory_scripts",
+    "used_memory_scripts_human",
+    "maxmemory",
+    "maxmemory_human",
+    "maxmemory_policy",
+    "allocator_frag_ratio",
+    "allocator_frag_bytes",
+    "allocator_rss_ratio",
+    "allocator_rss_bytes",
+    "rss_overhead_ratio",
+    "rss_overhead_bytes",
+    "mem_fragmentation_ratio",
+    "mem_fragmentation_bytes",
+    "mem_not_counted_for_evict",
+    "mem_replication_backlog",
+    "mem_total_replication_buffers",
+    "mem_clients_slaves",
+    "mem_clients_normal",
+    "mem_cluster_links",
+    "mem_aof_buffer",
+    "mem_allocator",
+    "active_defrag_running",
+    "lazyfree_pending_objects",
+    "lazyfreed_objects",
+];
+
+fn field<'a>(info: &'a str, name: &str) -> &'a str {
+    info.split("\r\n")
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {name} in {info:?}"))
+}
+
+#[tokio::test]
+async fn info_memory_has_redis_fields_in_order_and_counts_cached_scripts() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let info = text(&cmd!(c, "INFO", "memory"));
+    let names: Vec<&str> = info
+        .split("\r\n")
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_once(':').unwrap().0)
+        .collect();
+    assert_eq!(names, REDIS_MEMORY_FIELDS);
+    assert_eq!(field(&info, "number_of_cached_scripts"), "0");
+    assert_eq!(field(&info, "used_memory_scripts_eval"), "0");
+
+    cmd!(c, "SCRIPT", "LOAD", "return 1");
+    cmd!(c, "EVAL", "return 2", "0");
+    // Read from inside a script: the running script is already cached.
+    let inner = text(&cmd!(c, "EVAL", "return redis.call('info', 'memory')", "0"));
+    assert_eq!(field(&inner, "number_of_cached_scripts"), "3");
+    let info = text(&cmd!(c, "INFO", "memory"));
+    assert_eq!(field(&info, "number_of_cached_scripts"), "3");
+    let lua: u64 = field(&info, "used_memory_lua").parse().unwrap();
+    assert!(lua > 0);
+    assert_eq!(field(&info, "used_memory_vm_eval"), lua.to_string());
+    assert_eq!(field(&info, "used_memory_vm_total"), lua.to_string());
+    let scripts: u64 = field(&info, "used_memory_scripts_eval").parse().unwrap();
+    assert!(scripts > 0);
+    assert_eq!(field(&info, "used_memory_scripts"), scripts.to_string());
+    assert_eq!(field(&info, "number_of_functions"), "0");
+
+    assert_eq!(cmd!(c, "SCRIPT", "FLUSH"), b"+OK\r\n");
+    let info = text(&cmd!(c, "INFO", "memory"));
+    assert_eq!(field(&info, "number_of_cached_scripts"), "0");
+    assert_eq!(field(&info, "used_memory_scripts_eval"), "0");
+    s.shutdown().await;
+}
