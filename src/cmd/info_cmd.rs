@@ -188,17 +188,6 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         "memory" => {
             let rss = rss_bytes();
             let total = total_system_memory();
-            let scripts = state.scripting.stats();
-            let lua = scripts.lua_memory;
-            // Redis's evalScriptsMemory: each cached body and its SHA, a dict entry and a
-            // luaScript per script, and the dict's bucket array.
-            let scripts_eval = if scripts.cached == 0 {
-                0
-            } else {
-                scripts.body_bytes
-                    + scripts.cached * (48 + 24 + 16)
-                    + scripts.cached.next_power_of_two().max(4) * 8
-            };
             kv("used_memory", &rss);
             kv("used_memory_human", &human_bytes(rss));
             kv("used_memory_rss", &rss);
@@ -216,23 +205,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("allocator_resident", &rss);
             kv("total_system_memory", &total);
             kv("total_system_memory_human", &human_bytes(total));
-            kv("used_memory_lua", &lua);
-            kv("used_memory_vm_eval", &lua);
-            kv("used_memory_lua_human", &human_bytes(lua as u64));
-            kv("used_memory_scripts_eval", &scripts_eval);
-            kv("number_of_cached_scripts", &scripts.cached);
-            // No FUNCTION: no functions, libraries or their interpreter.
-            kv("number_of_functions", &0);
-            kv("number_of_libraries", &0);
-            kv("used_memory_vm_functions", &0);
-            kv("used_memory_vm_total", &lua);
-            kv("used_memory_vm_total_human", &human_bytes(lua as u64));
-            kv("used_memory_functions", &0);
-            kv("used_memory_scripts", &scripts_eval);
-            kv(
-                "used_memory_scripts_human",
-                &human_bytes(scripts_eval as u64),
-            );
+            kv("used_memory_lua", &0);
+            kv("used_memory_lua_human", &"0B");
+            kv("used_memory_scripts", &0);
+            kv("used_memory_scripts_human", &"0B");
             kv("maxmemory", &cfg.maxmemory);
             kv("maxmemory_human", &human_bytes(cfg.maxmemory));
             kv("maxmemory_policy", &cfg.maxmemory_policy);
@@ -243,6 +219,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("mem_fragmentation_ratio", &"1.00");
             kv("mem_fragmentation_bytes", &0);
             kv("mem_not_counted_for_evict", &0);
+            // No replication backlog, replica buffers or cluster bus.
             kv("mem_replication_backlog", &0);
             kv("mem_total_replication_buffers", &0);
             kv("mem_clients_slaves", &0);

@@ -20,8 +20,6 @@ pub(super) struct Engine {
     setenv: Function,
     pub run: Function,
     pub runs: u64,
-    /// The cached scripts' bodies, in bytes (INFO's `used_memory_scripts_eval`).
-    pub body_bytes: usize,
 }
 
 impl Engine {
@@ -55,7 +53,6 @@ impl Engine {
             setenv,
             run,
             runs: 0,
-            body_bytes: 0,
         })
     }
 
@@ -100,7 +97,6 @@ impl Engine {
             .call(func)
             .map_err(|e| error::err(format!("ERR {e}")))?;
         self.scripts.insert(sha, Script { func, flags });
-        self.body_bytes += body.len();
         Ok(buf)
     }
 }

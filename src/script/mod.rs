@@ -85,20 +85,6 @@ pub struct Scripting {
     /// redisLrand48's state behind math.random: server-wide like Redis's static, so it
     /// survives SCRIPT FLUSH and is not reseeded per script.
     rand: Arc<AtomicU64>,
-    /// INFO memory's script figures, noted after each load and run: INFO may run inside a
-    /// script, while the interpreter is borrowed.
-    stats: Mutex<ScriptStats>,
-}
-
-/// What INFO's memory section says about scripting (Redis's evalMemory and the script cache).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScriptStats {
-    /// Bytes the Lua interpreter holds (`used_memory_lua`, `used_memory_vm_eval`).
-    pub lua_memory: usize,
-    /// Cached scripts (`number_of_cached_scripts`).
-    pub cached: usize,
-    /// The cached scripts' bodies, in bytes.
-    pub body_bytes: usize,
 }
 
 /// What the interpreter keeps in its app data: the host of the running script (only while
@@ -146,21 +132,7 @@ impl Scripting {
             wrote: AtomicBool::new(false),
             memory_limit: AtomicUsize::new(DEFAULT_MEMORY_LIMIT),
             rand: Arc::new(AtomicU64::new(0x1234_ABCD_330E)),
-            stats: Mutex::new(ScriptStats::default()),
         }
-    }
-
-    /// The figures INFO memory reports, as of the last script load, run or flush.
-    pub fn stats(&self) -> ScriptStats {
-        *self.stats.lock()
-    }
-
-    fn note_stats(&self, eng: &Engine) {
-        *self.stats.lock() = ScriptStats {
-            lua_memory: eng.lua.used_memory(),
-            cached: eng.scripts.len(),
-            body_bytes: eng.body_bytes,
-        };
     }
 
     /// Cap the interpreter's memory (bytes); applies to the next script run.
@@ -198,9 +170,7 @@ impl Scripting {
     pub fn load(&self, body: &[u8]) -> Result<String, RedisError> {
         let mut g = self.engine.lock();
         let eng = self.engine_in(&mut g)?;
-        let sha = eng.compile(body);
-        self.note_stats(eng);
-        sha
+        eng.compile(body)
     }
 
     /// SCRIPT EXISTS for one SHA.
@@ -214,7 +184,6 @@ impl Scripting {
     pub fn flush(&self) {
         let old = self.engine.lock().take();
         drop(old);
-        *self.stats.lock() = ScriptStats::default();
     }
 
     fn engine_in<'a>(&self, slot: &'a mut Option<Engine>) -> Result<&'a mut Engine, RedisError> {
@@ -258,9 +227,7 @@ impl Scripting {
             };
             given.map(|c| c.to_ascii_lowercase())
         } else {
-            let sha = eng.compile_buf(&args[1])?;
-            self.note_stats(eng);
-            sha
+            eng.compile_buf(&args[1])?
         };
         let sha = sha_str(&sha_buf);
         let (func, sflags) = match eng.scripts.get(sha) {
@@ -327,7 +294,6 @@ impl Scripting {
         if lua.used_memory() > limit / 2 {
             let _ = lua.gc_collect();
         }
-        self.note_stats(eng);
         Ok(reply)
     }
 }
