@@ -63,12 +63,21 @@ thread_local! {
     /// Whether new keys are reported on this thread (set per command: only when someone
     /// listens for `new` events, since it costs a copy of every created key).
     static TRACK_NEW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The longest lazy-expiry removal on this thread since [`take_slowest_lazy_delete`]
+    /// (Redis's `expire-del` latency event, sampled after each command).
+    static SLOWEST_LAZY_DEL: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
     /// Whether new keys that can serve blocked pops are reported as [`KeyEvent::Ready`] on
     /// this thread (set per command: only while some client is blocked).
     static TRACK_READY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Whether expired keys are kept (read as missing, not removed) on this thread: set per
     /// command while the dataset must stay constant (Redis keeps it so during a client pause).
     static KEEP_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The longest removal lazy expiry made on this thread since the last call, and reset it: the
+/// command path samples it as the `expire-del` latency event after each command.
+pub fn take_slowest_lazy_delete() -> Duration {
+    SLOWEST_LAZY_DEL.with(|c| c.replace(Duration::ZERO))
 }
 
 /// Keep expired keys instead of removing them, for the commands run next on this thread.
@@ -117,7 +126,11 @@ impl Shard {
                     if KEEP_EXPIRED.with(|t| t.get()) {
                         return false;
                     }
-                    let (k, _) = self.map.swap_remove_index(i).expect("index");
+                    let started = Instant::now();
+                    let (k, value) = self.map.swap_remove_index(i).expect("index");
+                    drop(value);
+                    let took = started.elapsed();
+                    SLOWEST_LAZY_DEL.with(|c| c.set(c.get().max(took)));
                     self.volatile -= 1;
                     PENDING.with(|l| {
                         l.borrow_mut()
@@ -501,5 +514,23 @@ mod tests {
         assert!(ks.active_expire_round(2_000) > Duration::ZERO);
         assert_eq!(ks.db(0).len(), 0);
         assert_eq!(ks.active_expire_round(3_000), Duration::ZERO);
+    }
+
+    #[test]
+    fn lazy_expiry_reports_its_slowest_removal_once_for_expire_del() {
+        let ks = Keyspace::new(1);
+        let mut g = ks.db(0).lock(b"k");
+        g.insert(
+            b"k",
+            Entry::with_expiry(Value::Str(Bytes::from(vec![7u8; 1 << 20])), 1_000),
+        );
+        take_slowest_lazy_delete();
+        assert!(g.get(b"k", 500).is_some());
+        assert_eq!(take_slowest_lazy_delete(), Duration::ZERO);
+        assert!(g.get(b"k", 2_000).is_none());
+        assert!(take_slowest_lazy_delete() > Duration::ZERO);
+        assert_eq!(take_slowest_lazy_delete(), Duration::ZERO);
+        drop(g);
+        ks.report_pending();
     }
 }
