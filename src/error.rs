@@ -37,6 +37,8 @@ pub const ACL_DEFAULT_UNDELETABLE: &str = "ERR The 'default' user cannot be remo
 pub const ACL_GENPASS_BITS: &str = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
 pub const ACL_NO_FILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
 pub const ACL_SAVE_FAILED: &str = "ERR There was an error trying to save the ACLs. Please check the server logs for more information";
+/// Every CLUSTER subcommand, READONLY, READWRITE and ASKING: resplock is never a cluster node.
+pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 /// What a client from outside loopback gets in protected mode (no password set).
 pub const PROTECTED_MODE: &str = "DENIED Redis is running in protected mode because protected \
 mode is enabled and no password is set for the default user. In this mode connections are only \

@@ -46,6 +46,7 @@ const GROUPS: &[&str] = &[
     "acl",
     "dropin",
     "tracking",
+    "cluster",
     "sets",
     "zsets",
     "sort",

@@ -13,6 +13,7 @@ pub mod client_cmd;
 pub mod client_ctl;
 pub mod client_limits;
 pub mod client_state;
+pub mod cluster_cmd;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
@@ -281,6 +282,7 @@ fn families() -> Vec<&'static [Command]> {
         list::COMMANDS,
         list_more::COMMANDS,
         server_cmds::COMMANDS,
+        cluster_cmd::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
         config_cmd::COMMANDS,
