@@ -22,6 +22,7 @@ pub mod num;
 pub mod outbox;
 pub mod protocol;
 pub mod pubsub;
+pub mod rdb;
 pub mod reply;
 pub mod script;
 pub mod server;

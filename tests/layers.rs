@@ -14,6 +14,7 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("glob", &[]),
     ("clock", &[]),
     ("version", &[]),
+    ("rdb", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
@@ -25,13 +26,13 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Pub/sub registry: channels -> subscribers' queues; no command table.
     ("pubsub", &["outbox", "protocol", "glob", "config", "reply"]),
     // Lua: reaches the server only through the `Host` trait the commands implement.
-    ("script", &["reply", "error", "num", "version"]),
+    ("script", &["reply", "error", "num", "version", "config"]),
     // Commands: the table, dispatch, the server state and every family.
     (
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version",
+            "clock", "config", "version", "rdb",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.

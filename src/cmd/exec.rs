@@ -13,6 +13,16 @@ use super::{flags, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::{EvalKind, Host};
+
+/// Which script a SCRIPT_RUNNER row runs.
+#[derive(Clone, Copy)]
+enum ScriptCall {
+    Eval(EvalKind),
+    /// FCALL (`readonly` false) or FCALL_RO.
+    Fcall {
+        readonly: bool,
+    },
+}
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -37,7 +47,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         return Reply::error(e);
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
-        return run_script_command(state, client, cmd, args).await;
+        return run_script_command(state, client, cmd, parent, args).await;
     }
     let held = match acquire(state, cmd).await {
         Ok(held) => held,
@@ -76,7 +86,7 @@ async fn acquire<'a>(
             if cmd.has(flags::ALLOW_BUSY) {
                 return Ok(None);
             }
-            return Err(RedisError::new(error::BUSY));
+            return Err(state.scripting.busy_error());
         }
         state.lock.released().await;
     }
@@ -133,37 +143,30 @@ pub async fn when_no_script<R>(
     }
 }
 
-/// Rows flagged SCRIPT_RUNNER: EVAL and friends run holding the server lock for the whole
-/// script; SCRIPT KILL runs without it.
+/// Rows flagged SCRIPT_RUNNER: EVAL, FCALL and friends run holding the server lock for the
+/// whole script; SCRIPT KILL and FUNCTION KILL run without it.
 async fn run_script_command(
     state: &Arc<ServerState>,
     client: &mut Client,
     cmd: &'static Command,
+    parent: Option<&'static Command>,
     args: Vec<Bytes>,
 ) -> Reply {
     if cmd.name == "kill" {
-        return match script_kill(state).await {
+        let eval = parent.is_some_and(|p| p.name == "script");
+        return match script_kill(state, eval).await {
             Ok(()) => Reply::ok(),
             Err(e) => Reply::error(e),
         };
     }
+    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
     let kind = match cmd.name {
-        "eval" => EvalKind {
-            by_sha: false,
-            readonly: false,
-        },
-        "evalsha" => EvalKind {
-            by_sha: true,
-            readonly: false,
-        },
-        "eval_ro" => EvalKind {
-            by_sha: false,
-            readonly: true,
-        },
-        "evalsha_ro" => EvalKind {
-            by_sha: true,
-            readonly: true,
-        },
+        "eval" => eval(false, false),
+        "evalsha" => eval(true, false),
+        "eval_ro" => eval(false, true),
+        "evalsha_ro" => eval(true, true),
+        "fcall" => ScriptCall::Fcall { readonly: false },
+        "fcall_ro" => ScriptCall::Fcall { readonly: true },
         _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
     };
     if runs_inline() {
@@ -173,11 +176,11 @@ async fn run_script_command(
         // INLINE_GRACE.
         let held = match acquire(state, cmd).await {
             Ok(Some(held)) => held,
-            Ok(None) => return Reply::error(RedisError::new(error::BUSY)),
+            Ok(None) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
         };
         INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
-        let reply = eval(state, client.db, kind, &args);
+        let reply = run_script(state, client.db, kind, &args);
         INLINE_SINCE.with(|s| s.set(None));
         drop(held);
         return reply;
@@ -185,13 +188,13 @@ async fn run_script_command(
     // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
     // the script takes the lock on a blocking thread instead.
     if script_busy(state) {
-        return Reply::error(RedisError::new(error::BUSY));
+        return Reply::error(state.scripting.busy_error());
     }
     let sh = state.clone();
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
-        eval(&sh, db, kind, &args)
+        run_script(&sh, db, kind, &args)
     });
     match task.await {
         Ok(r) => r,
@@ -260,16 +263,16 @@ fn runs_inline() -> bool {
     )
 }
 
-/// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
-/// served once it has (or once the script ended: NOTBUSY).
-async fn script_kill(state: &ServerState) -> Result<(), RedisError> {
+/// SCRIPT KILL (`eval`) or FUNCTION KILL. As in Redis, a kill sent before the script passed
+/// busy-reply-threshold is only served once it has (or once the script ended: NOTBUSY).
+async fn script_kill(state: &ServerState, eval: bool) -> Result<(), RedisError> {
     loop {
         let Some(ran) = state.scripting.running_for() else {
             return Err(RedisError::new(error::NOTBUSY));
         };
         let threshold = state.config.read().busy_reply_threshold_ms;
         if threshold > 0 && ran.as_millis() as u64 >= threshold {
-            return state.scripting.kill();
+            return state.scripting.kill(eval);
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
@@ -278,7 +281,7 @@ async fn script_kill(state: &ServerState) -> Result<(), RedisError> {
 /// Run a script command with the server lock held by the caller. The script's
 /// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
 /// Redis) with the clock frozen at the script's start.
-pub fn eval(state: &ServerState, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {
+fn run_script(state: &ServerState, db: usize, kind: ScriptCall, args: &[Bytes]) -> Reply {
     let mut client = state.script_client.lock();
     // What a fresh `Client::detached(0, db, 2)` would be.
     client.select(db);
@@ -291,7 +294,10 @@ pub fn eval(state: &ServerState, db: usize, kind: EvalKind, args: &[Bytes]) -> R
         now: state.clock.now_ms(),
         readonly: false,
     };
-    state.scripting.eval(&mut host, kind, args)
+    match kind {
+        ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
+        ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
+    }
 }
 
 /// The command layer seen from a running script.

@@ -193,10 +193,23 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("used_memory_dataset_perc", &"100.00%");
             kv("total_system_memory", &total);
             kv("total_system_memory_human", &human_bytes(total));
-            kv("used_memory_lua", &0);
-            kv("used_memory_lua_human", &"0B");
-            kv("used_memory_scripts", &0);
-            kv("used_memory_scripts_human", &"0B");
+            // EVAL scripts and functions share one interpreter: it is counted as EVAL's.
+            let lua = state.scripting.memory();
+            let vm = lua.lua_bytes as u64;
+            let (eval, funcs) = (lua.scripts_bytes as u64, lua.functions_bytes as u64);
+            kv("used_memory_lua", &vm);
+            kv("used_memory_vm_eval", &vm);
+            kv("used_memory_lua_human", &human_bytes(vm));
+            kv("used_memory_scripts_eval", &eval);
+            kv("number_of_cached_scripts", &lua.cached_scripts);
+            kv("number_of_functions", &lua.functions);
+            kv("number_of_libraries", &lua.libraries);
+            kv("used_memory_vm_functions", &0);
+            kv("used_memory_vm_total", &vm);
+            kv("used_memory_vm_total_human", &human_bytes(vm));
+            kv("used_memory_functions", &funcs);
+            kv("used_memory_scripts", &(eval + funcs));
+            kv("used_memory_scripts_human", &human_bytes(eval + funcs));
             kv("maxmemory", &cfg.maxmemory);
             kv("maxmemory_human", &human_bytes(cfg.maxmemory));
             kv("maxmemory_policy", &cfg.maxmemory_policy);

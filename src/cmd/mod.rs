@@ -11,6 +11,7 @@ pub mod connection_cmds;
 pub mod cron;
 pub mod exec;
 pub mod float80;
+pub mod function;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
@@ -208,6 +209,7 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        function::COMMANDS,
     ]
 }
 
