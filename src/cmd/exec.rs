@@ -159,15 +159,8 @@ async fn run_script_command(
             Err(e) => Reply::error(e),
         };
     }
-    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
-    let kind = match cmd.name {
-        "eval" => eval(false, false),
-        "evalsha" => eval(true, false),
-        "eval_ro" => eval(false, true),
-        "evalsha_ro" => eval(true, true),
-        "fcall" => ScriptCall::Fcall { readonly: false },
-        "fcall_ro" => ScriptCall::Fcall { readonly: true },
-        _ => return Reply::error(error::unknown_command(&args[0], &args[1..])),
+    let Some(kind) = script_call(cmd) else {
+        return Reply::error(error::unknown_command(&args[0], &args[1..]));
     };
     if runs_inline() {
         // The script runs on this worker: a thread handoff per script costs more than a
@@ -199,6 +192,29 @@ async fn run_script_command(
     match task.await {
         Ok(r) => r,
         Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
+    }
+}
+
+/// Which script a SCRIPT_RUNNER row runs (None for the KILL rows).
+fn script_call(cmd: &Command) -> Option<ScriptCall> {
+    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
+    Some(match cmd.name {
+        "eval" => eval(false, false),
+        "evalsha" => eval(true, false),
+        "eval_ro" => eval(false, true),
+        "evalsha_ro" => eval(true, true),
+        "fcall" => ScriptCall::Fcall { readonly: false },
+        "fcall_ro" => ScriptCall::Fcall { readonly: true },
+        _ => return None,
+    })
+}
+
+/// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock
+/// (a transaction's EXEC runs its queued scripts this way): the same run as a client's.
+pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
+    match script_call(cmd) {
+        Some(kind) => run_script(state, db, kind, args),
+        None => Reply::error(error::unknown_command(&args[0], &args[1..])),
     }
 }
 

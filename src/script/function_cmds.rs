@@ -120,7 +120,10 @@ impl Scripting {
             None => Reply::Nil,
             Some(r) if r.is_eval => return Err(RedisError::new(error::BUSY)),
             Some(r) => {
-                let (name, command) = r.function.clone().unwrap_or_default();
+                let (name, command) = match &r.function {
+                    Some((name, args)) => (name.to_string(), args.to_vec()),
+                    None => (String::new(), Vec::new()),
+                };
                 Reply::Map(vec![
                     (bulk("name"), bulk(&name)),
                     (

@@ -21,7 +21,7 @@ const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// One registered function.
 pub(super) struct FunctionInfo {
-    pub name: String,
+    pub name: Arc<str>,
     pub desc: Option<Bytes>,
     pub flags: u32,
     /// The callback, in the Lua registry (see [`super::engine::Script`]).
@@ -96,7 +96,7 @@ impl Libraries {
         lib.functions
             .values()
             .find(|f| self.functions.contains_key(&f.name.to_ascii_lowercase()))
-            .map(|f| f.name.as_str())
+            .map(|f| &*f.name)
     }
 
     /// libraryJoin: move every library of `src` in. A library name that exists already fails
@@ -332,7 +332,7 @@ pub(super) fn register(
         return Err(error::LUA_REGISTER_DUPLICATE);
     }
     let info = Arc::new(FunctionInfo {
-        name: name.clone(),
+        name: Arc::from(name.as_str()),
         desc,
         flags,
         callback,

@@ -107,7 +107,22 @@ struct Running {
     /// EVAL/EVALSHA (SCRIPT KILL applies) or FCALL (FUNCTION KILL applies).
     is_eval: bool,
     /// For a function: its name and the command that called it.
-    function: Option<(String, Vec<Bytes>)>,
+    function: Option<(Arc<str>, CallArgs)>,
+}
+
+/// The arguments of the running FCALL, borrowed for the run: FUNCTION STATS copies them out
+/// under [`Scripting::current`]'s lock, which the run clears before its arguments go away, so
+/// an FCALL allocates nothing for it.
+struct CallArgs(*const [Bytes]);
+// SAFETY: only dereferenced under the `current` lock while the run that set it is in progress.
+unsafe impl Send for CallArgs {}
+
+impl CallArgs {
+    /// A copy of the arguments (cheap: each is a reference-counted slice).
+    fn to_vec(&self) -> Vec<Bytes> {
+        // SAFETY: see the type's documentation.
+        unsafe { (*self.0).to_vec() }
+    }
 }
 
 /// Server-wide script state.
@@ -165,6 +180,8 @@ struct Job<'a> {
     keys: &'a [Bytes],
     argv: &'a [Bytes],
     is_eval: bool,
+    /// The function's name, for FUNCTION STATS (None for EVAL).
+    function: Option<Arc<str>>,
 }
 
 impl Scripting {
@@ -312,6 +329,7 @@ impl Scripting {
                 keys: &args[3..3 + numkeys],
                 argv: &args[3 + numkeys..],
                 is_eval: true,
+                function: None,
             };
             Ok(self.run(eng, host, job, args))
         });
@@ -336,6 +354,7 @@ impl Scripting {
                 keys: &args[3..3 + numkeys],
                 argv: &args[3 + numkeys..],
                 is_eval: false,
+                function: Some(f.name.clone()),
             };
             Ok(self.run(eng, host, job, args))
         });
@@ -371,7 +390,9 @@ impl Scripting {
         *self.current.lock() = Some(Running {
             started: Instant::now(),
             is_eval: job.is_eval,
-            function: (!job.is_eval).then(|| (job.name.to_string(), args.to_vec())),
+            function: job
+                .function
+                .map(|name| (name, CallArgs(args as *const [Bytes]))),
         });
         self.running.store(true, Ordering::Release);
         let hook: *const HookState = &*self.hook;
