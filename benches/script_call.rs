@@ -3,6 +3,7 @@
 //! work that dominates a redis-benchmark run and without its noise on a shared machine.
 //!
 //! Usage: `cargo bench --bench script_call [-- CALLS_PER_BLOCK ROUNDS]` (defaults 20000, 10).
+//! Without `--bench` (as `cargo test --benches` runs it) it prints this usage and exits.
 //!
 //! One embedded server; the compare-and-delete unlock and Redisson's reentrant acquire are
 //! loaded once with SCRIPT LOAD and once as functions whose bodies are the scripts' text. Each
@@ -29,6 +30,11 @@ fn cpu_ns() -> u64 {
 }
 
 fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` does not, and then nothing runs.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("usage: cargo bench --bench script_call [-- CALLS_PER_BLOCK ROUNDS]");
+        return;
+    }
     let mut it = std::env::args().skip(1).filter(|a| a != "--bench");
     let calls: usize = it.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let rounds: usize = it.next().and_then(|a| a.parse().ok()).unwrap_or(10);
