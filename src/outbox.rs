@@ -90,11 +90,29 @@ impl Chunk {
     }
 }
 
+/// `reply` encoded in protocol `resp`, for a caller that assembles frames itself.
+pub fn encode_reply(reply: &Reply, resp: u8, out: &mut BytesMut) {
+    encode(reply, resp, out);
+}
+
+/// The header of an array of `n` elements (the same in RESP2 and RESP3), for a caller that
+/// encodes the elements one by one.
+pub fn encode_array_header(n: usize, out: &mut BytesMut) {
+    out.extend_from_slice(b"*");
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
 /// Pushes taken off a [`PushQueue`] by its connection, to be written in order.
 #[derive(Default)]
 pub struct Taken(Vec<Chunk>);
 
 impl Taken {
+    /// Whether nothing was taken.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Append the taken frames to `out` and forget them.
     pub fn write_to(&mut self, out: &mut BytesMut) {
         for c in self.0.drain(..) {
@@ -232,6 +250,15 @@ impl PushQueue {
         }
     }
 
+    /// Queue bytes the client's own command produced, already encoded (EXEC's reply when its
+    /// commands pushed frames of their own, which Redis 7.0 interleaves with their replies).
+    pub fn push_own_encoded(&self, frame: Bytes) {
+        let wake = self.append(&mut self.backlog.lock(), &frame);
+        if wake {
+            self.wake.notify_one();
+        }
+    }
+
     /// Queue an encoded message without ever blocking. Returns false (and queues nothing)
     /// when the client is closed or is now closed because its backlog passed the limits, as
     /// Redis's checkClientOutputBufferLimits does on every append.
@@ -258,10 +285,10 @@ impl PushQueue {
     /// even in the middle of a blocked write, and then forgets every subscription.
     fn close(&self) {
         if !self.closing.swap(true, Ordering::AcqRel) {
-            tracing::warn!(
-                "closing client id={} for overcoming of output buffer limits (pubsub)",
+            crate::log::warning(&format!(
+                "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",
                 self.id
-            );
+            ));
             self.kill.cancel();
         }
     }

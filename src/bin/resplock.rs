@@ -1,5 +1,5 @@
 //! `resplock`: the command line over the library. Parses redis-server's command line into a
-//! Config and serves.
+//! Config and runs the server process as redis-server would.
 
 use resplock::config::{self, Action};
 
@@ -10,15 +10,6 @@ use resplock::config::{self, Action};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RESPLOCK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only on a terminal: CI logs and files get plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     // redis-server's command line, parsed as redis-server does (config file, stdin, --options).
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
@@ -59,57 +50,5 @@ fn main() {
             std::process::exit(0);
         }
     }
-    for w in &startup.warnings {
-        tracing::warn!("{w}");
-    }
-    let config = startup.config;
-    // At least two workers even on one CPU: a running script occupies one, and another must
-    // keep answering the other clients (BUSY, SCRIPT KILL, SHUTDOWN NOSAVE).
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(2);
-    let workers = std::env::var("RESPLOCK_WORKERS")
-        .ok()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or(workers);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    rt.block_on(async move {
-        let server = match resplock::start(config).await {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("resplock: cannot listen: {e}");
-                std::process::exit(1);
-            }
-        };
-        println!(
-            "resplock {} ready to accept connections on {}",
-            env!("CARGO_PKG_VERSION"),
-            server.local_addr()
-        );
-        let state = server.state().clone();
-        tokio::spawn(async move {
-            let term = async {
-                #[cfg(unix)]
-                {
-                    let mut s =
-                        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                            .expect("signal handler");
-                    s.recv().await;
-                }
-                #[cfg(not(unix))]
-                std::future::pending::<()>().await;
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term => {}
-            }
-            state.shutdown.cancel();
-        });
-        server.wait().await;
-    });
+    std::process::exit(resplock::server::process::run(startup, &argv));
 }

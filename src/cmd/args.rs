@@ -46,6 +46,47 @@ pub fn float(s: &[u8]) -> Result<f64, RedisError> {
     parse_f64(s).ok_or(RedisError::new(error::NOT_FLOAT))
 }
 
+/// Redis's getRangeLongFromObjectOrReply: an integer within `min..=max`. `msg`, when given,
+/// is the error for both a non-integer and an out-of-range value.
+pub fn long_in(s: &[u8], min: i64, max: i64, msg: Option<&'static str>) -> Result<i64, RedisError> {
+    match parse_i64(s) {
+        None => Err(RedisError::new(msg.unwrap_or(error::NOT_INTEGER))),
+        Some(v) if v < min || v > max => Err(match msg {
+            Some(m) => RedisError::new(m),
+            None => error::out_of_range_between(min, max),
+        }),
+        Some(v) => Ok(v),
+    }
+}
+
+/// Redis's getPositiveLongFromObjectOrReply: an integer >= 0; `msg` replaces the default
+/// `value is out of range, must be positive` for both errors.
+pub fn non_negative(s: &[u8], msg: Option<&'static str>) -> Result<i64, RedisError> {
+    long_in(
+        s,
+        0,
+        i64::MAX,
+        Some(msg.unwrap_or(error::VALUE_OUT_OF_RANGE_POSITIVE)),
+    )
+}
+
+/// A blocking command's timeout in seconds (fractions allowed), as Redis's
+/// getTimeoutFromObjectOrReply reads it: a long double, times 1000 rounded up, cast to a
+/// 64-bit integer (so infinities and huge values come out negative). Milliseconds, 0 meaning
+/// forever.
+pub fn timeout_ms(s: &[u8]) -> Result<i64, RedisError> {
+    use super::float80::{parse, Parsed};
+    let ms = match parse(s) {
+        None => return Err(RedisError::new(error::TIMEOUT_NOT_FLOAT)),
+        Some(Parsed::Infinite) => i64::MIN,
+        Some(Parsed::Finite(v)) => crate::num::c_ll((v.to_f64() * 1000.0).ceil()),
+    };
+    if ms < 0 {
+        return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
+    }
+    Ok(ms)
+}
+
 /// Case-insensitive comparison of an argument with a lowercase option name.
 pub fn is(arg: &[u8], opt: &str) -> bool {
     arg.eq_ignore_ascii_case(opt.as_bytes())

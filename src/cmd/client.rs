@@ -6,7 +6,7 @@ use crate::outbox::PushQueue;
 use crate::pubsub::ClientSubs;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +31,15 @@ pub struct ClientInfo {
     pub shard_subscriptions: AtomicUsize,
     /// Cancelled by CLIENT KILL: the connection closes.
     pub kill: CancellationToken,
+    /// Connected over the unix socket (CLIENT LIST's `U` flag; local for protected mode).
+    unix_socket: std::sync::atomic::AtomicBool,
+    /// CLIENT REPLY, PAUSE, TRACKING, MONITOR and NO-EVICT state ([`super::client_state`]).
+    pub extra: super::client_state::ClientExtra,
+    /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST's `multi=` and `x` flag).
+    pub multi: AtomicI64,
+    /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
+    /// server lock by [`super::blocking`].
+    pub blocked: AtomicBool,
 }
 
 impl ClientInfo {
@@ -51,13 +60,35 @@ impl ClientInfo {
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
             kill: CancellationToken::new(),
+            unix_socket: Default::default(),
+            extra: Default::default(),
+            multi: AtomicI64::new(-1),
+            blocked: AtomicBool::new(false),
         }
+    }
+
+    /// Record that this client came in over the unix socket.
+    pub fn set_unix_socket(&self, unix: bool) {
+        self.unix_socket.store(unix, Ordering::Relaxed);
+    }
+
+    /// Whether this client came in over the unix socket.
+    pub fn is_unix_socket(&self) -> bool {
+        self.unix_socket.load(Ordering::Relaxed)
     }
 
     pub fn touch(&self, parent: Option<&'static str>, cmd: &'static str, now_ms: i64) {
         self.last_active_ms
             .store(now_ms.max(0) as u64, Ordering::Relaxed);
         *self.last_cmd.lock() = (parent, cmd);
+    }
+
+    /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
+    /// `enable-debug-command local` lets use DEBUG.
+    pub fn is_local(&self) -> bool {
+        self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+        })
     }
 
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
@@ -84,6 +115,11 @@ pub struct Client {
     pub push: Arc<PushQueue>,
     /// Channels, patterns and shard channels this client subscribed to.
     pub pubsub: ClientSubs,
+    /// The transaction being queued, between MULTI and EXEC/DISCARD.
+    pub multi: Option<super::multi::MultiState>,
+    /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
+    /// (ms), 0 for never.
+    pub block_deadline: i64,
 }
 
 impl Client {
@@ -98,6 +134,8 @@ impl Client {
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -115,6 +153,8 @@ impl Client {
             close_after_reply: false,
             push,
             pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
         }
     }
 
@@ -123,6 +163,12 @@ impl Client {
         self.info.subscriptions.load(Ordering::Relaxed)
             + self.info.pattern_subscriptions.load(Ordering::Relaxed)
             + self.info.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
+    /// Blocked in BLPOP and friends: the connection runs no request until it is served,
+    /// times out or is unblocked.
+    pub fn is_blocked(&self) -> bool {
+        self.info.blocked.load(Ordering::Acquire)
     }
 
     pub fn select(&mut self, db: usize) {
@@ -142,13 +188,22 @@ impl Client {
 /// Register a new network client (CLIENT LIST sees it from now on).
 pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Client {
     let info = Arc::new(ClientInfo::new(id, addr, laddr));
+    // Idle time counts from the connection until the first command (Redis's lastinteraction).
+    info.last_active_ms
+        .store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
     state.clients.lock().insert(id, info.clone());
-    Client::new(info, !state.requires_pass())
+    let client = Client::new(info, !state.requires_pass());
+    let _ = client.info.extra.push.set(client.push.clone());
+    client
 }
 
 /// Forget a closed connection everywhere it left state: the client registry and every layer
-/// that keeps per-client state (its subscriptions).
+/// that keeps per-client state (its subscriptions, watched keys, blocked keys).
 pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
     super::pubsub::client_gone(state, client);
+    state.observe.monitors.forget(client.id);
+    state.tracking.disable(client.id);
+    state.watches.forget(client.id);
+    super::blocking::forget(state, client.id);
 }

@@ -5,7 +5,7 @@ use super::args::{self, is};
 use super::client::ClientInfo;
 use super::connection_cmds::{help_reply, set_name, valid_client_attr};
 use super::flags::*;
-use super::{Command, Ctx};
+use super::{client_ctl, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -59,7 +59,47 @@ const CLIENT_SUBS: &[Command] = &[
         "2.4.0",
         "Kill the connection of a client",
     ),
-    Command::new("no-evict", 3, CLIENT_ADMIN, client_on_off).doc(
+    Command::new("unblock", -3, CLIENT_ADMIN, client_unblock).doc(
+        "connection",
+        "5.0.0",
+        "Unblock a client blocked in a blocking command from a different connection",
+    ),
+    Command::new("pause", -3, CLIENT_ADMIN, client_ctl::client_pause).doc(
+        "connection",
+        "2.9.50",
+        "Stop processing commands from clients for some time",
+    ),
+    Command::new("unpause", 2, CLIENT_ADMIN, client_ctl::client_unpause).doc(
+        "connection",
+        "6.2.0",
+        "Resume processing of clients that were paused",
+    ),
+    Command::new("reply", 3, CLIENT_FLAGS, client_ctl::client_reply).doc(
+        "connection",
+        "3.2.0",
+        "Instruct the server whether to reply to commands",
+    ),
+    Command::new("getredir", 2, CLIENT_FLAGS, client_ctl::client_getredir).doc(
+        "connection",
+        "6.0.0",
+        "Get tracking notifications redirection client ID if any",
+    ),
+    Command::new("trackinginfo", 2, CLIENT_FLAGS, client_ctl::client_trackinginfo).doc(
+        "connection",
+        "6.2.0",
+        "Return information about server assisted client side caching for the current connection",
+    ),
+    Command::new("tracking", -3, CLIENT_FLAGS, client_ctl::client_tracking).doc(
+        "connection",
+        "6.0.0",
+        "Enable or disable server assisted client side caching support",
+    ),
+    Command::new("caching", 3, CLIENT_FLAGS, client_ctl::client_caching).doc(
+        "connection",
+        "6.0.0",
+        "Instruct the server about tracking or not keys in the next request",
+    ),
+    Command::new("no-evict", 3, CLIENT_ADMIN, client_ctl::client_no_evict).doc(
         "connection",
         "7.0.0",
         "Set client eviction mode for the current connection",
@@ -138,7 +178,7 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 }
 
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
-pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
+pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
     let age_ms = c.created.elapsed().as_millis() as u64;
     let last = c.last_active_ms.load(Ordering::Relaxed);
     let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
@@ -151,8 +191,8 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
     let cmd = c.last_cmd_name();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
-         tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
+         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 \
+         omem=0 tot-mem=1024 events=r cmd={} user=default redir={} resp={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -160,14 +200,24 @@ pub fn client_line(c: &ClientInfo, now_ms: i64) -> String {
         name,
         age_ms / 1000,
         idle,
-        if is_pubsub(c) { "P" } else { "N" },
+        super::client_state::flags_string(state, c),
         c.db.load(Ordering::Relaxed),
         c.subscriptions.load(Ordering::Relaxed),
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
+        c.multi.load(Ordering::Relaxed),
+        c.extra.qbuf.load(Ordering::Relaxed),
+        c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
+            - c.extra.qbuf.load(Ordering::Relaxed),
         cmd,
+        ctx_redir(state, c),
         c.resp.load(Ordering::Relaxed),
     )
+}
+
+/// CLIENT LIST's redir: the tracking redirect (0: none), -1 when tracking is off.
+fn ctx_redir(state: &super::ServerState, c: &ClientInfo) -> i64 {
+    state.tracking.mode(c.id).map_or(-1, |m| m.redirect as i64)
 }
 
 /// The clients of a CLIENT LIST / KILL TYPE: normal, master, replica (slave), pubsub.
@@ -210,7 +260,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
         })?;
         for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
-            out.push_str(&client_line(c, ctx.now));
+            out.push_str(&client_line(ctx.state, c, ctx.now));
         }
     } else if a.len() > 3 && is(&a[2], "id") {
         let mut ids = Vec::with_capacity(a.len() - 3);
@@ -220,14 +270,14 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let clients = ctx.state.clients.lock().clone();
         for id in ids {
             if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
-                out.push_str(&client_line(c, ctx.now));
+                out.push_str(&client_line(ctx.state, c, ctx.now));
             }
         }
     } else if a.len() != 2 {
         return Err(RedisError::new(error::SYNTAX));
     } else {
         for c in snapshot(ctx) {
-            out.push_str(&client_line(&c, ctx.now));
+            out.push_str(&client_line(ctx.state, &c, ctx.now));
         }
     }
     Ok(Reply::Verbatim(Bytes::from(out)))
@@ -235,6 +285,7 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Verbatim(Bytes::from(client_line(
+        ctx.state,
         &ctx.client.info,
         ctx.now,
     ))))
@@ -309,6 +360,24 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         kill(ctx, c);
     }
     Ok(Reply::Int(victims.len() as i64))
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in BLPOP and friends answers as if
+/// its timeout passed, or with the UNBLOCKED error. 1 if it was blocked, else 0.
+fn client_unblock(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 4 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let with_error = match a.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return Err(RedisError::new(error::UNBLOCK_REASON)),
+    };
+    let id = args::int(&a[2])?;
+    let done =
+        u64::try_from(id).is_ok_and(|id| super::blocking::unblock(ctx.state, id, with_error));
+    Ok(Reply::Int(done as i64))
 }
 
 /// Close a client: another connection at once, this one after its reply is written.

@@ -184,11 +184,13 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
 /// unauthenticated when a password is required).
 fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    super::multi::discard_transaction(ctx.state, ctx.client);
     super::pubsub::forget_client(ctx.state, ctx.client);
     ctx.client.select(0);
     ctx.client.set_resp(2);
     set_name(&ctx.client.info, b"");
     ctx.client.authenticated = !ctx.state.requires_pass();
+    super::client_state::reset(ctx.state, ctx.client);
     Ok(Reply::simple("RESET"))
 }
 

@@ -9,7 +9,7 @@
 
 use super::client::Client;
 use super::lock::Held;
-use super::{flags, Command, Ctx, ServerState};
+use super::{flags, multi, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::{EvalKind, Host};
@@ -28,30 +28,79 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Check and run one request from a network client.
+/// Check and run one request from a network client. The checks are Redis's processCommand's,
+/// in its order; inside MULTI a command that passes them is queued instead of run
+/// ([`super::multi`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
     let (cmd, parent) = match super::resolve(&args) {
         Ok(c) => c,
-        Err(e) => return Reply::error(e),
+        Err(e) => {
+            super::observe::count_refused_lookup(state, &args);
+            // EXEC with arguments aborts the transaction like any other refused EXEC.
+            let exec = super::lookup(&args[0]).filter(|c| multi::is_exec(c, None));
+            return reject(state, client, exec.map(|c| (c, None)), e);
+        }
     };
+    // Redis refuses a protected command (DEBUG) right after the arity check, before
+    // authentication, unless enable-debug-command allows this client; in MULTI the refusal
+    // makes EXEC abort, like any other.
+    if cmd.has(flags::PROTECTED)
+        && !state
+            .config
+            .read()
+            .enable_debug_command
+            .allows(client.info.is_local())
+    {
+        let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
+        return reject(state, client, Some((cmd, parent)), e);
+    }
     let mut now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
-    if !client.authenticated
+    let rejected = |e| Some((cmd, parent, RedisError::new(e)));
+    let refusal = if !client.authenticated
         && !cmd.has(flags::NO_AUTH)
         && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
     {
-        return Reply::error(RedisError::new(error::NOAUTH));
+        rejected(error::NOAUTH)
+    } else if client.multi.is_some() && cmd.has(flags::NO_MULTI) {
+        rejected(error::NOT_ALLOWED_IN_MULTI)
+    } else {
+        pubsub_context_error(client, cmd, parent).map(|e| (cmd, parent, e))
+    };
+    if let Some((cmd, parent, e)) = refusal {
+        return reject(state, client, Some((cmd, parent)), e);
     }
-    if let Some(e) = pubsub_context_error(client, cmd, parent) {
-        return Reply::error(e);
+    // A pause holds the command back here, before queuing, as Redis's processCommand: EXEC
+    // of a transaction with a write waits for a WRITE pause to end.
+    let exec_writes = multi::is_exec(cmd, parent)
+        && client.multi.as_ref().is_some_and(|m| {
+            m.queued
+                .iter()
+                .any(|q| q.cmd.has(flags::WRITE | flags::MAY_REPLICATE))
+        });
+    if !super::pause::wait_if_paused(state, client, cmd, &args, exec_writes).await {
+        return Reply::NoReply;
+    }
+    if client.multi.is_some() && !multi::runs_in_multi(cmd, parent) {
+        // Queuing touches nothing shared, so it takes no lock; a busy script still refuses
+        // it, as Redis checks BUSY before queuing.
+        if script_busy(state) && !cmd.has(flags::ALLOW_BUSY) {
+            return reject(
+                state,
+                client,
+                Some((cmd, parent)),
+                RedisError::new(error::BUSY),
+            );
+        }
+        return multi::queue(client, cmd, args);
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, parent, args).await;
     }
     let held = match acquire(state, cmd).await {
         Ok(held) => held,
-        Err(e) => return Reply::error(e),
+        Err(e) => return reject(state, client, Some((cmd, parent)), e),
     };
     if held.is_some() {
         // Time passed while waiting for the lock: the command sees the clock as it runs.
@@ -62,10 +111,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         client,
         now,
         in_script: false,
+        in_exec: false,
     };
     let reply = super::call(&mut ctx, cmd, &args);
+    if held.is_some() {
+        // What this command (or the transaction it ran) pushed wakes blocked clients now,
+        // before anyone else runs.
+        super::blocking::serve_ready(state);
+    }
     drop(held);
     reply
+}
+
+/// Redis's rejectCommand: the error, and a transaction in progress is marked failed; EXEC
+/// itself rejected discards the transaction with EXECABORT and the reason.
+fn reject(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: Option<(&Command, Option<&Command>)>,
+    e: RedisError,
+) -> Reply {
+    if let Some((c, p)) = cmd {
+        super::observe::count_rejected(state, c, p);
+    }
+    if cmd.is_some_and(|(c, p)| multi::is_exec(c, p)) {
+        return multi::abort(state, client, &e);
+    }
+    multi::flag(client);
+    Reply::error(e)
 }
 
 /// Take the server lock for `cmd`: at once, or after a short holder, or asynchronously
@@ -159,6 +232,8 @@ async fn run_script_command(
             Err(e) => Reply::error(e),
         };
     }
+    // Scripts feed MONITOR before they run, so their own calls come after them.
+    super::monitor::feed_before_script(state, client, &args);
     let Some(kind) = script_call(cmd) else {
         return Reply::error(error::unknown_command(&args[0], &args[1..]));
     };
@@ -172,9 +247,14 @@ async fn run_script_command(
             Ok(None) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
         };
-        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+        let started = Instant::now();
+        INLINE_SINCE.with(|s| s.set(Some(started)));
+        super::tracking::script_started(state, client.id);
         let reply = run_script(state, client.db, kind, &args);
+        super::tracking::script_finished(state, client.id, &args);
         INLINE_SINCE.with(|s| s.set(None));
+        super::observe::after_script(state, client, cmd, &args, &reply, started.elapsed());
+        super::blocking::serve_ready(state);
         drop(held);
         return reply;
     }
@@ -187,7 +267,9 @@ async fn run_script_command(
     let db = client.db;
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
-        run_script(&sh, db, kind, &args)
+        let reply = run_script(&sh, db, kind, &args);
+        super::blocking::serve_ready(&sh);
+        reply
     });
     match task.await {
         Ok(r) => r,
@@ -209,13 +291,36 @@ fn script_call(cmd: &Command) -> Option<ScriptCall> {
     })
 }
 
-/// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock
-/// (a transaction's EXEC runs its queued scripts this way): the same run as a client's.
+/// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
+/// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
 pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
     match script_call(cmd) {
         Some(kind) => run_script(state, db, kind, args),
         None => Reply::error(error::unknown_command(&args[0], &args[1..])),
     }
+}
+
+/// A script command queued in a transaction, run by EXEC, which already holds the server
+/// lock: the script runs on this worker with the same hand-off as any inline script. SCRIPT
+/// KILL finds no script running (this transaction is what runs).
+pub(super) fn script_in_transaction(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    args: &[Bytes],
+) -> Reply {
+    let Some(kind) = script_call(cmd) else {
+        return Reply::error(RedisError::new(error::NOTBUSY));
+    };
+    let inline = runs_inline();
+    if inline {
+        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+    }
+    let reply = run_script(state, client.db, kind, args);
+    if inline {
+        INLINE_SINCE.with(|s| s.set(None));
+    }
+    reply
 }
 
 /// How long a script may run on a worker before the hook hands the worker's other tasks off.
@@ -356,6 +461,7 @@ impl Host for ScriptHost<'_> {
             client: self.client,
             now: self.now,
             in_script: true,
+            in_exec: false,
         };
         Ok(super::call(&mut ctx, c, args))
     }

@@ -82,6 +82,27 @@ impl F80 {
         round(neg, &sum, e0, false).ok()
     }
 
+    /// The nearest `f64` (for arithmetic that only needs a double's precision, such as a
+    /// timeout in milliseconds).
+    pub fn to_f64(self) -> f64 {
+        let mut v = self.m as f64;
+        let mut e = self.e;
+        while e > 1000 {
+            v *= 2f64.powi(1000);
+            e -= 1000;
+        }
+        while e < -1000 {
+            v *= 2f64.powi(-1000);
+            e += 1000;
+        }
+        v *= 2f64.powi(e as i32);
+        if self.neg {
+            -v
+        } else {
+            v
+        }
+    }
+
     /// `%.17Lf` with trailing zeros (and a trailing '.') removed, and "-0" written "0":
     /// Redis's ld2string in LD_STR_HUMAN mode.
     pub fn to_human(self) -> String {

@@ -136,7 +136,8 @@ fn write<T>(
     if created {
         shard.insert(key, Entry::new(Value::Hash(Hash::new())));
     }
-    let h = match shard.get_mut(key, ctx.now) {
+    // The lookup above was the access (Redis looks the key up once).
+    let h = match shard.peek_mut(key, ctx.now) {
         Some(Entry {
             value: Value::Hash(h),
             ..
@@ -190,6 +191,7 @@ fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .filter(|p| h.set(&p[0], &p[1]))
             .count())
     })?;
+    ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hset", key);
     Ok(if is(&a[0], "hmset") {
         Reply::ok()
@@ -208,6 +210,7 @@ fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         })
     })?;
     if set {
+        ctx.signal_modified(key);
         ctx.notify(notify::HASH, "hset", key);
     }
     Ok(Reply::Int(set as i64))
@@ -250,6 +253,7 @@ fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     })?;
     let (n, emptied) = r.unwrap_or((0, false));
     if n > 0 {
+        ctx.signal_modified(key);
         ctx.notify(notify::HASH, "hdel", key);
         if emptied {
             ctx.notify(notify::GENERIC, "del", key);
@@ -289,6 +293,7 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         h.set(&a[2], buf.format(n).as_bytes());
         Ok(n)
     })?;
+    ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hincrby", key);
     Ok(Reply::Int(n))
 }
@@ -314,6 +319,7 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         h.set(&a[2], s.as_bytes());
         Ok(s)
     })?;
+    ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hincrbyfloat", key);
     Ok(Reply::Bulk(Bytes::from(s)))
 }

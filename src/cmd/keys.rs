@@ -1,5 +1,6 @@
 //! Generic keyspace commands: DEL, EXISTS, TYPE, the EXPIRE/TTL family, KEYS, SCAN,
-//! RANDOMKEY, RENAME, COPY, MOVE, and the database-wide DBSIZE, FLUSHDB, FLUSHALL, SWAPDB.
+//! RANDOMKEY, RENAME, COPY, MOVE. The database-wide DBSIZE, FLUSHDB, FLUSHALL and SWAPDB are
+//! in [`super::db_cmds`].
 //!
 //! Commands that touch several keys lock all their shards at once (`lock_keys`), so they are
 //! atomic; commands spanning two databases lock the lower-numbered database first, which keeps
@@ -118,26 +119,6 @@ pub const COMMANDS: &[Command] = &[
     Command::new("move", 3, WRITE | FAST, move_cmd)
         .keys(1, 1, 1)
         .doc("generic", "1.0.0", "Move a key to another database"),
-    Command::new("dbsize", 1, READONLY | FAST, dbsize).doc(
-        "server",
-        "1.0.0",
-        "Return the number of keys in the selected database",
-    ),
-    Command::new("flushdb", -1, WRITE, flushdb).doc(
-        "server",
-        "1.0.0",
-        "Remove all keys from the current database",
-    ),
-    Command::new("flushall", -1, WRITE, flushall).doc(
-        "server",
-        "1.0.0",
-        "Remove all keys from all databases",
-    ),
-    Command::new("swapdb", 3, WRITE | FAST, swapdb).doc(
-        "server",
-        "4.0.0",
-        "Swaps two Redis databases",
-    ),
 ];
 
 fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
@@ -145,7 +126,7 @@ fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Count a read lookup in INFO's keyspace_hits/keyspace_misses, as Redis's lookupKeyRead does.
-fn count_lookup(ctx: &Ctx, hit: bool) {
+pub(super) fn count_lookup(ctx: &Ctx, hit: bool) {
     let s = &ctx.state.stats;
     if hit {
         s.keyspace_hits.fetch_add(1, Ordering::Relaxed);
@@ -174,19 +155,25 @@ fn del(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     for k in &deleted {
+        ctx.signal_modified(k);
         ctx.notify(notify::GENERIC, "del", k);
     }
     Ok(Reply::Int(deleted.len() as i64))
 }
 
-/// Live keys among `keys`, duplicates counted each time (EXISTS, TOUCH).
-fn count_existing(ctx: &Ctx, keys: &[Bytes]) -> i64 {
+/// Live keys among `keys`, duplicates counted each time (EXISTS, TOUCH); `touch`: count as
+/// accesses (TOUCH does, EXISTS does not).
+fn count_existing(ctx: &Ctx, keys: &[Bytes], touch: bool) -> i64 {
     let mut missed = Vec::new();
     let mut n = 0;
     {
         let mut g = ctx.db().lock_keys(key_refs(keys));
         for k in keys {
-            let hit = g.shard(k).contains(k, ctx.now);
+            let hit = if touch {
+                g.shard(k).get(k, ctx.now).is_some()
+            } else {
+                g.shard(k).contains(k, ctx.now)
+            };
             count_lookup(ctx, hit);
             if hit {
                 n += 1;
@@ -200,11 +187,11 @@ fn count_existing(ctx: &Ctx, keys: &[Bytes]) -> i64 {
 }
 
 fn exists(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(count_existing(ctx, &a[1..])))
+    Ok(Reply::Int(count_existing(ctx, &a[1..], false)))
 }
 
 fn touch(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(count_existing(ctx, &a[1..])))
+    Ok(Reply::Int(count_existing(ctx, &a[1..], true)))
 }
 
 fn type_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -212,7 +199,7 @@ fn type_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let t = ctx
         .db()
         .lock(key)
-        .get(key, ctx.now)
+        .peek(key, ctx.now)
         .map(|e| e.value.type_name());
     count_lookup(ctx, t.is_some());
     if t.is_none() {
@@ -282,7 +269,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
         let mut shard = ctx.db().lock(key);
         let current = match shard.get(key, ctx.now) {
             None => return Ok(Reply::Int(0)),
-            Some(e) => e.expires_at,
+            Some(e) => e.expires_at(),
         };
         // 0 means "no TTL", which Redis treats as infinite for GT and LT.
         if (f.nx && current != 0)
@@ -300,6 +287,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
             "expire"
         }
     };
+    ctx.signal_modified(key);
     ctx.notify(notify::GENERIC, event, key);
     Ok(Reply::Int(1))
 }
@@ -322,7 +310,11 @@ fn pexpireat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// The expiry of a live key for the TTL family: None if missing, Some(0) if persistent.
 fn read_expiry(ctx: &Ctx, key: &Bytes) -> Option<i64> {
-    let at = ctx.db().lock(key).get(key, ctx.now).map(|e| e.expires_at);
+    let at = ctx
+        .db()
+        .lock(key)
+        .peek(key, ctx.now)
+        .map(|e| e.expires_at());
     count_lookup(ctx, at.is_some());
     if at.is_none() {
         notify_misses(ctx, [key]);
@@ -377,11 +369,12 @@ fn persist(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let removed = {
         let mut shard = ctx.db().lock(key);
         match shard.get(key, ctx.now) {
-            Some(e) if e.expires_at != 0 => shard.set_expiry(key, 0, ctx.now),
+            Some(e) if e.expires_at() != 0 => shard.set_expiry(key, 0, ctx.now),
             _ => false,
         }
     };
     if removed {
+        ctx.signal_modified(key);
         ctx.notify(notify::GENERIC, "persist", key);
     }
     Ok(Reply::Int(removed as i64))
@@ -405,7 +398,7 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// SCAN's cursor, parsed as Redis does with strtoul: an optional sign (a minus wraps around),
 /// digits, nothing else; the empty string is cursor 0.
-fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
+pub fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
     let bad = || RedisError::new(error::INVALID_CURSOR);
     let (neg, digits) = match s.first() {
         Some(b'-') => (true, &s[1..]),
@@ -568,7 +561,7 @@ fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> CmdResult {
     let (src, dst) = (&a[1], &a[2]);
     let done = {
         let mut g = ctx.db().lock_keys([&src[..], &dst[..]]);
-        if !g.shard(src).contains(src, ctx.now) {
+        if g.shard(src).get(src, ctx.now).is_none() {
             return Err(RedisError::new(error::NO_SUCH_KEY));
         }
         if src == dst {
@@ -584,6 +577,8 @@ fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> CmdResult {
         true
     };
     if done {
+        ctx.signal_modified(src);
+        ctx.signal_modified(dst);
         ctx.notify(notify::GENERIC, "rename_from", src);
         ctx.notify(notify::GENERIC, "rename_to", dst);
     }
@@ -685,7 +680,9 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         match entry {
             None => None,
             Some(_) if !replace && p.dst(dst).contains(dst, ctx.now) => Some(false),
-            Some(entry) => {
+            Some(mut entry) => {
+                // A copy is a new object to Redis: accessed now, whatever the source's age.
+                entry.reset_access();
                 p.dst(dst).remove(dst, ctx.now);
                 p.dst(dst).insert(dst, entry);
                 Some(true)
@@ -699,6 +696,7 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         Some(false) => Ok(Reply::Int(0)),
         Some(true) => {
+            ctx.signal_modified_in(dst_db, dst);
             notify::keyspace_event(ctx.state, notify::GENERIC, "copy_to", dst, dst_db);
             Ok(Reply::Int(1))
         }
@@ -714,78 +712,15 @@ fn move_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     {
         let mut p = Pair::lock(ctx, src_db, key, dst_db, key);
-        if !p.src(key).contains(key, ctx.now) || p.dst(key).contains(key, ctx.now) {
+        if p.src(key).get(key, ctx.now).is_none() || p.dst(key).contains(key, ctx.now) {
             return Ok(Reply::Int(0));
         }
         let entry: Entry = p.src(key).remove(key, ctx.now).expect("checked above");
         p.dst(key).insert(key, entry);
     }
+    ctx.signal_modified_in(src_db, key);
+    ctx.signal_modified_in(dst_db, key);
     notify::keyspace_event(ctx.state, notify::GENERIC, "move_from", key, src_db);
     notify::keyspace_event(ctx.state, notify::GENERIC, "move_to", key, dst_db);
     Ok(Reply::Int(1))
-}
-
-/// Counts expired keys not yet reclaimed, as Redis's DBSIZE does.
-fn dbsize(ctx: &mut Ctx, _a: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(ctx.db().len() as i64))
-}
-
-/// FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both free memory right away here).
-fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
-    match a.len() {
-        1 => Ok(()),
-        2 if is(&a[1], "sync") || is(&a[1], "async") => Ok(()),
-        _ => Err(RedisError::new(error::SYNTAX)),
-    }
-}
-
-fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    check_flush_args(a)?;
-    let mut g = ctx.db().lock_all();
-    for s in g.shards() {
-        s.clear();
-    }
-    Ok(Reply::ok())
-}
-
-/// Every database is locked (in index order) before any is cleared, so FLUSHALL is atomic.
-fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    check_flush_args(a)?;
-    let ks = &ctx.state.keyspace;
-    let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
-    for g in &mut guards {
-        for s in g.shards() {
-            s.clear();
-        }
-    }
-    Ok(Reply::ok())
-}
-
-/// SWAPDB's index arguments: Redis answers a non-integer with its own message per argument.
-fn swapdb_index(arg: &[u8], msg: &'static str) -> Result<i64, RedisError> {
-    args::parse_i64(arg)
-        .filter(|n| i32::try_from(*n).is_ok())
-        .ok_or(RedisError::new(msg))
-}
-
-/// Every database shares one hasher, so keys sit in the same shard in each: swapping the
-/// databases is swapping their shards pairwise, with both locked.
-fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let i1 = swapdb_index(&a[1], error::INVALID_FIRST_DB)?;
-    let i2 = swapdb_index(&a[2], error::INVALID_SECOND_DB)?;
-    let ks = &ctx.state.keyspace;
-    let n = ks.databases() as i64;
-    if !(0..n).contains(&i1) || !(0..n).contains(&i2) {
-        return Err(RedisError::new(error::DB_INDEX_OUT_OF_RANGE));
-    }
-    if i1 == i2 {
-        return Ok(Reply::ok());
-    }
-    let (lo, hi) = (i1.min(i2) as usize, i1.max(i2) as usize);
-    let mut g_lo = ks.db(lo).lock_all();
-    let mut g_hi = ks.db(hi).lock_all();
-    for (x, y) in g_lo.shards().zip(g_hi.shards()) {
-        std::mem::swap(x, y);
-    }
-    Ok(Reply::ok())
 }

@@ -3,26 +3,57 @@
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;
+pub mod bitfield;
+pub mod bitops;
+pub mod blocking;
 pub mod client;
 pub mod client_cmd;
+pub mod client_ctl;
+pub mod client_state;
+pub mod cluster_cmd;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
+pub mod counters;
 pub mod cron;
+pub mod db_cmds;
+pub mod debug_cmd;
+pub mod digest;
 pub mod exec;
 pub mod float80;
 pub mod function;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod latency;
+pub mod lcs;
+pub mod list;
+pub mod list_more;
 pub mod lock;
+pub mod memory_cmd;
 pub mod meta;
+pub mod monitor;
+pub mod multi;
 pub mod notify;
+pub mod object_cmd;
+pub mod observe;
+pub mod pause;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
+pub mod set;
+pub mod set_ops;
+pub mod slowlog;
+pub mod sort;
 pub mod state;
 pub mod string;
+pub mod tracking;
+pub mod typed;
+pub mod watch;
+pub mod zset;
+pub mod zset_blocking;
+pub mod zset_range;
+pub mod zset_store;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -60,6 +91,9 @@ pub mod flags {
     /// hands the worker's other tasks off if the script runs long.
     pub const SCRIPT_RUNNER: u32 = 1 << 17;
     pub const RANDOM: u32 = 1 << 18;
+    /// Refused unless the server was started to allow it (Redis's CMD_PROTECTED: DEBUG and
+    /// `enable-debug-command`); not shown by COMMAND INFO, as in Redis.
+    pub const PROTECTED: u32 = 1 << 19;
 
     /// (flag, name in COMMAND INFO's reply), in Redis's order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -173,12 +207,31 @@ pub struct Ctx<'a> {
     /// Milliseconds since the epoch, read once per command (and frozen for a whole script).
     pub now: i64,
     pub in_script: bool,
+    /// Running inside EXEC: blocking commands answer as if their timeout had passed.
+    pub in_exec: bool,
 }
 
 impl<'a> Ctx<'a> {
     /// The client's selected database.
     pub fn db(&self) -> &'a Db {
         self.state.keyspace.db(self.client.db)
+    }
+
+    /// Redis's signalModifiedKey: `key` in the selected database was changed, so the clients
+    /// that WATCH it must fail their EXEC. Handlers call it where Redis does (not when, say,
+    /// SET NX wrote nothing), after releasing their shard locks.
+    pub fn signal_modified(&self, key: &[u8]) {
+        self.signal_modified_in(self.client.db, key);
+    }
+
+    /// [`Ctx::signal_modified`] for a key of another database (MOVE, COPY ... DB).
+    pub fn signal_modified_in(&self, db: usize, key: &[u8]) {
+        // Keys this command found expired were removed first: their signals come first, so a
+        // watch of a key that was already stale is settled before this change is seen.
+        self.state.keyspace.report_pending();
+        watch::key_modified(self.state, db, key);
+        let by = tracking::modifier(self.state, self.client.id, self.in_script);
+        tracking::key_modified(self.state, by, key);
     }
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
@@ -201,15 +254,37 @@ fn families() -> Vec<&'static [Command]> {
         connection_cmds::COMMANDS,
         client_cmd::COMMANDS,
         string::COMMANDS,
+        counters::COMMANDS,
+        lcs::COMMANDS,
+        bitops::COMMANDS,
+        bitfield::COMMANDS,
         keys::COMMANDS,
+        db_cmds::COMMANDS,
         hash::COMMANDS,
+        set::COMMANDS,
+        set_ops::COMMANDS,
+        zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_store::COMMANDS,
+        zset_blocking::COMMANDS,
+        sort::COMMANDS,
+        object_cmd::COMMANDS,
+        memory_cmd::COMMANDS,
+        debug_cmd::COMMANDS,
+        list::COMMANDS,
+        list_more::COMMANDS,
         server_cmds::COMMANDS,
+        cluster_cmd::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
         function::COMMANDS,
+        slowlog::COMMANDS,
+        latency::COMMANDS,
+        monitor::COMMANDS,
+        multi::COMMANDS,
     ]
 }
 
@@ -293,13 +368,25 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Comm
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    crate::keyspace::track_new_keys(notify::wants(ctx.state, notify::NEW));
+    let started = std::time::Instant::now();
+    track_events(ctx.state, ctx.now);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    observe::after_call(ctx, cmd, args, &reply, started.elapsed());
     reply
+}
+
+/// Tell the keyspace which key events the next command must report: created keys only if
+/// someone listens for `new` events, ready keys only while a client is blocked.
+pub fn track_events(state: &ServerState, now: i64) {
+    crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
+    crate::keyspace::track_ready_keys(state.blocking.any());
+    // Values the command creates are stamped with its time (their LRU clock or LFU start).
+    crate::keyspace::set_command_context(now, state.access_policy());
+    crate::keyspace::keep_expired(pause::is_paused(state));
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
@@ -313,9 +400,12 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
             if let Some(s) = weak.upgrade() {
                 match event {
                     KeyEvent::Expired => {
-                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db)
+                        notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        tracking::key_modified(&s, 0, key);
+                        watch::key_expired(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
+                    KeyEvent::Ready => blocking::key_ready(&s, db, key),
                 }
             }
         }));

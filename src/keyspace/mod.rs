@@ -10,20 +10,30 @@
 //! expirer a cheap rotating scan and RANDOMKEY an O(1) random pick, which a plain `HashMap`
 //! cannot) with a compact u32 index and short keys stored inline, so a lock costs about as
 //! much memory as in redis-server.
+//!
+//! Every entry also records when it was last used, or how often (Redis's LRU/LFU `lru` field:
+//! [`access`]), and how a string value was made (its OBJECT ENCODING), in bits of the word that
+//! holds its expiry ([`Entry`] explains the layout). Creating a value stamps it with the running
+//! command's time, which the command layer sets with [`set_command_context`]; [`Shard::get`] and
+//! [`Shard::get_mut`] count as accesses, [`Shard::peek`] and [`Shard::contains`] do not (Redis's
+//! LOOKUP_NOTOUCH, for TYPE, TTL, EXISTS, OBJECT).
 
+pub mod access;
 mod key;
 mod map;
 mod scan;
 mod value;
 
+pub use access::{set_command_context, AccessPolicy};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
-pub use value::{Entry, Value};
+pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 
 use ahash::RandomState;
 use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// 2^SHARD_BITS shards per database.
 const SHARD_BITS: u32 = 6;
@@ -37,6 +47,9 @@ pub enum KeyEvent {
     Expired,
     /// Created (Redis's dbAdd).
     New,
+    /// Created with a type blocked clients pop from (a list): raised only while some client
+    /// is blocked ([`track_ready_keys`]), for the command layer to serve them.
+    Ready,
 }
 
 /// Called with (db, key, event) for every [`KeyEvent`].
@@ -50,11 +63,37 @@ thread_local! {
     /// Whether new keys are reported on this thread (set per command: only when someone
     /// listens for `new` events, since it costs a copy of every created key).
     static TRACK_NEW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The longest lazy-expiry removal on this thread since [`take_slowest_lazy_delete`]
+    /// (Redis's `expire-del` latency event, sampled after each command).
+    static SLOWEST_LAZY_DEL: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
+    /// Whether new keys that can serve blocked pops are reported as [`KeyEvent::Ready`] on
+    /// this thread (set per command: only while some client is blocked).
+    static TRACK_READY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether expired keys are kept (read as missing, not removed) on this thread: set per
+    /// command while the dataset must stay constant (Redis keeps it so during a client pause).
+    static KEEP_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The longest removal lazy expiry made on this thread since the last call, and reset it: the
+/// command path samples it as the `expire-del` latency event after each command.
+pub fn take_slowest_lazy_delete() -> Duration {
+    SLOWEST_LAZY_DEL.with(|c| c.replace(Duration::ZERO))
+}
+
+/// Keep expired keys instead of removing them, for the commands run next on this thread.
+pub fn keep_expired(on: bool) {
+    KEEP_EXPIRED.with(|t| t.set(on));
 }
 
 /// Report (true) or not (false) the keys created by the commands this thread runs next.
 pub fn track_new_keys(on: bool) {
     TRACK_NEW.with(|t| t.set(on));
+}
+
+/// Report (true) or not (false) the lists (and sorted sets) created by the commands this
+/// thread runs next, as [`KeyEvent::Ready`].
+pub fn track_ready_keys(on: bool) {
+    TRACK_READY.with(|t| t.set(on));
 }
 
 pub struct Shard {
@@ -84,7 +123,14 @@ impl Shard {
             Some(i) => {
                 let (_, e) = self.map.get_index(i).expect("index");
                 if e.is_expired(now) {
-                    let (k, _) = self.map.swap_remove_index(i).expect("index");
+                    if KEEP_EXPIRED.with(|t| t.get()) {
+                        return false;
+                    }
+                    let started = Instant::now();
+                    let (k, value) = self.map.swap_remove_index(i).expect("index");
+                    drop(value);
+                    let took = started.elapsed();
+                    SLOWEST_LAZY_DEL.with(|c| c.set(c.get().max(took)));
                     self.volatile -= 1;
                     PENDING.with(|l| {
                         l.borrow_mut()
@@ -98,8 +144,24 @@ impl Shard {
         }
     }
 
-    /// The live entry of `key`, removing it first if it has expired.
+    /// The live entry of `key`, removing it first if it has expired; counts as an access.
     pub fn get(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
+        self.get_mut(key, now).map(|e| &*e)
+    }
+
+    /// Like [`Shard::get`], for changing the entry.
+    pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
+        if self.expire_if_needed(key, now) {
+            let e = self.map.get_mut(key)?;
+            e.touch(now, access::context().1);
+            Some(e)
+        } else {
+            None
+        }
+    }
+
+    /// The live entry of `key` without counting an access (Redis's LOOKUP_NOTOUCH).
+    pub fn peek(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
         if self.expire_if_needed(key, now) {
             self.map.get(key)
         } else {
@@ -107,7 +169,9 @@ impl Shard {
         }
     }
 
-    pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
+    /// Like [`Shard::peek`], for changing the entry (a second lookup of a key the command
+    /// already counted an access to).
+    pub fn peek_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
         if self.expire_if_needed(key, now) {
             self.map.get_mut(key)
         } else {
@@ -121,16 +185,32 @@ impl Shard {
 
     /// Insert or replace `key`; the key's bytes are copied so the entry does not pin the
     /// request buffer it was parsed from.
-    pub fn insert(&mut self, key: &[u8], entry: Entry) {
-        let new_volatile = entry.expires_at != 0;
+    /// Replacing a value keeps the old one's LFU counter, as Redis's dbOverwrite does.
+    pub fn insert(&mut self, key: &[u8], mut entry: Entry) {
+        if access::context().1.lfu {
+            if let Some(a) = self.map.get(key).and_then(|old| old.access()) {
+                entry.set_access(a);
+            }
+        }
+        let new_volatile = entry.expires_at() != 0;
+        let serves = entry.value.serves_blocked_pops();
         let old = self.map.insert(key, entry);
-        let old_volatile = old.as_ref().is_some_and(|old| old.expires_at != 0);
+        let old_volatile = old.as_ref().is_some_and(|old| old.expires_at() != 0);
         self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
-        if old.is_none() && TRACK_NEW.with(|t| t.get()) {
-            PENDING.with(|l| {
-                l.borrow_mut()
-                    .push((self.db, Bytes::copy_from_slice(key), KeyEvent::New))
-            });
+        if old.is_none() {
+            // Redis's dbAdd: the `new` event, then the key is signalled as ready.
+            if TRACK_NEW.with(|t| t.get()) {
+                PENDING.with(|l| {
+                    l.borrow_mut()
+                        .push((self.db, Bytes::copy_from_slice(key), KeyEvent::New))
+                });
+            }
+            if serves && TRACK_READY.with(|t| t.get()) {
+                PENDING.with(|l| {
+                    l.borrow_mut()
+                        .push((self.db, Bytes::copy_from_slice(key), KeyEvent::Ready))
+                });
+            }
         }
     }
 
@@ -140,7 +220,7 @@ impl Shard {
             return None;
         }
         let (_, e) = self.map.swap_remove(key)?;
-        if e.expires_at != 0 {
+        if e.expires_at() != 0 {
             self.volatile -= 1;
         }
         Some(e)
@@ -148,11 +228,14 @@ impl Shard {
 
     /// Set or clear the expiry of a live key. Returns false if the key is missing.
     pub fn set_expiry(&mut self, key: &[u8], at: i64, now: i64) -> bool {
-        match self.get_mut(key, now) {
+        if !self.expire_if_needed(key, now) {
+            return false;
+        }
+        match self.map.get_mut(key) {
             None => false,
             Some(e) => {
-                let was = e.expires_at != 0;
-                e.expires_at = at;
+                let was = e.expires_at() != 0;
+                e.set_expires_at(at);
                 let is = at != 0;
                 self.volatile = self.volatile + is as usize - was as usize;
                 true
@@ -165,6 +248,30 @@ impl Shard {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
     }
 
+    /// Rebuild every entry as loading a saved copy of it would (DEBUG RELOAD): keys past
+    /// their TTL are dropped without events (Redis does not load them), every other entry
+    /// goes through `f`.
+    pub fn reload(&mut self, now: i64, mut f: impl FnMut(&mut Entry)) {
+        let mut i = 0;
+        while let Some((_, e)) = self.map.get_index_mut(i) {
+            if e.is_expired(now) {
+                self.map.swap_remove_index(i);
+                self.volatile -= 1;
+                continue;
+            }
+            f(e);
+            i += 1;
+        }
+    }
+
+    /// Exchange this shard's keys with `other`'s (SWAPDB); each keeps its database number, so
+    /// expiry keeps reporting keys in the database they are now in.
+    pub fn swap_contents(&mut self, other: &mut Shard) {
+        std::mem::swap(&mut self.map, &mut other.map);
+        std::mem::swap(&mut self.volatile, &mut other.volatile);
+        std::mem::swap(&mut self.expire_cursor, &mut other.expire_cursor);
+    }
+
     pub fn clear(&mut self) {
         self.map.clear();
         self.map.shrink_to_fit();
@@ -172,11 +279,13 @@ impl Shard {
         self.expire_cursor = 0;
     }
 
-    /// Look at up to `budget` entries from the rotating cursor and remove the expired ones.
-    /// Returns the removed keys.
-    fn active_expire(&mut self, budget: usize, now: i64, out: &mut Vec<Bytes>) {
+    /// Look at up to `budget` entries from the rotating cursor and remove the expired ones
+    /// into `out`. Returns the longest single removal (freeing a big value is what takes time:
+    /// Redis's `expire-del` latency event).
+    fn active_expire(&mut self, budget: usize, now: i64, out: &mut Vec<Bytes>) -> Duration {
+        let mut slowest = Duration::ZERO;
         if self.volatile == 0 {
-            return;
+            return slowest;
         }
         let mut seen = 0;
         while seen < budget && !self.map.is_empty() {
@@ -186,8 +295,11 @@ impl Shard {
             let i = self.expire_cursor;
             let expired = self.map.get_index(i).map(|(_, e)| e.is_expired(now)) == Some(true);
             if expired {
+                let started = Instant::now();
                 // swap_remove moves the last entry into slot i: look at i again next.
-                let (k, _) = self.map.swap_remove_index(i).expect("index");
+                let (k, value) = self.map.swap_remove_index(i).expect("index");
+                drop(value);
+                slowest = slowest.max(started.elapsed());
                 self.volatile -= 1;
                 out.push(k.into_bytes());
             } else {
@@ -198,6 +310,7 @@ impl Shard {
         if self.map.capacity() > 64 && self.map.len() * 4 < self.map.capacity() {
             self.map.shrink_to(self.map.len() * 2);
         }
+        slowest
     }
 }
 
@@ -355,9 +468,9 @@ impl Keyspace {
         for (db, key, event) in pending.into_iter().flatten() {
             match event {
                 KeyEvent::Expired => self.report_expired(db, std::slice::from_ref(&key)),
-                KeyEvent::New => {
+                KeyEvent::New | KeyEvent::Ready => {
                     if let Some(h) = self.event_hook.read().as_ref() {
-                        h(db, &key, KeyEvent::New);
+                        h(db, &key, event);
                     }
                 }
             }
@@ -365,19 +478,59 @@ impl Keyspace {
     }
 
     /// One round of active expiry over every shard: each round looks at a tenth of each shard,
-    /// so at 10 rounds a second every expired key is reclaimed within about a second.
-    pub fn active_expire_round(&self, now: i64) {
+    /// so at 10 rounds a second every expired key is reclaimed within about a second. Returns
+    /// the longest single key removal, for the `expire-del` latency event.
+    pub fn active_expire_round(&self, now: i64) -> Duration {
+        let mut slowest = Duration::ZERO;
         let mut removed = Vec::new();
         for (dbi, db) in self.dbs.iter().enumerate() {
             for s in db.shards.iter() {
                 {
                     let mut g = s.lock();
                     let budget = g.map.len() / 10 + 16;
-                    g.active_expire(budget, now, &mut removed);
+                    slowest = slowest.max(g.active_expire(budget, now, &mut removed));
                 }
                 self.report_expired(dbi, &removed);
                 removed.clear();
             }
         }
+        slowest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn active_expiry_reports_its_slowest_removal_for_expire_del() {
+        let ks = Keyspace::new(1);
+        ks.db(0).lock(b"k").insert(
+            b"k",
+            Entry::with_expiry(Value::Str(Bytes::from(vec![7u8; 1 << 20])), 1_000),
+        );
+        assert_eq!(ks.active_expire_round(500), Duration::ZERO);
+        assert_eq!(ks.db(0).len(), 1);
+        assert!(ks.active_expire_round(2_000) > Duration::ZERO);
+        assert_eq!(ks.db(0).len(), 0);
+        assert_eq!(ks.active_expire_round(3_000), Duration::ZERO);
+    }
+
+    #[test]
+    fn lazy_expiry_reports_its_slowest_removal_once_for_expire_del() {
+        let ks = Keyspace::new(1);
+        let mut g = ks.db(0).lock(b"k");
+        g.insert(
+            b"k",
+            Entry::with_expiry(Value::Str(Bytes::from(vec![7u8; 1 << 20])), 1_000),
+        );
+        take_slowest_lazy_delete();
+        assert!(g.get(b"k", 500).is_some());
+        assert_eq!(take_slowest_lazy_delete(), Duration::ZERO);
+        assert!(g.get(b"k", 2_000).is_none());
+        assert!(take_slowest_lazy_delete() > Duration::ZERO);
+        assert_eq!(take_slowest_lazy_delete(), Duration::ZERO);
+        drop(g);
+        ks.report_pending();
     }
 }

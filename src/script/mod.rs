@@ -279,7 +279,7 @@ impl Scripting {
         if let Some(eng) = self.engine.lock().as_mut() {
             if eng.flush_scripts().is_err() {
                 // The interpreter could not even reset its cjson: start over with libraries.
-                tracing::warn!("SCRIPT FLUSH could not reset the interpreter");
+                crate::log::warning("SCRIPT FLUSH could not reset the interpreter");
             }
         }
     }

@@ -203,11 +203,8 @@ fn log(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
         }
     }
     let msg = String::from_utf8_lossy(&msg);
-    match level {
-        0 => tracing::debug!(target: "lua", "{msg}"),
-        1 | 2 => tracing::info!(target: "lua", "{msg}"),
-        _ => tracing::warn!(target: "lua", "{msg}"),
-    }
+    // redis.LOG_DEBUG..LOG_WARNING are Redis's log levels 0..3.
+    crate::log::log(crate::log::Level::from_u8(level as u8), &msg);
     Ok(Out::Ok(vec![]))
 }
 
