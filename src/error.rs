@@ -29,6 +29,10 @@ pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// RESPLOCK.FAULT ERROR's text must be one line (it is sent as an error reply).
+pub const TEST_FAULT_ERROR_TEXT: &str = "ERR the error text must be non-empty and on one line";
+/// RESPLOCK.RESTART FROM a snapshot RESPLOCK.SNAPSHOT never took.
+pub const TEST_NO_SUCH_SNAPSHOT: &str = "ERR no such snapshot";
 
 /// One Redis error reply: the text after `-`, e.g. `ERR syntax error`. Bytes, not a string:
 /// Redis echoes a client's arguments in errors byte for byte, valid UTF-8 or not.

@@ -38,6 +38,7 @@ const GROUPS: &[&str] = &[
     "multi",
     "lists",
     "blocking",
+    "test_control",
 ];
 
 /// How long a reply may take before the step counts as unanswered.

@@ -12,6 +12,7 @@ pub mod connection_cmds;
 pub mod cron;
 pub mod db_cmds;
 pub mod exec;
+pub mod faults;
 pub mod float80;
 pub mod hash;
 pub mod info_cmd;
@@ -27,6 +28,7 @@ pub mod scripting;
 pub mod server_cmds;
 pub mod state;
 pub mod string;
+pub mod testctl;
 pub mod watch;
 
 use crate::cmd::client::Client;
@@ -65,6 +67,9 @@ pub mod flags {
     /// hands the worker's other tasks off if the script runs long.
     pub const SCRIPT_RUNNER: u32 = 1 << 17;
     pub const RANDOM: u32 = 1 << 18;
+    /// A `RESPLOCK.*` test command: resolvable only on a server started with
+    /// `enable_test_commands`, never listed by COMMAND, never affected by faults.
+    pub const TEST_ONLY: u32 = 1 << 24;
 
     /// (flag, name in COMMAND INFO's reply), in Redis's order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -235,21 +240,35 @@ fn families() -> Vec<&'static [Command]> {
         pubsub::COMMANDS,
         scripting::COMMANDS,
         multi::COMMANDS,
+        testctl::COMMANDS,
     ]
 }
 
-fn table() -> &'static HashMap<&'static str, &'static Command> {
-    static TABLE: OnceLock<HashMap<&'static str, &'static Command>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut m = HashMap::new();
+type Table = HashMap<&'static str, &'static Command>;
+
+/// The command table, and apart from it the `RESPLOCK.*` rows (flag TEST_ONLY), which only
+/// [`resolve_for`] finds, on servers started with `enable_test_commands`.
+fn tables() -> &'static (Table, Table) {
+    static TABLES: OnceLock<(Table, Table)> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let (mut m, mut test) = (HashMap::new(), HashMap::new());
         for fam in families() {
             for c in fam {
-                let prev = m.insert(c.name, c);
+                let t = if c.has(flags::TEST_ONLY) {
+                    &mut test
+                } else {
+                    &mut m
+                };
+                let prev = t.insert(c.name, c);
                 assert!(prev.is_none(), "command {} defined twice", c.name);
             }
         }
-        m
+        (m, test)
     })
+}
+
+fn table() -> &'static Table {
+    &tables().0
 }
 
 /// All commands, sorted by name (COMMAND, COMMAND LIST, COMMAND COUNT).
@@ -261,6 +280,10 @@ pub fn all_commands() -> Vec<&'static Command> {
 
 /// Case-insensitive lookup without allocating for ordinary names.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    lookup_in(table(), name)
+}
+
+fn lookup_in(t: &Table, name: &[u8]) -> Option<&'static Command> {
     let mut buf = [0u8; 32];
     if name.len() > buf.len() {
         return None;
@@ -269,7 +292,23 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         *d = s.to_ascii_lowercase();
     }
     let s = std::str::from_utf8(&buf[..name.len()]).ok()?;
-    table().get(s).copied()
+    t.get(s).copied()
+}
+
+/// [`resolve`] as `state`'s clients see the table: with the `RESPLOCK.*` rows when the
+/// server was started with `enable_test_commands`, and exactly as an unknown command
+/// otherwise.
+pub fn resolve_for(
+    state: &ServerState,
+    args: &[Bytes],
+) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
+    match resolve_with(lookup(&args[0]), args) {
+        Err(e) if state.test_commands => match lookup_in(&tables().1, &args[0]) {
+            Some(c) => resolve_with(Some(c), args),
+            None => Err(e),
+        },
+        r => r,
+    }
 }
 
 /// Find the subcommand row of a container command.
@@ -291,7 +330,14 @@ pub fn fullname(parent: Option<&Command>, cmd: &Command) -> String {
 /// Resolve `args` to the row that will run: the command, or its subcommand for containers.
 /// Checks existence and arity with Redis's exact errors.
 pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
-    let cmd = match lookup(&args[0]) {
+    resolve_with(lookup(&args[0]), args)
+}
+
+fn resolve_with(
+    found: Option<&'static Command>,
+    args: &[Bytes],
+) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
+    let cmd = match found {
         Some(c) => c,
         None => return Err(error::unknown_command(&args[0], &args[1..])),
     };

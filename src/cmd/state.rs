@@ -54,6 +54,12 @@ pub struct ServerState {
     /// The client blocked clients are served as (their database, no connection): one,
     /// reused, since serving runs under the server lock.
     pub serve_client: Mutex<super::client::Client>,
+    /// Injected faults (tests): consulted by the request path behind one atomic load.
+    pub faults: super::faults::Faults,
+    /// Copies of the dataset kept by RESPLOCK.SNAPSHOT / `take_snapshot`, by name.
+    pub snapshots: Mutex<std::collections::HashMap<String, Arc<crate::keyspace::Snapshot>>>,
+    /// The `RESPLOCK.*` commands resolve (started with `enable_test_commands`).
+    pub test_commands: bool,
 }
 
 impl ServerState {
@@ -65,6 +71,7 @@ impl ServerState {
             notify_flags: 0.into(),
             lock: super::lock::ServerLock::new(),
             keyspace: Keyspace::new(config.databases),
+            test_commands: config.enable_test_commands,
             clock: Clock::new(),
             config: RwLock::new(config),
             clients: Mutex::new(BTreeMap::new()),
@@ -80,6 +87,8 @@ impl ServerState {
             watches: super::watch::Watches::new(),
             blocking: super::blocking::Blocking::new(),
             serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
+            faults: super::faults::Faults::new(),
+            snapshots: Mutex::new(std::collections::HashMap::new()),
         });
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();

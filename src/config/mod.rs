@@ -240,6 +240,10 @@ pub struct Config {
     /// Absolute path of the config file the server was started with: CONFIG REWRITE
     /// writes it back.
     pub config_file: Option<PathBuf>,
+    /// Serve the `RESPLOCK.*` test commands (clock, faults, snapshots, restarts): resplock's
+    /// own switch, `--enable-test-commands yes`, never on by default since it lets any client
+    /// move time and break the server.
+    pub enable_test_commands: bool,
     /// `rename-command old new` directives in file order (new "" disables the command),
     /// for the command table to apply.
     pub rename_commands: Vec<(String, String)>,
@@ -309,6 +313,7 @@ impl Default for Config {
             tls_ca_cert_dir: None,
             aclfile: None,
             config_file: None,
+            enable_test_commands: false,
             rename_commands: Vec::new(),
             others,
         }

@@ -14,11 +14,13 @@
 mod key;
 mod map;
 mod scan;
+mod snapshot;
 mod value;
 
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
+pub use snapshot::Snapshot;
 pub use value::{Entry, Value};
 
 use ahash::RandomState;
