@@ -28,8 +28,9 @@ pub mod server;
 pub mod types;
 pub mod version;
 
+pub use clock::Clock;
 pub use config::Config;
-pub use server::{start, BlockingServer, ServerHandle};
+pub use server::{start, start_many, BlockingServer, ServerHandle};
 
 pub use version::REDIS_VERSION;
 

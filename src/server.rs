@@ -53,6 +53,29 @@ pub async fn start(config: Config) -> io::Result<ServerHandle> {
     Ok(ServerHandle { addr, state, done })
 }
 
+/// Start `n` independent servers (each its own keyspace, clock, faults and configuration
+/// copy): on ports `config.port`..`config.port + n - 1`, or on `n` free ports when
+/// `config.port` is 0. A Redlock test's nodes:
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let nodes = resplock::start_many(resplock::Config::ephemeral(), 3).await?;
+/// let urls: Vec<String> = nodes.iter().map(|n| format!("redis://{}", n.local_addr())).collect();
+/// # Ok(()) }
+/// ```
+pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle>> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut c = config.clone();
+        if c.port != 0 {
+            c.port = u16::try_from(u32::from(config.port) + i as u32)
+                .map_err(|_| io::Error::other("port range past 65535"))?;
+        }
+        out.push(start(c).await?);
+    }
+    Ok(out)
+}
+
 async fn run(listener: TcpListener, state: Arc<ServerState>) {
     let tracker = TaskTracker::new();
     tracker.spawn(crate::cmd::cron::run(state.clone()));
@@ -70,6 +93,11 @@ async fn run(listener: TcpListener, state: Arc<ServerState>) {
                 continue;
             }
         };
+        if state.faults.refusing() {
+            // A test made this node unreachable: close at once, before any byte.
+            drop(stream);
+            continue;
+        }
         state
             .stats
             .total_connections

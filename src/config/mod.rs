@@ -9,6 +9,7 @@
 
 mod load;
 pub mod notify;
+mod own_args;
 mod parse;
 mod rewrite;
 pub mod table;
@@ -17,6 +18,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
+pub use own_args::{take_own_args, OwnArgs};
 pub use parse::{repr, split_args};
 pub use table::{flags, lookup, Kind, NumFmt, Param, Scope, Special, PARAMS};
 
