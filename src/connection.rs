@@ -23,8 +23,7 @@ use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Push frames written per wakeup. Large, so a subscriber that reads catches up with several
@@ -32,22 +31,78 @@ const READ_CHUNK: usize = 16 * 1024;
 /// into its output-buffer limit; small enough that `out` stays under its 1 MB shrink mark.
 const PUSH_BATCH_BYTES: usize = 512 * 1024;
 
-pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
+/// Where a client connected from, as CLIENT LIST prints it.
+pub struct Peer {
+    /// The client's address (`ip:port`, or `path:0` on the unix socket).
+    pub addr: String,
+    /// The server's address the client connected to.
+    pub laddr: String,
+    /// Connected over the unix socket (CLIENT LIST's `U` flag).
+    pub unix_socket: bool,
+}
+
+/// A client's byte stream, split so reads and writes proceed independently (TCP and unix
+/// sockets split without a lock).
+pub trait Stream: Send + 'static {
+    /// The reading half.
+    type Read: ReadHalf;
+    /// The writing half.
+    type Write: AsyncWrite + Unpin + Send;
+    /// Split into halves.
+    fn split(self) -> (Self::Read, Self::Write);
+}
+
+/// A reading half that can wait for readiness without a buffer (blocked clients hold none).
+pub trait ReadHalf: AsyncRead + Unpin + Send {
+    /// Wait until the socket is readable.
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+    /// Read what is there without waiting.
+    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize>;
+}
+
+impl ReadHalf for tokio::net::tcp::OwnedReadHalf {
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        tokio::net::tcp::OwnedReadHalf::readable(self)
+    }
+    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        tokio::net::tcp::OwnedReadHalf::try_read_buf(self, buf)
+    }
+}
+
+impl ReadHalf for tokio::net::unix::OwnedReadHalf {
+    fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
+        tokio::net::unix::OwnedReadHalf::readable(self)
+    }
+    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        tokio::net::unix::OwnedReadHalf::try_read_buf(self, buf)
+    }
+}
+
+impl Stream for tokio::net::TcpStream {
+    type Read = tokio::net::tcp::OwnedReadHalf;
+    type Write = tokio::net::tcp::OwnedWriteHalf;
+    fn split(self) -> (Self::Read, Self::Write) {
+        self.into_split()
+    }
+}
+
+impl Stream for tokio::net::UnixStream {
+    type Read = tokio::net::unix::OwnedReadHalf;
+    type Write = tokio::net::unix::OwnedWriteHalf;
+    fn split(self) -> (Self::Read, Self::Write) {
+        self.into_split()
+    }
+}
+
+/// Serve one client until it disconnects, is killed or the server stops.
+pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     let id = state.next_client_id();
-    let addr = stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let mut client = cmd::client::connect(&state, id, addr, laddr);
+    let mut client = cmd::client::connect(&state, id, peer.addr, peer.laddr);
+    client.info.set_unix_socket(peer.unix_socket);
     let info = client.info.clone();
     let push = client.push.clone();
     let mut taken = Taken::default();
-    let (mut rd, mut wr) = stream.into_split();
+    let (mut rd, mut wr) = stream.split();
     let mut inbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut out = BytesMut::with_capacity(READ_CHUNK);
     let mut parse_state = ParseState::default();
@@ -138,8 +193,8 @@ pub async fn serve(state: Arc<ServerState>, stream: TcpStream) {
 
 /// Read what arrived into `inbuf`. A blocked client waits for readiness first and only then
 /// gives itself a buffer, so thousands of clients waiting in BLPOP hold no read buffers.
-async fn read_some(
-    rd: &mut tokio::net::tcp::OwnedReadHalf,
+async fn read_some<R: ReadHalf>(
+    rd: &mut R,
     inbuf: &mut BytesMut,
     blocked: bool,
 ) -> std::io::Result<usize> {
@@ -198,16 +253,21 @@ async fn process_input(
     out: &mut BytesMut,
 ) {
     while !client.close_after_reply && !client.is_blocked() {
+        let buffered = inbuf.len();
         match parse_request(inbuf, parse_state) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
+                cmd::client_state::request_started(client, buffered);
                 let reply = cmd::exec::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);
                 taken.write_to(out);
-                encode(&reply, client.resp, out);
+                if cmd::client_state::reply_goes_out(state, client, &reply) {
+                    encode(&reply, client.resp, out);
+                }
+                cmd::client_state::write_after_reply(client, out);
             }
             Err(e) => {
                 let msg = format!("ERR Protocol error: {}", e.0);

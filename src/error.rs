@@ -27,12 +27,51 @@ pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
+/// What a client from outside loopback gets in protected mode (no password set).
+pub const PROTECTED_MODE: &str = "DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. In this mode connections are only \
+accepted from the loopback interface. If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: 1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same \
+host the server is running, however MAKE SURE Redis is not publicly accessible from internet if \
+you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just \
+disable the protected mode by editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. 3) If you started the server manually just \
+for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication \
+password for the default user. NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
 /// RESPLOCK.FAULT ERROR's text must be one line (it is sent as an error reply).
 pub const TEST_FAULT_ERROR_TEXT: &str = "ERR the error text must be non-empty and on one line";
 /// RESPLOCK.RESTART FROM a snapshot RESPLOCK.SNAPSHOT never took.
 pub const TEST_NO_SUCH_SNAPSHOT: &str = "ERR no such snapshot";
+pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
+pub const BIT_NOT_INTEGER: &str = "ERR bit is not an integer or out of range";
+pub const BIT_ARG_ONE_OR_ZERO: &str = "ERR The bit argument must be 1 or 0.";
+pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
+pub const BITFIELD_BAD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+pub const BITFIELD_BAD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+pub const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+pub const LCS_LEN_AND_IDX: &str =
+    "ERR If you want both the length and indexes, please just use IDX.";
+pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
+pub const IDLETIME_UNDER_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const FREQ_WITHOUT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+pub const NOT_LISTPACK: &str = "ERR Not a listpack encoded object.";
+pub const NOT_QUICKLIST: &str = "ERR Not a quicklist encoded object.";
+pub const DEBUG_RELOAD_OPTIONS: &str =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+pub const PACKED_THRESHOLD_RANGE: &str =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+pub const DEBUG_PROTOCOL_TYPE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+pub const RESP2_NOT_SUPPORTED: &str = "ERR RESP2 is not supported by this command";
+pub const LCS_ALLOC_FAILED: &str =
+    "ERR Insufficient memory, failed allocating transient memory for LCS";
+pub const LCS_TABLE_TOO_BIG: &str =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 
 /// One Redis error reply: the text after `-`, e.g. `ERR syntax error`. Bytes, not a string:
 /// Redis echoes a client's arguments in errors byte for byte, valid UTF-8 or not.
@@ -192,6 +231,26 @@ pub const HELLO_PROTO_NOT_INT: &str = "ERR Protocol version is not an integer or
 pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
 pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
 pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
+pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+pub const CACHING_WITHOUT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const CACHING_YES_NOT_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const CACHING_NO_NOT_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+pub const TRACKING_ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
+pub const TRACKING_NO_REDIRECT_CLIENT: &str =
+    "ERR The client ID you want redirect to does not exist";
+pub const TRACKING_PREFIX_NEEDS_BCAST: &str = "ERR PREFIX option requires BCAST mode to be enabled";
+pub const TRACKING_BCAST_SWITCH: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const TRACKING_OPT_WITH_BCAST: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const TRACKING_OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
+pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
+/// REPLICAOF host port: resplock has no replication (a deliberate difference, see README).
+pub const NO_REPLICATION: &str =
+    "ERR REPLICAOF is not supported: resplock is a standalone server without replication";
 
 /// `ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.`
 /// (Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.)
@@ -229,6 +288,31 @@ pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 
+// ---- sets, sorted sets, SORT ----
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const MINMAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+pub const MINMAX_NOT_LEX: &str = "ERR min or max not valid string range item";
+pub const ZADD_XX_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIRS: &str = "ERR INCR option supports a single increment-element pair";
+pub const SCORE_NAN: &str = "ERR resulting score is not a number (NaN)";
+pub const ZRANGE_LIMIT_BY_RANK: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_WITHSCORES_BYLEX: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
+pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
+/// `ERR at least 1 input key is needed for 'zunion' command`
+pub fn needs_one_key(fullname: &str) -> RedisError {
+    RedisError::owned(format!(
+        "ERR at least 1 input key is needed for '{fullname}' command"
+    ))
+}
+
 // ---- transactions ----
 pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
@@ -254,8 +338,6 @@ pub const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
 pub const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
 pub const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 pub const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
-pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
-pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 pub const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 

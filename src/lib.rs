@@ -18,6 +18,7 @@ pub mod connection;
 pub mod error;
 pub mod glob;
 pub mod keyspace;
+pub mod log;
 pub mod num;
 pub mod outbox;
 pub mod protocol;

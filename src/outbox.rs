@@ -285,10 +285,10 @@ impl PushQueue {
     /// even in the middle of a blocked write, and then forgets every subscription.
     fn close(&self) {
         if !self.closing.swap(true, Ordering::AcqRel) {
-            tracing::warn!(
-                "closing client id={} for overcoming of output buffer limits (pubsub)",
+            crate::log::warning(&format!(
+                "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",
                 self.id
-            );
+            ));
             self.kill.cancel();
         }
     }

@@ -167,7 +167,8 @@ impl Drop for Server {
     }
 }
 
-/// Start the binary and wait for its ready line ("... ready to accept connections on ADDR").
+/// Start the binary and wait for its log lines: the port from `Running mode=standalone,
+/// port=N.`, then `Ready to accept connections tcp` (it listens on 127.0.0.1).
 fn serve(args: &[&str], stdin: Option<&str>) -> Server {
     let mut child = bin()
         .args(args)
@@ -184,22 +185,28 @@ fn serve(args: &[&str], stdin: Option<&str>) -> Server {
         let mut pipe = child.stdin.take().unwrap();
         pipe.write_all(input.as_bytes()).unwrap();
     }
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let Some(addr) = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .filter(|_| line.contains("ready"))
-    else {
-        let mut err = String::new();
-        let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-        panic!("no ready line: {line:?} {err}");
-    };
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut port = None;
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("no ready line: {seen} {err}");
+        }
+        seen.push_str(&line);
+        if let Some(p) = line.split("port=").nth(1) {
+            port = Some(p.trim().trim_end_matches('.').to_string());
+        }
+        if line.contains("Ready to accept connections tcp") {
+            break;
+        }
+    }
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
     Server {
-        addr: addr.to_string(),
+        addr: format!("127.0.0.1:{}", port.expect("port line")),
         child,
     }
 }

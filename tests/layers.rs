@@ -14,33 +14,37 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("glob", &[]),
     ("clock", &[]),
     ("version", &[]),
+    ("log", &[]),
     ("reply", &["error"]),
-    ("config", &["error", "glob", "num", "version"]),
+    ("config", &["error", "glob", "num", "version", "log"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
     ("types", &["num", "error"]),
     ("keyspace", &["types", "num", "clock", "error"]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
-    ("outbox", &["protocol", "reply", "config"]),
+    ("outbox", &["protocol", "reply", "config", "log"]),
     // Pub/sub registry: channels -> subscribers' queues; no command table.
     ("pubsub", &["outbox", "protocol", "glob", "config", "reply"]),
     // Lua: reaches the server only through the `Host` trait the commands implement.
-    ("script", &["reply", "error", "num", "version"]),
+    ("script", &["reply", "error", "num", "version", "log"]),
     // Commands: the table, dispatch, the server state and every family.
     (
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version",
+            "clock", "config", "version", "log",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
     (
         "connection",
-        &["cmd", "protocol", "outbox", "reply", "error"],
+        &["cmd", "protocol", "outbox", "reply", "error", "log"],
     ),
     // Listeners, lifecycle and the embedding API.
-    ("server", &["connection", "cmd", "config", "error"]),
+    (
+        "server",
+        &["connection", "cmd", "config", "error", "log", "version"],
+    ),
 ];
 
 /// The crate root only declares modules and re-exports the public surface.

@@ -33,7 +33,7 @@ fn expires_at(s: &ServerHandle, key: &str) -> Option<i64> {
         .db(0)
         .lock(key.as_bytes())
         .get(key.as_bytes(), now)
-        .map(|e| e.expires_at)
+        .map(|e| e.expires_at())
 }
 
 /// Remaining TTL in ms as PTTL would say it (-1: none, -2: missing).

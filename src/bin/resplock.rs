@@ -1,5 +1,5 @@
 //! `resplock`: the command line over the library. Parses redis-server's command line into a
-//! Config and serves.
+//! Config and runs the server process as redis-server would.
 
 use resplock::config::{self, Action};
 
@@ -10,15 +10,6 @@ use resplock::config::{self, Action};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RESPLOCK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only on a terminal: CI logs and files get plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     // redis-server's command line, parsed as redis-server does (config file, stdin, --options).
     let mut argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
@@ -70,100 +61,13 @@ fn main() {
             std::process::exit(0);
         }
     }
-    for w in &startup.warnings {
-        tracing::warn!("{w}");
-    }
-    let mut config = startup.config;
-    config.enable_test_commands = own.enable_test_commands;
-    // At least two workers even on one CPU: a running script occupies one, and another must
-    // keep answering the other clients (BUSY, SCRIPT KILL, SHUTDOWN NOSAVE).
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(2);
-    let workers = std::env::var("RESPLOCK_WORKERS")
-        .ok()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or(workers);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    if let Some(n) = own.instances {
-        rt.block_on(serve_many(config, n));
-        return;
-    }
-    rt.block_on(async move {
-        let server = match resplock::start(config).await {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("resplock: cannot listen: {e}");
-                std::process::exit(1);
-            }
-        };
-        println!(
-            "resplock {} ready to accept connections on {}",
-            env!("CARGO_PKG_VERSION"),
-            server.local_addr()
-        );
-        let state = server.state().clone();
-        tokio::spawn(async move {
-            stop_signal().await;
-            state.shutdown.cancel();
-        });
-        server.wait().await;
-    });
-}
-
-/// SIGINT or SIGTERM.
-async fn stop_signal() {
-    let term = async {
-        #[cfg(unix)]
-        {
-            let mut s = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("signal handler");
-            s.recv().await;
-        }
-        #[cfg(not(unix))]
-        std::future::pending::<()>().await;
+    let mut startup = startup;
+    startup.config.enable_test_commands = own.enable_test_commands;
+    let code = match own.instances {
+        Some(n) => resplock::server::process::run_many(startup, n),
+        None => resplock::server::process::run(startup, &argv),
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
-}
-
-/// `--instances N`: N independent servers (own keyspace, clock and faults) in this process,
-/// on ports P..P+N-1 (`--port 0`: N free ports). Prints one address per line once all
-/// listen, so a Redlock test reads its N nodes from standard output. Stops on SIGINT/SIGTERM
-/// (each instance also stops alone on SHUTDOWN; the process exits when all have).
-async fn serve_many(config: resplock::Config, n: usize) {
-    let servers = match resplock::start_many(config, n).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("resplock: cannot listen: {e}");
-            std::process::exit(1);
-        }
-    };
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        for s in &servers {
-            let _ = writeln!(out, "{}", s.local_addr());
-        }
-        let _ = out.flush();
-    }
-    let states: Vec<_> = servers.iter().map(|s| s.state().clone()).collect();
-    tokio::spawn(async move {
-        stop_signal().await;
-        for s in states {
-            s.shutdown.cancel();
-        }
-    });
-    for s in servers {
-        s.wait().await;
-    }
+    std::process::exit(code);
 }
 
 /// `--healthcheck [host:]port`: PING the server; 0 if it answers (PONG, or NOAUTH from a

@@ -71,6 +71,7 @@ pub enum Kind {
 pub fn kind_of(v: &Value) -> Option<Kind> {
     match v {
         Value::List(_) => Some(Kind::List),
+        Value::ZSet(_) => Some(Kind::ZSet),
         _ => None,
     }
 }
@@ -306,12 +307,14 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
                 in_script: false,
                 in_exec: false,
             };
-            super::track_events(state);
+            super::track_events(state, now);
+            super::tracking::serving(state, id);
             let served = (w.serve)(&mut ctx, key);
             state.keyspace.report_pending();
             served
         };
         w.push.push_own(served.reply);
+        super::tracking::served(state, &w.info, &w.push);
         if served.deleted {
             break;
         }

@@ -31,6 +31,10 @@ pub struct ClientInfo {
     pub shard_subscriptions: AtomicUsize,
     /// Cancelled by CLIENT KILL: the connection closes.
     pub kill: CancellationToken,
+    /// Connected over the unix socket (CLIENT LIST's `U` flag; local for protected mode).
+    unix_socket: std::sync::atomic::AtomicBool,
+    /// CLIENT REPLY, PAUSE, TRACKING, MONITOR and NO-EVICT state ([`super::client_state`]).
+    pub extra: super::client_state::ClientExtra,
     /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST's `multi=` and `x` flag).
     pub multi: AtomicI64,
     /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
@@ -56,15 +60,35 @@ impl ClientInfo {
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
             kill: CancellationToken::new(),
+            unix_socket: Default::default(),
+            extra: Default::default(),
             multi: AtomicI64::new(-1),
             blocked: AtomicBool::new(false),
         }
+    }
+
+    /// Record that this client came in over the unix socket.
+    pub fn set_unix_socket(&self, unix: bool) {
+        self.unix_socket.store(unix, Ordering::Relaxed);
+    }
+
+    /// Whether this client came in over the unix socket.
+    pub fn is_unix_socket(&self) -> bool {
+        self.unix_socket.load(Ordering::Relaxed)
     }
 
     pub fn touch(&self, parent: Option<&'static str>, cmd: &'static str, now_ms: i64) {
         self.last_active_ms
             .store(now_ms.max(0) as u64, Ordering::Relaxed);
         *self.last_cmd.lock() = (parent, cmd);
+    }
+
+    /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
+    /// `enable-debug-command local` lets use DEBUG.
+    pub fn is_local(&self) -> bool {
+        self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+        })
     }
 
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
@@ -164,8 +188,13 @@ impl Client {
 /// Register a new network client (CLIENT LIST sees it from now on).
 pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Client {
     let info = Arc::new(ClientInfo::new(id, addr, laddr));
+    // Idle time counts from the connection until the first command (Redis's lastinteraction).
+    info.last_active_ms
+        .store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
     state.clients.lock().insert(id, info.clone());
-    Client::new(info, !state.requires_pass())
+    let client = Client::new(info, !state.requires_pass());
+    let _ = client.info.extra.push.set(client.push.clone());
+    client
 }
 
 /// Forget a closed connection everywhere it left state: the client registry and every layer
@@ -173,6 +202,8 @@ pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Cli
 pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
     super::pubsub::client_gone(state, client);
+    state.observe.monitors.forget(client.id);
+    state.tracking.disable(client.id);
     state.watches.forget(client.id);
     super::blocking::forget(state, client.id);
 }

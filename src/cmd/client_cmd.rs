@@ -5,7 +5,7 @@ use super::args::{self, is};
 use super::client::ClientInfo;
 use super::connection_cmds::{help_reply, set_name, valid_client_attr};
 use super::flags::*;
-use super::{Command, Ctx, ServerState};
+use super::{client_ctl, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -64,7 +64,42 @@ const CLIENT_SUBS: &[Command] = &[
         "5.0.0",
         "Unblock a client blocked in a blocking command from a different connection",
     ),
-    Command::new("no-evict", 3, CLIENT_ADMIN, client_on_off).doc(
+    Command::new("pause", -3, CLIENT_ADMIN, client_ctl::client_pause).doc(
+        "connection",
+        "2.9.50",
+        "Stop processing commands from clients for some time",
+    ),
+    Command::new("unpause", 2, CLIENT_ADMIN, client_ctl::client_unpause).doc(
+        "connection",
+        "6.2.0",
+        "Resume processing of clients that were paused",
+    ),
+    Command::new("reply", 3, CLIENT_FLAGS, client_ctl::client_reply).doc(
+        "connection",
+        "3.2.0",
+        "Instruct the server whether to reply to commands",
+    ),
+    Command::new("getredir", 2, CLIENT_FLAGS, client_ctl::client_getredir).doc(
+        "connection",
+        "6.0.0",
+        "Get tracking notifications redirection client ID if any",
+    ),
+    Command::new("trackinginfo", 2, CLIENT_FLAGS, client_ctl::client_trackinginfo).doc(
+        "connection",
+        "6.2.0",
+        "Return information about server assisted client side caching for the current connection",
+    ),
+    Command::new("tracking", -3, CLIENT_FLAGS, client_ctl::client_tracking).doc(
+        "connection",
+        "6.0.0",
+        "Enable or disable server assisted client side caching support",
+    ),
+    Command::new("caching", 3, CLIENT_FLAGS, client_ctl::client_caching).doc(
+        "connection",
+        "6.0.0",
+        "Instruct the server about tracking or not keys in the next request",
+    ),
+    Command::new("no-evict", 3, CLIENT_ADMIN, client_ctl::client_no_evict).doc(
         "connection",
         "7.0.0",
         "Set client eviction mode for the current connection",
@@ -142,28 +177,6 @@ fn is_pubsub(c: &ClientInfo) -> bool {
         > 0
 }
 
-/// CLIENT LIST's flags, in Redis 7.0's order: P (subscribed), x (in MULTI), b (blocked),
-/// d (a watched key changed); N when none applies.
-fn flags_of(state: &ServerState, c: &ClientInfo) -> String {
-    let mut f = String::new();
-    if is_pubsub(c) {
-        f.push('P');
-    }
-    if c.multi.load(Ordering::Relaxed) >= 0 {
-        f.push('x');
-    }
-    if c.blocked.load(Ordering::Relaxed) {
-        f.push('b');
-    }
-    if state.watches.any() && state.watches.is_dirty(c.id) {
-        f.push('d');
-    }
-    if f.is_empty() {
-        f.push('N');
-    }
-    f
-}
-
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
 pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
     let age_ms = c.created.elapsed().as_millis() as u64;
@@ -178,8 +191,8 @@ pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
     let cmd = c.last_cmd_name();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 \
-         tot-mem=1024 events=r cmd={} user=default redir=-1 resp={}\n",
+         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 \
+         omem=0 tot-mem=1024 events=r cmd={} user=default redir={} resp={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -187,15 +200,24 @@ pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
         name,
         age_ms / 1000,
         idle,
-        flags_of(state, c),
+        super::client_state::flags_string(state, c),
         c.db.load(Ordering::Relaxed),
         c.subscriptions.load(Ordering::Relaxed),
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
         c.multi.load(Ordering::Relaxed),
+        c.extra.qbuf.load(Ordering::Relaxed),
+        c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
+            - c.extra.qbuf.load(Ordering::Relaxed),
         cmd,
+        ctx_redir(state, c),
         c.resp.load(Ordering::Relaxed),
     )
+}
+
+/// CLIENT LIST's redir: the tracking redirect (0: none), -1 when tracking is off.
+fn ctx_redir(state: &super::ServerState, c: &ClientInfo) -> i64 {
+    state.tracking.mode(c.id).map_or(-1, |m| m.redirect as i64)
 }
 
 /// The clients of a CLIENT LIST / KILL TYPE: normal, master, replica (slave), pubsub.

@@ -36,6 +36,11 @@ const COMMAND_SUBS: &[Command] = &[
         "2.8.13",
         "Extract keys given a full Redis command",
     ),
+    Command::new("getkeysandflags", -4, LOADING | STALE, command).doc(
+        "server",
+        "7.0.0",
+        "Extract keys and access flags given a full Redis command",
+    ),
     Command::new("help", 2, LOADING | STALE, command).doc(
         "server",
         "5.0.0",
@@ -311,11 +316,14 @@ fn command(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 })
                 .collect()
         })),
-        _ => command_getkeys(&a[2..]),
+        "getkeysandflags" => command_getkeys(&a[2..], true),
+        _ => command_getkeys(&a[2..], false),
     }
 }
 
-fn command_getkeys(cmd_args: &[Bytes]) -> CmdResult {
+/// COMMAND GETKEYS (and GETKEYSANDFLAGS with `with_flags`: each key with its key spec's
+/// flags).
+fn command_getkeys(cmd_args: &[Bytes], with_flags: bool) -> CmdResult {
     let invalid = || error::err("ERR Invalid command specified");
     // As Redis's lookupCommand: a plain name (`config|get` is not one), then its subcommand.
     let base = lookup(&cmd_args[0]).ok_or_else(invalid)?;
@@ -330,7 +338,10 @@ fn command_getkeys(cmd_args: &[Bytes]) -> CmdResult {
     };
     let m = meta::get(&super::fullname(parent, c));
     // Redis's order: no keys at all, then arity, then the keys of this command line.
-    let search = m.map(|m| meta::key_positions(m, cmd_args));
+    let (search, spec_flags) = match m.map(|m| meta::key_positions_and_flags(m, cmd_args)) {
+        Some((s, f)) => (Some(s), f),
+        None => (None, vec![]),
+    };
     if matches!(search, Some(meta::KeySearch::NoKeys)) || (m.is_none() && c.first_key <= 0) {
         return Err(error::err("ERR The command has no key arguments"));
     }
@@ -339,15 +350,53 @@ fn command_getkeys(cmd_args: &[Bytes]) -> CmdResult {
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let positions: Vec<usize> = match search {
-        Some(meta::KeySearch::Keys(p)) => p,
-        _ => c.key_positions(cmd_args.len()).collect(),
+    let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) = match search {
+        Some(meta::KeySearch::Keys(p)) => (p, variable_flags(c, cmd_args, spec_flags)),
+        // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
+        // reads the first key and overwrites the STORE one.
+        _ if c.name == "sort" => {
+            let p = super::sort::key_positions(cmd_args);
+            let f = (0..p.len())
+                .map(|i| {
+                    if i == 0 {
+                        vec!["RO", "access"]
+                    } else {
+                        vec!["OW", "update"]
+                    }
+                })
+                .collect();
+            (p, f)
+        }
+        _ => {
+            let p: Vec<usize> = c.key_positions(cmd_args.len()).collect();
+            let f = if c.has(READONLY) {
+                vec!["RO", "access"]
+            } else {
+                vec!["RW", "update"]
+            };
+            let n = p.len();
+            (p, vec![f; n])
+        }
     };
     if positions.is_empty() {
         if meta::flag_names(c.flags, m).contains(&"no_mandatory_keys") {
             return Ok(Reply::Array(vec![]));
         }
         return Err(error::err("ERR Invalid arguments specified for command"));
+    }
+    if with_flags {
+        return Ok(Reply::Array(
+            positions
+                .into_iter()
+                .zip(flags)
+                .map(|(i, f)| {
+                    Reply::Array(vec![
+                        Reply::Bulk(cmd_args[i].clone()),
+                        Reply::Set(f.into_iter().map(Reply::simple).collect()),
+                    ])
+                })
+                .collect(),
+        ));
     }
     Ok(Reply::Array(
         positions
@@ -398,4 +447,31 @@ fn command_list(a: &[Bytes]) -> CmdResult {
             .map(|(n, _, _)| Reply::bulk_str(n))
             .collect(),
     ))
+}
+
+/// Key specs flagged `variable_flags` get their flags from the command line, as Redis's
+/// getkeys functions decide them: SET with GET reads the old value (RW access update), else it
+/// overwrites (OW update).
+fn variable_flags(
+    c: &Command,
+    args: &[Bytes],
+    flags: Vec<Vec<&'static str>>,
+) -> Vec<Vec<&'static str>> {
+    flags
+        .into_iter()
+        .map(|f| {
+            if !f.contains(&"variable_flags") {
+                return f;
+            }
+            if c.name == "set" {
+                if args.iter().skip(3).any(|a| is(a, "get")) {
+                    vec!["RW", "access", "update"]
+                } else {
+                    vec!["OW", "update"]
+                }
+            } else {
+                f.into_iter().filter(|x| *x != "variable_flags").collect()
+            }
+        })
+        .collect()
 }

@@ -86,6 +86,11 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 Some("Unable to listen on this port")
             }
             "bind" => Some("Failed to bind to specified addresses."),
+            "dir" => cfg
+                .dir
+                .as_ref()
+                .and_then(|d| std::env::set_current_dir(d).err())
+                .map(|_| "No such file or directory"),
             _ => None,
         };
         if let Some(why) = why {
@@ -113,6 +118,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ] {
         c.store(0, Ordering::Relaxed);
     }
+    ctx.state.observe.reset_stats();
     Ok(Reply::ok())
 }
 

@@ -190,6 +190,7 @@ fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ctx.client.set_resp(2);
     set_name(&ctx.client.info, b"");
     ctx.client.authenticated = !ctx.state.requires_pass();
+    super::client_state::reset(ctx.state, ctx.client);
     Ok(Reply::simple("RESET"))
 }
 

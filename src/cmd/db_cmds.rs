@@ -50,6 +50,7 @@ fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
 fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     super::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
+    super::tracking::flushed(ctx.state, ctx.client.id);
     let mut g = ctx.db().lock_all();
     for s in g.shards() {
         s.clear();
@@ -61,6 +62,13 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     super::watch::flushed(ctx.state, None, ctx.now);
+    super::tracking::flushed(ctx.state, ctx.client.id);
+    // With save points configured Redis saves after FLUSHALL: the change count starts again.
+    if !ctx.state.config.read().save.is_empty() {
+        super::server_cmds::saved(ctx);
+    } else {
+        ctx.state.add_dirty(1);
+    }
     let ks = &ctx.state.keyspace;
     let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
     for g in &mut guards {

@@ -33,11 +33,25 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     let (cmd, parent) = match super::resolve_for(state, &args) {
         Ok(c) => c,
         Err(e) => {
+            super::observe::count_refused_lookup(state, &args);
             // EXEC with arguments aborts the transaction like any other refused EXEC.
             let exec = super::lookup(&args[0]).filter(|c| multi::is_exec(c, None));
             return reject(state, client, exec.map(|c| (c, None)), e);
         }
     };
+    // Redis refuses a protected command (DEBUG) right after the arity check, before
+    // authentication, unless enable-debug-command allows this client; in MULTI the refusal
+    // makes EXEC abort, like any other.
+    if cmd.has(flags::PROTECTED)
+        && !state
+            .config
+            .read()
+            .enable_debug_command
+            .allows(client.info.is_local())
+    {
+        let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
+        return reject(state, client, Some((cmd, parent)), e);
+    }
     let now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
     let rejected = |e| Some((cmd, parent, RedisError::new(e)));
@@ -111,6 +125,17 @@ async fn run_checked(
     args: Vec<Bytes>,
     mut now: i64,
 ) -> Reply {
+    // A pause holds the command back here, before queuing, as Redis's processCommand: EXEC
+    // of a transaction with a write waits for a WRITE pause to end.
+    let exec_writes = multi::is_exec(cmd, parent)
+        && client.multi.as_ref().is_some_and(|m| {
+            m.queued
+                .iter()
+                .any(|q| q.cmd.has(flags::WRITE | flags::MAY_REPLICATE))
+        });
+    if !super::pause::wait_if_paused(state, client, cmd, &args, exec_writes).await {
+        return Reply::NoReply;
+    }
     if client.multi.is_some() && !multi::runs_in_multi(cmd, parent) {
         // Queuing touches nothing shared, so it takes no lock; a busy script still refuses
         // it, as Redis checks BUSY before queuing.
@@ -160,6 +185,9 @@ fn reject(
     cmd: Option<(&Command, Option<&Command>)>,
     e: RedisError,
 ) -> Reply {
+    if let Some((c, p)) = cmd {
+        super::observe::count_rejected(state, c, p);
+    }
     if cmd.is_some_and(|(c, p)| multi::is_exec(c, p)) {
         return multi::abort(state, client, &e);
     }
@@ -256,6 +284,8 @@ async fn run_script_command(
             Err(e) => Reply::error(e),
         };
     }
+    // Scripts feed MONITOR before they run, so their own calls come after them.
+    super::monitor::feed_before_script(state, client, &args);
     let Some(kind) = eval_kind(cmd) else {
         return Reply::error(error::unknown_command(&args[0], &args[1..]));
     };
@@ -269,9 +299,13 @@ async fn run_script_command(
             Ok(None) => return Reply::error(RedisError::new(error::BUSY)),
             Err(e) => return Reply::error(e),
         };
-        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+        let started = Instant::now();
+        INLINE_SINCE.with(|s| s.set(Some(started)));
+        super::tracking::script_started(state, client.id);
         let reply = eval(state, client.db, kind, &args);
+        super::tracking::script_finished(state, client.id, &args);
         INLINE_SINCE.with(|s| s.set(None));
+        super::observe::after_script(state, client, cmd, &args, &reply, started.elapsed());
         super::blocking::serve_ready(state);
         drop(held);
         return reply;

@@ -136,7 +136,8 @@ fn write<T>(
     if created {
         shard.insert(key, Entry::new(Value::Hash(Hash::new())));
     }
-    let h = match shard.get_mut(key, ctx.now) {
+    // The lookup above was the access (Redis looks the key up once).
+    let h = match shard.peek_mut(key, ctx.now) {
         Some(Entry {
             value: Value::Hash(h),
             ..

@@ -38,7 +38,7 @@ fn read_proc(path: &str) -> String {
 }
 
 /// Resident set size in bytes (Linux /proc; 0 elsewhere).
-fn rss_bytes() -> u64 {
+pub(super) fn rss_bytes() -> u64 {
     read_proc("/proc/self/statm")
         .split_whitespace()
         .nth(1)
@@ -122,10 +122,6 @@ fn section_title(s: &str) -> &'static str {
     }
 }
 
-pub(super) fn start_unix_secs(state: &ServerState) -> i64 {
-    state.clock.now_ms() / 1000 - state.started.elapsed().as_secs() as i64
-}
-
 fn info_section(state: &ServerState, name: &str, out: &mut String) {
     let mut kv = |k: &str, v: &dyn std::fmt::Display| {
         let _ = write!(out, "{k}:{v}\r\n");
@@ -155,8 +151,8 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("server_time_usec", &now_us);
             kv("uptime_in_seconds", &up);
             kv("uptime_in_days", &(up / 86400));
-            kv("hz", &10);
-            kv("configured_hz", &10);
+            kv("hz", &cfg.hz);
+            kv("configured_hz", &cfg.hz);
             kv("lru_clock", &((now_us / 1_000_000) & ((1 << 24) - 1)));
             kv(
                 "executable",
@@ -164,7 +160,13 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
             );
-            kv("config_file", &"");
+            kv(
+                "config_file",
+                &cfg.config_file
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            );
             kv("io_threads_active", &0);
         }
         "clients" => {
@@ -173,8 +175,14 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("maxclients", &cfg.maxclients);
             kv("client_recent_max_input_buffer", &0);
             kv("client_recent_max_output_buffer", &0);
-            kv("blocked_clients", &state.blocking.count());
-            kv("tracking_clients", &0);
+            kv(
+                "blocked_clients",
+                &(state.blocking.count() + state.pause.waiting.load(Ordering::Relaxed)),
+            );
+            kv(
+                "tracking_clients",
+                &state.tracking.clients.load(Ordering::Relaxed),
+            );
             kv("clients_in_timeout_table", &0);
         }
         "memory" => {
@@ -224,9 +232,15 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("current_fork_perc", &"0.00");
             kv("current_save_keys_processed", &0);
             kv("current_save_keys_total", &0);
-            kv("rdb_changes_since_last_save", &0);
+            kv(
+                "rdb_changes_since_last_save",
+                &state.dirty.load(Ordering::Relaxed),
+            );
             kv("rdb_bgsave_in_progress", &0);
-            kv("rdb_last_save_time", &start_unix_secs(state));
+            kv(
+                "rdb_last_save_time",
+                &state.lastsave.load(Ordering::Relaxed),
+            );
             kv("rdb_last_bgsave_status", &"ok");
             kv("rdb_last_bgsave_time_sec", &-1);
             kv("rdb_current_bgsave_time_sec", &-1);
@@ -299,11 +313,15 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("active_defrag_key_misses", &0);
             kv("total_active_defrag_time", &0);
             kv("current_active_defrag_time", &0);
-            kv("tracking_total_keys", &0);
-            kv("tracking_total_items", &0);
-            kv("tracking_total_prefixes", &0);
+            let (keys, items, prefixes) = state.tracking.totals();
+            kv("tracking_total_keys", &keys);
+            kv("tracking_total_items", &items);
+            kv("tracking_total_prefixes", &prefixes);
             kv("unexpected_error_replies", &0);
-            kv("total_error_replies", &0);
+            kv(
+                "total_error_replies",
+                &state.observe.total_error_replies.load(Ordering::Relaxed),
+            );
             kv("dump_payload_sanitizations", &0);
             kv("total_reads_processed", &l(&st.total_commands));
             kv("total_writes_processed", &l(&st.total_commands));
@@ -336,6 +354,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("used_cpu_user_main_thread", &format!("{user:.6}"));
         }
         "cluster" => kv("cluster_enabled", &0),
+        "commandstats" => super::observe::commandstats_info(state, out),
+        "errorstats" => super::observe::errorstats_info(state, out),
+        "latencystats" => super::observe::latencystats_info(state, out),
         "keyspace" => {
             for i in 0..state.keyspace.databases() {
                 let db = state.keyspace.db(i);
@@ -364,8 +385,8 @@ fn avg_ttl(db: &crate::keyspace::Db, now: i64) -> i64 {
             continue;
         }
         for e in shard.map.values().take(256) {
-            if e.expires_at != 0 && e.expires_at >= now {
-                sum = sum.saturating_add(e.expires_at - now);
+            if e.expires_at() != 0 && e.expires_at() >= now {
+                sum = sum.saturating_add(e.expires_at() - now);
                 n += 1;
             }
         }

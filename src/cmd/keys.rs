@@ -126,7 +126,7 @@ fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Count a read lookup in INFO's keyspace_hits/keyspace_misses, as Redis's lookupKeyRead does.
-fn count_lookup(ctx: &Ctx, hit: bool) {
+pub(super) fn count_lookup(ctx: &Ctx, hit: bool) {
     let s = &ctx.state.stats;
     if hit {
         s.keyspace_hits.fetch_add(1, Ordering::Relaxed);
@@ -161,14 +161,19 @@ fn del(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::Int(deleted.len() as i64))
 }
 
-/// Live keys among `keys`, duplicates counted each time (EXISTS, TOUCH).
-fn count_existing(ctx: &Ctx, keys: &[Bytes]) -> i64 {
+/// Live keys among `keys`, duplicates counted each time (EXISTS, TOUCH); `touch`: count as
+/// accesses (TOUCH does, EXISTS does not).
+fn count_existing(ctx: &Ctx, keys: &[Bytes], touch: bool) -> i64 {
     let mut missed = Vec::new();
     let mut n = 0;
     {
         let mut g = ctx.db().lock_keys(key_refs(keys));
         for k in keys {
-            let hit = g.shard(k).contains(k, ctx.now);
+            let hit = if touch {
+                g.shard(k).get(k, ctx.now).is_some()
+            } else {
+                g.shard(k).contains(k, ctx.now)
+            };
             count_lookup(ctx, hit);
             if hit {
                 n += 1;
@@ -182,11 +187,11 @@ fn count_existing(ctx: &Ctx, keys: &[Bytes]) -> i64 {
 }
 
 fn exists(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(count_existing(ctx, &a[1..])))
+    Ok(Reply::Int(count_existing(ctx, &a[1..], false)))
 }
 
 fn touch(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    Ok(Reply::Int(count_existing(ctx, &a[1..])))
+    Ok(Reply::Int(count_existing(ctx, &a[1..], true)))
 }
 
 fn type_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -194,7 +199,7 @@ fn type_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let t = ctx
         .db()
         .lock(key)
-        .get(key, ctx.now)
+        .peek(key, ctx.now)
         .map(|e| e.value.type_name());
     count_lookup(ctx, t.is_some());
     if t.is_none() {
@@ -264,7 +269,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
         let mut shard = ctx.db().lock(key);
         let current = match shard.get(key, ctx.now) {
             None => return Ok(Reply::Int(0)),
-            Some(e) => e.expires_at,
+            Some(e) => e.expires_at(),
         };
         // 0 means "no TTL", which Redis treats as infinite for GT and LT.
         if (f.nx && current != 0)
@@ -305,7 +310,11 @@ fn pexpireat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// The expiry of a live key for the TTL family: None if missing, Some(0) if persistent.
 fn read_expiry(ctx: &Ctx, key: &Bytes) -> Option<i64> {
-    let at = ctx.db().lock(key).get(key, ctx.now).map(|e| e.expires_at);
+    let at = ctx
+        .db()
+        .lock(key)
+        .peek(key, ctx.now)
+        .map(|e| e.expires_at());
     count_lookup(ctx, at.is_some());
     if at.is_none() {
         notify_misses(ctx, [key]);
@@ -360,7 +369,7 @@ fn persist(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let removed = {
         let mut shard = ctx.db().lock(key);
         match shard.get(key, ctx.now) {
-            Some(e) if e.expires_at != 0 => shard.set_expiry(key, 0, ctx.now),
+            Some(e) if e.expires_at() != 0 => shard.set_expiry(key, 0, ctx.now),
             _ => false,
         }
     };
@@ -389,7 +398,7 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// SCAN's cursor, parsed as Redis does with strtoul: an optional sign (a minus wraps around),
 /// digits, nothing else; the empty string is cursor 0.
-fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
+pub fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
     let bad = || RedisError::new(error::INVALID_CURSOR);
     let (neg, digits) = match s.first() {
         Some(b'-') => (true, &s[1..]),
@@ -552,7 +561,7 @@ fn rename_generic(ctx: &mut Ctx, a: &[Bytes], nx: bool) -> CmdResult {
     let (src, dst) = (&a[1], &a[2]);
     let done = {
         let mut g = ctx.db().lock_keys([&src[..], &dst[..]]);
-        if !g.shard(src).contains(src, ctx.now) {
+        if g.shard(src).get(src, ctx.now).is_none() {
             return Err(RedisError::new(error::NO_SUCH_KEY));
         }
         if src == dst {
@@ -671,7 +680,9 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         match entry {
             None => None,
             Some(_) if !replace && p.dst(dst).contains(dst, ctx.now) => Some(false),
-            Some(entry) => {
+            Some(mut entry) => {
+                // A copy is a new object to Redis: accessed now, whatever the source's age.
+                entry.reset_access();
                 p.dst(dst).remove(dst, ctx.now);
                 p.dst(dst).insert(dst, entry);
                 Some(true)
@@ -701,7 +712,7 @@ fn move_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     {
         let mut p = Pair::lock(ctx, src_db, key, dst_db, key);
-        if !p.src(key).contains(key, ctx.now) || p.dst(key).contains(key, ctx.now) {
+        if p.src(key).get(key, ctx.now).is_none() || p.dst(key).contains(key, ctx.now) {
             return Ok(Reply::Int(0));
         }
         let entry: Entry = p.src(key).remove(key, ctx.now).expect("checked above");

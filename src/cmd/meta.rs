@@ -174,6 +174,31 @@ pub enum KeySearch {
 
 /// Find the keys of `args` with the recorded key specs of `meta`.
 pub fn key_positions(meta: &Meta, args: &[Bytes]) -> KeySearch {
+    key_positions_and_flags(meta, args).0
+}
+
+/// [`key_positions`], with the flags of the key spec that found each key (COMMAND
+/// GETKEYSANDFLAGS), aligned with the positions.
+pub fn key_positions_and_flags(meta: &Meta, args: &[Bytes]) -> (KeySearch, Vec<Vec<&'static str>>) {
+    let mut flags = Vec::new();
+    let found = search(meta, args, &mut flags);
+    (found, flags)
+}
+
+fn spec_flags(spec: &M) -> Vec<&'static str> {
+    match spec.field("flags") {
+        Some(M::Set(v)) => v
+            .iter()
+            .filter_map(|f| match f {
+                M::S(s) | M::B(s) => Some(*s),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn search(meta: &Meta, args: &[Bytes], flags: &mut Vec<Vec<&'static str>>) -> KeySearch {
     let M::Set(specs) = &meta.key_specs else {
         return KeySearch::Unknown;
     };
@@ -238,7 +263,10 @@ pub fn key_positions(meta: &Meta, args: &[Bytes]) -> KeySearch {
         if last >= argc || last < first || first >= argc || step <= 0 {
             return KeySearch::Keys(vec![]);
         }
-        out.extend((first..=last).step_by(step as usize).map(|i| i as usize));
+        for i in (first..=last).step_by(step as usize) {
+            out.push(i as usize);
+            flags.push(spec_flags(spec));
+        }
     }
     KeySearch::Keys(out)
 }

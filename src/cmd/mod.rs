@@ -3,33 +3,57 @@
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;
+pub mod bitfield;
+pub mod bitops;
 pub mod blocking;
 pub mod client;
 pub mod client_cmd;
+pub mod client_ctl;
+pub mod client_state;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
+pub mod counters;
 pub mod cron;
 pub mod db_cmds;
+pub mod debug_cmd;
+pub mod digest;
 pub mod exec;
 pub mod faults;
 pub mod float80;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
+pub mod latency;
+pub mod lcs;
 pub mod list;
 pub mod list_more;
 pub mod lock;
+pub mod memory_cmd;
 pub mod meta;
+pub mod monitor;
 pub mod multi;
 pub mod notify;
+pub mod object_cmd;
+pub mod observe;
+pub mod pause;
 pub mod pubsub;
 pub mod scripting;
 pub mod server_cmds;
+pub mod set;
+pub mod set_ops;
+pub mod slowlog;
+pub mod sort;
 pub mod state;
 pub mod string;
 pub mod testctl;
+pub mod tracking;
+pub mod typed;
 pub mod watch;
+pub mod zset;
+pub mod zset_blocking;
+pub mod zset_range;
+pub mod zset_store;
 
 use crate::cmd::client::Client;
 use crate::error::{self, RedisError};
@@ -70,6 +94,9 @@ pub mod flags {
     /// A `RESPLOCK.*` test command: resolvable only on a server started with
     /// `enable_test_commands`, never listed by COMMAND, never affected by faults.
     pub const TEST_ONLY: u32 = 1 << 24;
+    /// Refused unless the server was started to allow it (Redis's CMD_PROTECTED: DEBUG and
+    /// `enable-debug-command`); not shown by COMMAND INFO, as in Redis.
+    pub const PROTECTED: u32 = 1 << 19;
 
     /// (flag, name in COMMAND INFO's reply), in Redis's order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -206,6 +233,8 @@ impl<'a> Ctx<'a> {
         // watch of a key that was already stale is settled before this change is seen.
         self.state.keyspace.report_pending();
         watch::key_modified(self.state, db, key);
+        let by = tracking::modifier(self.state, self.client.id, self.in_script);
+        tracking::key_modified(self.state, by, key);
     }
 
     /// Raise a keyspace event of `class` (see [`notify`]) for `key` in the selected database.
@@ -228,9 +257,23 @@ fn families() -> Vec<&'static [Command]> {
         connection_cmds::COMMANDS,
         client_cmd::COMMANDS,
         string::COMMANDS,
+        counters::COMMANDS,
+        lcs::COMMANDS,
+        bitops::COMMANDS,
+        bitfield::COMMANDS,
         keys::COMMANDS,
         db_cmds::COMMANDS,
         hash::COMMANDS,
+        set::COMMANDS,
+        set_ops::COMMANDS,
+        zset::COMMANDS,
+        zset_range::COMMANDS,
+        zset_store::COMMANDS,
+        zset_blocking::COMMANDS,
+        sort::COMMANDS,
+        object_cmd::COMMANDS,
+        memory_cmd::COMMANDS,
+        debug_cmd::COMMANDS,
         list::COMMANDS,
         list_more::COMMANDS,
         server_cmds::COMMANDS,
@@ -239,6 +282,9 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        slowlog::COMMANDS,
+        latency::COMMANDS,
+        monitor::COMMANDS,
         multi::COMMANDS,
         testctl::COMMANDS,
     ]
@@ -364,20 +410,25 @@ fn resolve_with(
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    track_events(ctx.state);
+    let started = std::time::Instant::now();
+    track_events(ctx.state, ctx.now);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    observe::after_call(ctx, cmd, args, &reply, started.elapsed());
     reply
 }
 
 /// Tell the keyspace which key events the next command must report: created keys only if
 /// someone listens for `new` events, ready keys only while a client is blocked.
-pub fn track_events(state: &ServerState) {
+pub fn track_events(state: &ServerState, now: i64) {
     crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
     crate::keyspace::track_ready_keys(state.blocking.any());
+    // Values the command creates are stamped with its time (their LRU clock or LFU start).
+    crate::keyspace::set_command_context(now, state.access_policy());
+    crate::keyspace::keep_expired(pause::is_paused(state));
 }
 
 /// Families that keep server-wide state register it here (e.g. the expired-key hook).
@@ -392,6 +443,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                 match event {
                     KeyEvent::Expired => {
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        tracking::key_modified(&s, 0, key);
                         watch::key_expired(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),

@@ -47,14 +47,14 @@ pub const COMMANDS: &[Command] = &[
     Command::new(
         "eval",
         -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE | SCRIPT_RUNNER,
         runner_only,
     )
     .doc("scripting", "2.6.0", "Execute a Lua script server side"),
     Command::new(
         "evalsha",
         -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE | SCRIPT_RUNNER,
         runner_only,
     )
     .doc("scripting", "2.6.0", "Execute a Lua script server side"),

@@ -3,7 +3,7 @@
 use crate::clock::Clock;
 use crate::cmd::client::ClientInfo;
 use crate::config::Config;
-use crate::keyspace::Keyspace;
+use crate::keyspace::{AccessPolicy, Keyspace};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -47,6 +47,27 @@ pub struct ServerState {
     pub pubsub: crate::pubsub::PubSub,
     /// notify-keyspace-events, parsed: read by every write, so kept apart from `config`.
     pub notify_flags: std::sync::atomic::AtomicU32,
+    /// maxmemory-policy's LRU/LFU choice and the lfu-* settings, packed (see
+    /// [`ServerState::access_policy`]): read by every command, so kept apart from `config`.
+    access_policy: AtomicU64,
+    /// Changes to the dataset since the last SAVE (Redis's server.dirty: INFO's
+    /// rdb_changes_since_last_save).
+    pub dirty: AtomicU64,
+    /// The process's resident set size when the server was created (MEMORY STATS'
+    /// startup.allocated; MEMORY DOCTOR measures growth from it).
+    pub startup_rss: u64,
+    /// DEBUG PAUSE-CRON: true stops the background cycles.
+    pub cron_paused: std::sync::atomic::AtomicBool,
+    /// DEBUG SET-ACTIVE-EXPIRE: false stops the background expiry cycle.
+    pub active_expire_enabled: std::sync::atomic::AtomicBool,
+    /// Command and error statistics, slow log, latency events, monitors.
+    pub observe: super::observe::Observe,
+    /// CLIENT PAUSE.
+    pub pause: super::pause::Pause,
+    /// CLIENT TRACKING.
+    pub tracking: super::tracking::Tracking,
+    /// Unix time (s) of the last SAVE/BGSAVE (LASTSAVE); the start time until one runs.
+    pub lastsave: std::sync::atomic::AtomicI64,
     /// WATCHed keys and the clients whose EXEC a change makes fail.
     pub watches: super::watch::Watches,
     /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
@@ -69,6 +90,11 @@ impl ServerState {
             .collect();
         let state = Arc::new(ServerState {
             notify_flags: 0.into(),
+            access_policy: AtomicU64::new(0),
+            dirty: AtomicU64::new(0),
+            active_expire_enabled: true.into(),
+            cron_paused: false.into(),
+            startup_rss: super::info_cmd::rss_bytes(),
             lock: super::lock::ServerLock::new(),
             keyspace: Keyspace::new(config.databases),
             test_commands: config.enable_test_commands,
@@ -84,12 +110,20 @@ impl ServerState {
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
             script_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
+            observe: Default::default(),
+            pause: Default::default(),
+            tracking: Default::default(),
+            lastsave: std::sync::atomic::AtomicI64::new(0),
             watches: super::watch::Watches::new(),
             blocking: super::blocking::Blocking::new(),
             serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
             faults: super::faults::Faults::new(),
             snapshots: Mutex::new(std::collections::HashMap::new()),
         });
+        // LASTSAVE reads the start time until a save runs, on the server's clock.
+        state
+            .lastsave
+            .store(state.clock.now_ms() / 1000, Ordering::Relaxed);
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
         state
@@ -98,10 +132,32 @@ impl ServerState {
     /// Recompute what is derived from `config` after CONFIG SET.
     pub fn config_changed(&self) {
         let config = self.config.read();
+        crate::log::set_level(crate::log::Level::from_u8(config.loglevel as u8));
         let flags = crate::cmd::notify::parse_flags(&config.notify_keyspace_events);
         self.notify_flags
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
         self.pubsub.refresh_limits(&config);
+        let lfu = config.maxmemory_policy.ends_with("-lfu");
+        let packed = (lfu as u64) << 63
+            | (config.lfu_log_factor as u64 & 0x7fff_ffff) << 32
+            | config.lfu_decay_time as u64;
+        self.access_policy.store(packed, Ordering::Relaxed);
+    }
+
+    /// How key accesses are recorded (LRU or LFU), from maxmemory-policy and the lfu-*
+    /// settings.
+    pub fn access_policy(&self) -> AccessPolicy {
+        let p = self.access_policy.load(Ordering::Relaxed);
+        AccessPolicy {
+            lfu: p >> 63 != 0,
+            log_factor: ((p >> 32) & 0x7fff_ffff) as u32,
+            decay_minutes: p as u32,
+        }
+    }
+
+    /// Count `n` changes to the dataset (Redis's `server.dirty += n`).
+    pub fn add_dirty(&self, n: u64) {
+        self.dirty.fetch_add(n, Ordering::Relaxed);
     }
 
     pub fn next_client_id(&self) -> u64 {

@@ -1,12 +1,12 @@
-//! Strings: SET and its relatives, GET, ranges and counters on string values.
+//! Strings: SET and its relatives, GET, MGET/MSET, APPEND and ranges (counters are in
+//! `counters.rs`, bitmaps in `bitops.rs`).
 
 use super::args::{self, is};
 use super::flags::*;
-use super::float80::{self, Parsed, F80};
 use super::notify;
 use super::{Command, Ctx};
 use crate::error::{self, RedisError};
-use crate::keyspace::{Entry, Value};
+use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
@@ -99,41 +99,6 @@ pub const COMMANDS: &[Command] = &[
             "string",
             "2.2.0",
             "Overwrite part of a string at key starting at the specified offset",
-        ),
-    Command::new("incr", 2, WRITE | DENYOOM | FAST, incr)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Increment the integer value of a key by one",
-        ),
-    Command::new("incrby", 3, WRITE | DENYOOM | FAST, incrby)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Increment the integer value of a key by the given amount",
-        ),
-    Command::new("decr", 2, WRITE | DENYOOM | FAST, decr)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Decrement the integer value of a key by one",
-        ),
-    Command::new("decrby", 3, WRITE | DENYOOM | FAST, decrby)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Decrement the integer value of a key by the given number",
-        ),
-    Command::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, incrbyfloat)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.6.0",
-            "Increment the float value of a key by the given amount",
         ),
 ];
 
@@ -295,13 +260,13 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
     let (found, old, ttl) = match shard.get(s.key, ctx.now) {
         None => (false, None, 0),
         Some(e) => match &e.value {
-            Value::Str(v) => (true, Some(v.clone()), e.expires_at),
+            Value::Str(v) => (true, Some(v.clone()), e.expires_at()),
             _ if s.get => {
                 drop(shard);
                 note_read(ctx, s.key, true);
                 return Err(wrongtype());
             }
-            _ => (true, None, e.expires_at),
+            _ => (true, None, e.expires_at()),
         },
     };
     let written = !((s.nx && found) || (s.xx && !found));
@@ -453,7 +418,7 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return Ok(Reply::Nil);
         }
         Some(e) => match &e.value {
-            Value::Str(s) => (s.clone(), e.expires_at),
+            Value::Str(s) => (s.clone(), e.expires_at()),
             _ => {
                 drop(shard);
                 note_read(ctx, key, true);
@@ -561,7 +526,7 @@ fn check_string_length(size: u64, add: u64) -> Result<(), RedisError> {
 
 /// The stored bytes as a mutable buffer, without copying when nothing else holds them (so
 /// repeated APPENDs grow in place, amortized).
-fn take_mut(v: &mut Bytes) -> BytesMut {
+pub(super) fn take_mut(v: &mut Bytes) -> BytesMut {
     match std::mem::take(v).try_into_mut() {
         Ok(m) => m,
         Err(state) => BytesMut::from(&state[..]),
@@ -577,17 +542,18 @@ fn append(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 shard.insert(key, Entry::new(Value::Str(Bytes::copy_from_slice(add))));
                 add.len()
             }
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => {
+            Some(e) => {
+                let Value::Str(s) = &mut e.value else {
+                    return Err(wrongtype());
+                };
                 check_string_length(s.len() as u64, add.len() as u64)?;
                 let mut m = take_mut(s);
                 m.extend_from_slice(add);
                 *s = m.freeze();
-                s.len()
+                let len = s.len();
+                e.set_str_kind(StrKind::Raw);
+                len
             }
-            Some(_) => return Err(wrongtype()),
         }
     };
     ctx.signal_modified(key);
@@ -642,13 +608,15 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 check_string_length(offset, val.len() as u64)?;
                 let mut m = BytesMut::zeroed(offset as usize + val.len());
                 m[offset as usize..].copy_from_slice(val);
-                shard.insert(key, Entry::new(Value::Str(m.freeze())));
+                let mut e = Entry::new(Value::Str(m.freeze()));
+                e.set_str_kind(StrKind::Raw);
+                shard.insert(key, e);
                 offset as usize + val.len()
             }
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => {
+            Some(e) => {
+                let Value::Str(s) = &mut e.value else {
+                    return Err(wrongtype());
+                };
                 if val.is_empty() {
                     return Ok(Reply::Int(s.len() as i64));
                 }
@@ -660,114 +628,13 @@ fn setrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 }
                 m[offset as usize..end].copy_from_slice(val);
                 *s = m.freeze();
-                s.len()
+                let len = s.len();
+                e.set_str_kind(StrKind::Raw);
+                len
             }
-            Some(_) => return Err(wrongtype()),
         }
     };
     ctx.signal_modified(key);
     ctx.notify(notify::STRING, "setrange", key);
     Ok(Reply::Int(len as i64))
-}
-
-/// Redis's incrDecrCommand: the stored value must be a 64-bit integer string; the TTL is kept.
-fn incr_by(ctx: &Ctx, key: &[u8], incr: i64) -> CmdResult {
-    let v = {
-        let mut shard = ctx.db().lock(key);
-        let old = match shard.get_mut(key, ctx.now) {
-            None => None,
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => Some(s),
-            Some(_) => return Err(wrongtype()),
-        };
-        let cur = match &old {
-            None => 0,
-            Some(s) => args::int(s)?,
-        };
-        let v = cur
-            .checked_add(incr)
-            .ok_or(RedisError::new(error::OVERFLOW))?;
-        let text = Bytes::copy_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        match old {
-            Some(s) => *s = text,
-            None => shard.insert(key, Entry::new(Value::Str(text))),
-        }
-        v
-    };
-    ctx.signal_modified(key);
-    ctx.notify(notify::STRING, "incrby", key);
-    Ok(Reply::Int(v))
-}
-
-fn incr(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    incr_by(ctx, &a[1], 1)
-}
-
-fn decr(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    incr_by(ctx, &a[1], -1)
-}
-
-fn incrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let n = args::int(&a[2])?;
-    incr_by(ctx, &a[1], n)
-}
-
-fn decrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let n = args::int(&a[2])?;
-    if n == i64::MIN {
-        return Err(RedisError::new(error::DECR_OVERFLOW));
-    }
-    incr_by(ctx, &a[1], -n)
-}
-
-/// A `long double` as Redis's getLongDoubleFromObject reads it (None: not a valid float).
-pub fn parse_long_double(s: &[u8]) -> Option<Parsed> {
-    float80::parse(s)
-}
-
-/// `value + incr` in Redis's long double arithmetic, formatted as Redis stores and replies
-/// it; errors as INCRBYFLOAT/HINCRBYFLOAT report them (`not_float` for unparsable input).
-pub fn add_long_double(
-    value: Option<&[u8]>,
-    incr: &[u8],
-    not_float: &'static str,
-) -> Result<String, RedisError> {
-    let cur = match value {
-        None => Parsed::Finite(F80::ZERO),
-        Some(v) => float80::parse(v).ok_or(RedisError::new(not_float))?,
-    };
-    let inc = float80::parse(incr).ok_or(RedisError::new(error::NOT_FLOAT))?;
-    let nan_or_inf = || RedisError::new(error::INCR_NAN_OR_INF);
-    match (cur, inc) {
-        (Parsed::Finite(a), Parsed::Finite(b)) => Ok(a.add(b).ok_or_else(nan_or_inf)?.to_human()),
-        _ => Err(nan_or_inf()),
-    }
-}
-
-fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let key = &a[1];
-    let text = {
-        let mut shard = ctx.db().lock(key);
-        match shard.get_mut(key, ctx.now) {
-            None => {
-                let t = Bytes::from(add_long_double(None, &a[2], error::NOT_FLOAT)?);
-                shard.insert(key, Entry::new(Value::Str(t.clone())));
-                t
-            }
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => {
-                let t = Bytes::from(add_long_double(Some(&s[..]), &a[2], error::NOT_FLOAT)?);
-                *s = t.clone();
-                t
-            }
-            Some(_) => return Err(wrongtype()),
-        }
-    };
-    ctx.signal_modified(key);
-    ctx.notify(notify::STRING, "incrbyfloat", key);
-    Ok(Reply::Bulk(text))
 }

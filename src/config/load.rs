@@ -85,10 +85,13 @@ impl Fatal {
                 s.push('\n');
                 s
             }
-            Fatal::Log(msg) => format!(
-                "{}:C {} # {msg}\n",
+            // Logged before the server is initialised, so as a child ('C'), as Redis does.
+            Fatal::Log(msg) => crate::log::format_line(
                 std::process::id(),
-                log_timestamp(std::time::SystemTime::now())
+                'C',
+                std::time::SystemTime::now(),
+                crate::log::Level::Warning,
+                msg,
             ),
             Fatal::Refused(msg) => format!("resplock: {msg}\n"),
         }
@@ -102,35 +105,6 @@ impl std::fmt::Display for Fatal {
 }
 
 impl std::error::Error for Fatal {}
-
-/// Redis's log time stamp `%d %b %Y %H:%M:%S.mmm`, in UTC (Redis uses local time; resplock
-/// has no time zone database).
-fn log_timestamp(t: std::time::SystemTime) -> String {
-    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{day:02} {} {year} {:02}:{:02}:{:02}.{:03}",
-        MONTHS[(month - 1) as usize],
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
-}
 
 /// What `--version` prints: redis-server's line, with resplock's allocator and version.
 pub fn version_line() -> String {

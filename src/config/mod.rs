@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
 pub use own_args::{take_own_args, OwnArgs};
-pub use parse::{repr, split_args};
+pub use parse::{memtoull, repr, split_args};
 pub use table::{flags, lookup, Kind, NumFmt, Param, Scope, Special, PARAMS};
 
 use parse::LoadState;

@@ -131,7 +131,7 @@ pub enum Scope {
     /// Redis Cluster: resplock has no cluster mode.
     Cluster,
     /// Process-level behaviour a field of [`Config`] carries but the server does not act on
-    /// yet (daemonize, pid/log files, unix socket, TLS, ACL file).
+    /// yet (TLS, ACL file).
     Pending,
 }
 
@@ -493,11 +493,12 @@ fn valid_shutdown_flags(v: u32) -> Result<(), &'static str> {
 #[rustfmt::skip]
 pub static PARAMS: &[Param] = &[
     boolean("rdbchecksum", None, IMMUTABLE, true).scope(Scope::Persistence),
-    boolean("daemonize", None, IMMUTABLE, false).scope(Scope::Pending)
+    boolean("daemonize", None, IMMUTABLE, false).scope(Scope::Honoured)
         .typed(|c| Value::Bool(c.daemonize), |c, v| c.daemonize = v.boolean()),
     boolean("io-threads-do-reads", None, DEBUG | IMMUTABLE, false),
     boolean("always-show-logo", None, IMMUTABLE, false),
     boolean("protected-mode", None, 0, true)
+        .scope(Scope::Honoured)
         .typed(|c| Value::Bool(c.protected_mode), |c, v| c.protected_mode = v.boolean()),
     boolean("rdbcompression", None, 0, true).scope(Scope::Persistence),
     boolean("rdb-del-sync-files", None, 0, false).scope(Scope::Persistence),
@@ -543,9 +544,9 @@ pub static PARAMS: &[Param] = &[
     boolean("replica-ignore-disk-write-errors", None, 0, false).scope(Scope::Replication),
     string("aclfile", None, IMMUTABLE, ALLOW_EMPTY, Some("")).scope(Scope::Pending)
         .typed(|c| Value::Str(Some(c.aclfile.clone().unwrap_or_default())), |c, v| c.aclfile = v.into_opt().filter(|s| !s.is_empty())),
-    string("unixsocket", None, IMMUTABLE, NULL_IF_EMPTY, None).scope(Scope::Pending)
+    string("unixsocket", None, IMMUTABLE, NULL_IF_EMPTY, None).scope(Scope::Honoured)
         .typed(|c| Value::Str(c.unixsocket.clone()), |c, v| c.unixsocket = v.into_opt()),
-    string("pidfile", None, IMMUTABLE, NULL_IF_EMPTY, None).scope(Scope::Pending)
+    string("pidfile", None, IMMUTABLE, NULL_IF_EMPTY, None).scope(Scope::Honoured)
         .typed(|c| Value::Str(c.pidfile.clone()), |c, v| c.pidfile = v.into_opt()),
     string("replica-announce-ip", Some("slave-announce-ip"), 0, NULL_IF_EMPTY, None).scope(Scope::Replication),
     string("masteruser", None, SENSITIVE, NULL_IF_EMPTY, None).scope(Scope::Replication),
@@ -563,7 +564,7 @@ pub static PARAMS: &[Param] = &[
     string("ignore-warnings", None, 0, ALLOW_EMPTY, Some("")),
     string("proc-title-template", None, 0, ALLOW_EMPTY, Some("{title} {listen-addr} {server-mode}")).check_str(valid_proc_title_template),
     string("bind-source-addr", None, 0, NULL_IF_EMPTY, None),
-    string("logfile", None, IMMUTABLE, ALLOW_EMPTY, Some("")).scope(Scope::Pending)
+    string("logfile", None, IMMUTABLE, ALLOW_EMPTY, Some("")).scope(Scope::Honoured)
         .typed(|c| Value::Str(Some(c.logfile.clone())), |c, v| c.logfile = v.into_string()),
     string("masterauth", None, SENSITIVE, NULL_IF_EMPTY, None).scope(Scope::Replication),
     string("requirepass", None, SENSITIVE, NULL_IF_EMPTY, None).scope(Scope::Honoured)
@@ -571,7 +572,7 @@ pub static PARAMS: &[Param] = &[
     enumeration("supervised", None, IMMUTABLE, SUPERVISED_MODE, 3),
     enumeration("syslog-facility", None, IMMUTABLE, SYSLOG_FACILITY, 1),
     enumeration("repl-diskless-load", None, DEBUG | DENY_LOADING, REPL_DISKLESS_LOAD, 0).scope(Scope::Replication),
-    enumeration("loglevel", None, 0, LOGLEVEL, 2)
+    enumeration("loglevel", None, 0, LOGLEVEL, 2).scope(Scope::Honoured)
         .typed(|c| Value::Enum(c.loglevel as u32), |c, v| c.loglevel = LogLevel::from_value(v.enumeration())),
     enumeration("maxmemory-policy", None, 0, MAXMEMORY_POLICY, 7)
         .typed(|c| Value::Enum(enum_value(MAXMEMORY_POLICY, &c.maxmemory_policy, 7)), |c, v| c.maxmemory_policy = enum_name(MAXMEMORY_POLICY, v.enumeration()).into()),
@@ -598,7 +599,7 @@ pub static PARAMS: &[Param] = &[
     number("cluster-replica-validity-factor", Some("cluster-slave-validity-factor"), 0, 0, INT_MAX, SIGNED, NumFmt::Int, 10).scope(Scope::Cluster),
     number("list-max-listpack-size", Some("list-max-ziplist-size"), 0, INT_MIN, INT_MAX, SIGNED, NumFmt::Int, -2)
         .typed(|c| Value::Int(c.list_max_listpack_size as i64), |c, v| c.list_max_listpack_size = v.int() as i32),
-    number("tcp-keepalive", None, 0, 0, INT_MAX, SIGNED, NumFmt::Int, 300)
+    number("tcp-keepalive", None, 0, 0, INT_MAX, SIGNED, NumFmt::Int, 300).scope(Scope::Honoured)
         .typed(|c| Value::Int(c.tcp_keepalive as i64), |c, v| c.tcp_keepalive = v.int() as u32),
     number("cluster-migration-barrier", None, 0, 0, INT_MAX, SIGNED, NumFmt::Int, 1).scope(Scope::Cluster),
     number("active-defrag-cycle-min", None, 0, 1, 99, SIGNED, NumFmt::Int, 1),
@@ -614,7 +615,7 @@ pub static PARAMS: &[Param] = &[
     number("maxmemory-samples", None, 0, 1, INT_MAX, SIGNED, NumFmt::Int, 5)
         .typed(|c| Value::Int(c.maxmemory_samples as i64), |c, v| c.maxmemory_samples = v.int() as u32),
     number("maxmemory-eviction-tenacity", None, 0, 0, 100, SIGNED, NumFmt::Int, 10),
-    number("timeout", None, 0, 0, INT_MAX, SIGNED, NumFmt::Int, 0)
+    number("timeout", None, 0, 0, INT_MAX, SIGNED, NumFmt::Int, 0).scope(Scope::Honoured)
         .typed(|c| Value::Int(c.timeout as i64), |c, v| c.timeout = v.int() as u64),
     number("replica-announce-port", Some("slave-announce-port"), 0, 0, 65535, SIGNED, NumFmt::Int, 0).scope(Scope::Replication),
     number("tcp-backlog", None, IMMUTABLE, 0, INT_MAX, SIGNED, NumFmt::Int, 511),
@@ -638,7 +639,7 @@ pub static PARAMS: &[Param] = &[
     number("repl-diskless-sync-max-replicas", None, 0, 0, INT_MAX, SIGNED, NumFmt::Int, 0).scope(Scope::Replication),
     number("maxclients", None, 0, 1, UINT_MAX, UNSIGNED, NumFmt::Int, 10000).scope(Scope::Honoured)
         .typed(|c| Value::Int(c.maxclients as i64), |c, v| c.maxclients = v.int() as usize),
-    number("unixsocketperm", None, IMMUTABLE, 0, 0o777, UNSIGNED, NumFmt::Octal, 0)
+    number("unixsocketperm", None, IMMUTABLE, 0, 0o777, UNSIGNED, NumFmt::Octal, 0).scope(Scope::Honoured)
         .typed(|c| Value::Int(c.unixsocketperm as i64), |c, v| c.unixsocketperm = v.int() as u32),
     number("socket-mark-id", None, IMMUTABLE, 0, UINT_MAX, UNSIGNED, NumFmt::Int, 0),
     number("active-defrag-max-scan-fields", None, 0, 1, LONG_MAX, SIGNED, NumFmt::Int, 1000),
@@ -709,7 +710,7 @@ pub static PARAMS: &[Param] = &[
     string("tls-protocols", None, 0, NULL_IF_EMPTY, None),
     string("tls-ciphers", None, 0, NULL_IF_EMPTY, None),
     string("tls-ciphersuites", None, 0, NULL_IF_EMPTY, None),
-    special("dir", None, PROTECTED | DENY_LOADING, Special::Dir)
+    special("dir", None, PROTECTED | DENY_LOADING, Special::Dir).scope(Scope::Honoured)
         .typed(|c| Value::Str(c.dir.as_ref().map(|d| d.display().to_string())), |c, v| c.dir = v.into_opt().map(Into::into)),
     special("save", None, MULTI_ARG, Special::Save).scope(Scope::Persistence)
         .typed(|c| Value::Str(Some(c.save.clone())), |c, v| c.save = v.into_string()),

@@ -16,8 +16,10 @@ use hashbrown::HashTable;
 
 /// Entries per chunk (16 KiB): small enough that a shard's unused tail is negligible, big
 /// enough that the chunk table stays tiny.
-const CHUNK_BITS: u32 = 8;
-const CHUNK: usize = 1 << CHUNK_BITS;
+/// Slots per chunk: as many as fit 16 KiB, a size the allocator serves without rounding up
+/// (a 72-byte slot in 256-slot chunks would be rounded from 18 KiB to 20 KiB). Indexing
+/// divides by this constant, which compiles to a multiply and a shift.
+const CHUNK: usize = 16384 / std::mem::size_of::<Slot>();
 
 type Slot = (Key, Entry);
 
@@ -53,7 +55,7 @@ impl Chunks {
     #[inline]
     fn get(&self, i: usize) -> Option<&Slot> {
         if i < self.len {
-            Some(&self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)])
+            Some(&self.chunks[i / CHUNK][i % CHUNK])
         } else {
             None
         }
@@ -62,7 +64,7 @@ impl Chunks {
     #[inline]
     fn get_mut(&mut self, i: usize) -> Option<&mut Slot> {
         if i < self.len {
-            Some(&mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)])
+            Some(&mut self.chunks[i / CHUNK][i % CHUNK])
         } else {
             None
         }
@@ -70,7 +72,7 @@ impl Chunks {
 
     fn push(&mut self, s: Slot) {
         // Chunks before `len`'s are full; the one after it, if any, is an empty spare.
-        let c = self.len >> CHUNK_BITS;
+        let c = self.len / CHUNK;
         if c == self.chunks.len() {
             let cap = if c == 0 { 4 } else { CHUNK };
             self.chunks.push(Vec::with_capacity(cap));
@@ -87,7 +89,7 @@ impl Chunks {
     fn swap_remove(&mut self, i: usize) -> Slot {
         assert!(i < self.len, "index out of range");
         self.len -= 1;
-        let last = self.chunks[self.len >> CHUNK_BITS]
+        let last = self.chunks[self.len / CHUNK]
             .pop()
             .expect("the last chunk holds the last slot");
         let out = if i == self.len {
@@ -285,19 +287,19 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert!(m.insert(k, e(i as i64)).is_none());
         }
-        assert_eq!(m.insert(&keys[5], e(-5)).map(|o| o.expires_at), Some(5));
+        assert_eq!(m.insert(&keys[5], e(1005)).map(|o| o.expires_at()), Some(5));
         for (i, k) in keys.iter().enumerate().step_by(3) {
             let (rk, re) = m.swap_remove(k).expect("present");
             assert_eq!(rk.as_bytes(), &k[..]);
-            assert_eq!(re.expires_at, if i == 5 { -5 } else { i as i64 });
+            assert_eq!(re.expires_at(), if i == 5 { 1005 } else { i as i64 });
         }
         m.shrink_to(10);
         for (i, k) in keys.iter().enumerate() {
-            let got = m.get(k).map(|e| e.expires_at);
+            let got = m.get(k).map(|e| e.expires_at());
             if i % 3 == 0 {
                 assert_eq!(got, None);
             } else {
-                assert_eq!(got, Some(if i == 5 { -5 } else { i as i64 }));
+                assert_eq!(got, Some(if i == 5 { 1005 } else { i as i64 }));
                 let j = m.get_index_of(k).expect("present");
                 assert_eq!(m.get_index(j).expect("in range").0.as_bytes(), &k[..]);
             }

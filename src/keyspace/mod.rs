@@ -10,18 +10,27 @@
 //! expirer a cheap rotating scan and RANDOMKEY an O(1) random pick, which a plain `HashMap`
 //! cannot) with a compact u32 index and short keys stored inline, so a lock costs about as
 //! much memory as in redis-server.
+//!
+//! Every entry also records when it was last used, or how often (Redis's LRU/LFU `lru` field:
+//! [`access`]), and how a string value was made (its OBJECT ENCODING), in bits of the word that
+//! holds its expiry ([`Entry`] explains the layout). Creating a value stamps it with the running
+//! command's time, which the command layer sets with [`set_command_context`]; [`Shard::get`] and
+//! [`Shard::get_mut`] count as accesses, [`Shard::peek`] and [`Shard::contains`] do not (Redis's
+//! LOOKUP_NOTOUCH, for TYPE, TTL, EXISTS, OBJECT).
 
+pub mod access;
 mod key;
 mod map;
 mod scan;
 mod snapshot;
 mod value;
 
+pub use access::{set_command_context, AccessPolicy};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
 pub use snapshot::Snapshot;
-pub use value::{Entry, Value};
+pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 
 use ahash::RandomState;
 use bytes::Bytes;
@@ -58,6 +67,14 @@ thread_local! {
     /// Whether new keys that can serve blocked pops are reported as [`KeyEvent::Ready`] on
     /// this thread (set per command: only while some client is blocked).
     static TRACK_READY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether expired keys are kept (read as missing, not removed) on this thread: set per
+    /// command while the dataset must stay constant (Redis keeps it so during a client pause).
+    static KEEP_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Keep expired keys instead of removing them, for the commands run next on this thread.
+pub fn keep_expired(on: bool) {
+    KEEP_EXPIRED.with(|t| t.set(on));
 }
 
 /// Report (true) or not (false) the keys created by the commands this thread runs next.
@@ -98,6 +115,9 @@ impl Shard {
             Some(i) => {
                 let (_, e) = self.map.get_index(i).expect("index");
                 if e.is_expired(now) {
+                    if KEEP_EXPIRED.with(|t| t.get()) {
+                        return false;
+                    }
                     let (k, _) = self.map.swap_remove_index(i).expect("index");
                     self.volatile -= 1;
                     PENDING.with(|l| {
@@ -112,8 +132,24 @@ impl Shard {
         }
     }
 
-    /// The live entry of `key`, removing it first if it has expired.
+    /// The live entry of `key`, removing it first if it has expired; counts as an access.
     pub fn get(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
+        self.get_mut(key, now).map(|e| &*e)
+    }
+
+    /// Like [`Shard::get`], for changing the entry.
+    pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
+        if self.expire_if_needed(key, now) {
+            let e = self.map.get_mut(key)?;
+            e.touch(now, access::context().1);
+            Some(e)
+        } else {
+            None
+        }
+    }
+
+    /// The live entry of `key` without counting an access (Redis's LOOKUP_NOTOUCH).
+    pub fn peek(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
         if self.expire_if_needed(key, now) {
             self.map.get(key)
         } else {
@@ -121,7 +157,9 @@ impl Shard {
         }
     }
 
-    pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
+    /// Like [`Shard::peek`], for changing the entry (a second lookup of a key the command
+    /// already counted an access to).
+    pub fn peek_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
         if self.expire_if_needed(key, now) {
             self.map.get_mut(key)
         } else {
@@ -135,11 +173,17 @@ impl Shard {
 
     /// Insert or replace `key`; the key's bytes are copied so the entry does not pin the
     /// request buffer it was parsed from.
-    pub fn insert(&mut self, key: &[u8], entry: Entry) {
-        let new_volatile = entry.expires_at != 0;
+    /// Replacing a value keeps the old one's LFU counter, as Redis's dbOverwrite does.
+    pub fn insert(&mut self, key: &[u8], mut entry: Entry) {
+        if access::context().1.lfu {
+            if let Some(a) = self.map.get(key).and_then(|old| old.access()) {
+                entry.set_access(a);
+            }
+        }
+        let new_volatile = entry.expires_at() != 0;
         let serves = entry.value.serves_blocked_pops();
         let old = self.map.insert(key, entry);
-        let old_volatile = old.as_ref().is_some_and(|old| old.expires_at != 0);
+        let old_volatile = old.as_ref().is_some_and(|old| old.expires_at() != 0);
         self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
         if old.is_none() {
             // Redis's dbAdd: the `new` event, then the key is signalled as ready.
@@ -164,7 +208,7 @@ impl Shard {
             return None;
         }
         let (_, e) = self.map.swap_remove(key)?;
-        if e.expires_at != 0 {
+        if e.expires_at() != 0 {
             self.volatile -= 1;
         }
         Some(e)
@@ -172,11 +216,14 @@ impl Shard {
 
     /// Set or clear the expiry of a live key. Returns false if the key is missing.
     pub fn set_expiry(&mut self, key: &[u8], at: i64, now: i64) -> bool {
-        match self.get_mut(key, now) {
+        if !self.expire_if_needed(key, now) {
+            return false;
+        }
+        match self.map.get_mut(key) {
             None => false,
             Some(e) => {
-                let was = e.expires_at != 0;
-                e.expires_at = at;
+                let was = e.expires_at() != 0;
+                e.set_expires_at(at);
                 let is = at != 0;
                 self.volatile = self.volatile + is as usize - was as usize;
                 true
@@ -187,6 +234,22 @@ impl Shard {
     /// Live keys (expired ones still present are skipped, not removed).
     pub fn live_keys(&self, now: i64) -> impl Iterator<Item = (&Key, &Entry)> {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
+    }
+
+    /// Rebuild every entry as loading a saved copy of it would (DEBUG RELOAD): keys past
+    /// their TTL are dropped without events (Redis does not load them), every other entry
+    /// goes through `f`.
+    pub fn reload(&mut self, now: i64, mut f: impl FnMut(&mut Entry)) {
+        let mut i = 0;
+        while let Some((_, e)) = self.map.get_index_mut(i) {
+            if e.is_expired(now) {
+                self.map.swap_remove_index(i);
+                self.volatile -= 1;
+                continue;
+            }
+            f(e);
+            i += 1;
+        }
     }
 
     /// Exchange this shard's keys with `other`'s (SWAPDB); each keeps its database number, so

@@ -84,7 +84,7 @@ impl Keyspace {
             }
             for (k, e) in snapshot.db(dbi) {
                 let mut g = db.lock(k);
-                let volatile = e.expires_at != 0;
+                let volatile = e.expires_at() != 0;
                 g.map.insert(k, e.clone());
                 g.volatile += volatile as usize;
             }

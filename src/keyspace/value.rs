@@ -1,7 +1,12 @@
-//! A key's stored value and expiry: the enum over the value types of `crate::types`.
+//! A key's stored value and its metadata: expiry, access (LRU/LFU) and how a string value was
+//! made (which decides its OBJECT ENCODING), packed into the one word the expiry alone used to
+//! take, so an entry is its value plus 8 bytes.
 
+use super::access::{self, AccessPolicy};
 use crate::types::hash::Hash;
 use crate::types::list::List;
+use crate::types::set::Set;
+use crate::types::zset::ZSet;
 use bytes::Bytes;
 
 #[derive(Clone, Debug)]
@@ -9,6 +14,8 @@ pub enum Value {
     Str(Bytes),
     Hash(Hash),
     List(List),
+    Set(Set),
+    ZSet(ZSet),
 }
 
 // A shard entry is (Key 24, Entry 48). Every type is at most 32 bytes, but `Bytes` has a
@@ -23,6 +30,8 @@ impl Value {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -30,29 +39,299 @@ impl Value {
     /// friends on lists; BZPOPMIN and friends on sorted sets): Redis's signalKeyAsReady
     /// types.
     pub fn serves_blocked_pops(&self) -> bool {
-        matches!(self, Value::List(_))
+        matches!(self, Value::List(_) | Value::ZSet(_))
     }
 }
+
+/// How a string value was made, which is what Redis's OBJECT ENCODING reports for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrKind {
+    /// Stored through Redis's tryObjectEncoding (SET, MSET, INCR, a new APPEND...): `int` if it
+    /// reads as a 64-bit integer of at most 20 characters, else `embstr` up to 44 bytes, else
+    /// `raw`.
+    Encoded,
+    /// Made by createStringObject (INCRBYFLOAT): `embstr` up to 44 bytes, else `raw`.
+    Plain,
+    /// Changed in place or built as a buffer (APPEND to a key, SETRANGE, SETBIT, BITFIELD,
+    /// BITOP): always `raw`.
+    Raw,
+}
+
+/// Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT.
+pub const EMBSTR_SIZE_LIMIT: usize = 44;
+
+/// The entry's metadata word. Two layouts, told apart by the top bit:
+///
+/// - compact (top bit 0), for every expiry within [`EXPIRY_BASE`] + 2^39 ms (about 17 years)
+///   and no expiry: bits 0..39 the expiry (0: none, else `at - EXPIRY_BASE + 1`), bits 39..61
+///   the access value ([`access::ACCESS_BITS`]), bits 61..63 the [`StrKind`].
+/// - wide (top bit 1), for any other expiry (PEXPIREAT k 9223372036854775807): bits 0..63
+///   the expiry itself. Such a key keeps no access time (OBJECT IDLETIME reports 0) and its
+///   string kind reads as `Encoded`: an exact far-future TTL matters more than either.
+///
+/// Redis's robj keeps 24 bits of access and 4 of encoding; the expiry is a second dict
+/// entry. Here all three share the 8 bytes the expiry alone took, so memory per key is
+/// unchanged.
+const WIDE: u64 = 1 << 63;
+const EXPIRY_BITS: u32 = 39;
+const EXPIRY_MASK: u64 = (1 << EXPIRY_BITS) - 1;
+const ACCESS_SHIFT: u32 = EXPIRY_BITS;
+const ACCESS_MASK: u64 = (access::ACCESS_MAX as u64) << ACCESS_SHIFT;
+const KIND_SHIFT: u32 = ACCESS_SHIFT + access::ACCESS_BITS;
+const KIND_MASK: u64 = 3 << KIND_SHIFT;
+const _: () = assert!(KIND_SHIFT + 2 == 63);
+
+/// The start of the compact expiry window: 2025-01-01T00:00:00Z, in Unix ms. A fixed value,
+/// so an entry decodes the same in every process; expiries past the window (2042) still work
+/// exactly, in the wide layout.
+pub const EXPIRY_BASE: i64 = 1_735_689_600_000;
 
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub value: Value,
-    /// Unix time in ms after which the key is gone; 0 means no expiry.
-    pub expires_at: i64,
+    meta: u64,
 }
 
 impl Entry {
+    /// A value created by the running command: no expiry, accessed now.
     pub fn new(value: Value) -> Self {
+        let (now, policy) = access::context();
         Entry {
             value,
-            expires_at: 0,
+            meta: (access::initial(now, policy) as u64) << ACCESS_SHIFT,
         }
     }
+
+    /// A value created by the running command that expires at `expires_at` (Unix ms; 0: never).
     pub fn with_expiry(value: Value, expires_at: i64) -> Self {
-        Entry { value, expires_at }
+        let mut e = Entry::new(value);
+        e.set_expires_at(expires_at);
+        e
     }
+
+    /// Unix time in ms after which the key is gone; 0 means no expiry.
+    #[inline]
+    pub fn expires_at(&self) -> i64 {
+        if self.meta & WIDE != 0 {
+            (self.meta & !WIDE) as i64
+        } else {
+            match self.meta & EXPIRY_MASK {
+                0 => 0,
+                code => EXPIRY_BASE + code as i64 - 1,
+            }
+        }
+    }
+
+    /// Set (0: remove) the expiry. A time before 1970 is kept as 1 ms after the epoch: any
+    /// past time means the same (the key is gone), and Redis deletes such keys at once.
+    pub fn set_expires_at(&mut self, at: i64) {
+        let at = if at < 0 { 1 } else { at };
+        let code = at.wrapping_sub(EXPIRY_BASE).wrapping_add(1);
+        if at == 0 {
+            self.meta = self.compact_meta() & !EXPIRY_MASK;
+        } else if at >= EXPIRY_BASE && (code as u64) <= EXPIRY_MASK {
+            self.meta = (self.compact_meta() & !EXPIRY_MASK) | code as u64;
+        } else {
+            self.meta = WIDE | at as u64;
+        }
+    }
+
+    /// The metadata in the compact layout (a wide entry's access starts afresh, now).
+    fn compact_meta(&self) -> u64 {
+        if self.meta & WIDE != 0 {
+            let (now, policy) = access::context();
+            (access::initial(now, policy) as u64) << ACCESS_SHIFT
+        } else {
+            self.meta
+        }
+    }
+
     /// Redis: a key is expired once now > when.
+    #[inline]
     pub fn is_expired(&self, now: i64) -> bool {
-        self.expires_at != 0 && now > self.expires_at
+        let at = self.expires_at();
+        at != 0 && now > at
+    }
+
+    /// How the string value was made (meaningless for other types).
+    pub fn str_kind(&self) -> StrKind {
+        if self.meta & WIDE != 0 {
+            return StrKind::Encoded;
+        }
+        match (self.meta & KIND_MASK) >> KIND_SHIFT {
+            1 => StrKind::Plain,
+            2 => StrKind::Raw,
+            _ => StrKind::Encoded,
+        }
+    }
+
+    /// Record how the string value was made; a command that changes a string in place marks it
+    /// [`StrKind::Raw`], as Redis's dbUnshareStringValue does.
+    pub fn set_str_kind(&mut self, kind: StrKind) {
+        if self.meta & WIDE != 0 {
+            return;
+        }
+        let k = match kind {
+            StrKind::Encoded => 0,
+            StrKind::Plain => 1,
+            StrKind::Raw => 2,
+        };
+        self.meta = (self.meta & !KIND_MASK) | (k << KIND_SHIFT);
+    }
+
+    /// The access value (LRU clock or LFU minutes and counter); None for a wide entry.
+    pub fn access(&self) -> Option<u32> {
+        if self.meta & WIDE != 0 {
+            None
+        } else {
+            Some(((self.meta & ACCESS_MASK) >> ACCESS_SHIFT) as u32)
+        }
+    }
+
+    /// Replace the access value (Redis's dbOverwrite keeps the old LFU counter).
+    pub fn set_access(&mut self, a: u32) {
+        if self.meta & WIDE == 0 {
+            self.meta = (self.meta & !ACCESS_MASK) | ((a as u64) << ACCESS_SHIFT);
+        }
+    }
+
+    /// Start the access record afresh, as for a value the running command creates.
+    pub fn reset_access(&mut self) {
+        let (now, policy) = access::context();
+        self.set_access(access::initial(now, policy));
+    }
+
+    /// The string value as Redis's tryObjectEncoding would hold it as an integer: the value
+    /// of a `int`-encoded string, None otherwise.
+    pub fn str_as_int(&self) -> Option<i64> {
+        match (&self.value, self.str_kind()) {
+            (Value::Str(s), StrKind::Encoded) if s.len() <= 20 => crate::num::parse_ll(s),
+            _ => None,
+        }
+    }
+
+    /// OBJECT ENCODING's answer for this value.
+    pub fn encoding(&self) -> &'static str {
+        match &self.value {
+            Value::Str(s) => {
+                if self.str_as_int().is_some() {
+                    "int"
+                } else if self.str_kind() != StrKind::Raw && s.len() <= EMBSTR_SIZE_LIMIT {
+                    "embstr"
+                } else {
+                    "raw"
+                }
+            }
+            Value::Hash(h) => h.encoding(),
+            // Redis 7.0 keeps every list in a quicklist.
+            Value::List(_) => "quicklist",
+            Value::Set(set) => set.encoding(),
+            Value::ZSet(z) => z.encoding(),
+        }
+    }
+
+    /// Redis's objectComputeSize for the value, sampling up to `samples` elements of an
+    /// aggregate (0: all). A raw string is counted as allocated exactly, where Redis may have
+    /// grown it with spare room.
+    pub fn mem_usage(&self, samples: usize) -> usize {
+        use crate::types::alloc::{jemalloc_size, sds_alloc_size, ROBJ};
+        match &self.value {
+            Value::Str(s) => match self.encoding() {
+                "int" => ROBJ,
+                // robj, sdshdr8, the bytes and the terminator in one allocation.
+                "embstr" => jemalloc_size(ROBJ + 3 + s.len() + 1),
+                _ => ROBJ + sds_alloc_size(s.len()),
+            },
+            Value::Hash(h) => h.mem_usage_samples(samples),
+            Value::List(l) => l.mem_usage_samples(samples),
+            Value::Set(set) => set.mem_usage_samples(samples),
+            Value::ZSet(z) => z.mem_usage_samples(samples),
+        }
+    }
+
+    /// Record a lookup at `now` under `policy`.
+    #[inline]
+    pub(super) fn touch(&mut self, now: i64, policy: AccessPolicy) {
+        if let Some(a) = self.access() {
+            self.set_access(access::touched(a, now, policy));
+        }
+    }
+
+    /// Milliseconds since the last access (Redis's estimateObjectIdleTime).
+    pub fn idle_ms(&self, now: i64) -> u64 {
+        self.access().map_or(0, |a| access::idle_ms(a, now))
+    }
+
+    /// The LFU counter as OBJECT FREQ reports it (decayed to `now`).
+    pub fn lfu_freq(&self, now: i64, policy: AccessPolicy) -> u8 {
+        self.access().map_or(access::LFU_INIT_VAL, |a| {
+            access::lfu_decayed(a, now, policy)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry::new(Value::Str(Bytes::new()))
+    }
+
+    #[test]
+    fn expiry_round_trips_exactly_in_both_layouts() {
+        let window_end = EXPIRY_BASE + EXPIRY_MASK as i64 - 1;
+        for at in [
+            0,
+            1,
+            1_000,
+            EXPIRY_BASE - 1,
+            EXPIRY_BASE,
+            1_800_000_000_123,
+            window_end,
+            window_end + 1,
+            99_999_999_999_999,
+            i64::MAX,
+        ] {
+            let mut e = entry();
+            e.set_expires_at(at);
+            assert_eq!(e.expires_at(), at, "{at}");
+        }
+        let mut e = entry();
+        e.set_expires_at(-5);
+        assert_eq!(e.expires_at(), 1);
+        assert!(e.is_expired(2));
+    }
+
+    #[test]
+    fn access_and_kind_survive_expiry_changes_in_the_compact_layout() {
+        let mut e = entry();
+        e.set_access(123_456);
+        e.set_str_kind(StrKind::Raw);
+        e.set_expires_at(1_800_000_000_000);
+        e.set_expires_at(0);
+        e.set_expires_at(1_900_000_000_000);
+        assert_eq!(e.access(), Some(123_456));
+        assert_eq!(e.str_kind(), StrKind::Raw);
+        e.set_access(access::ACCESS_MAX);
+        e.set_str_kind(StrKind::Plain);
+        assert_eq!(e.expires_at(), 1_900_000_000_000);
+        assert_eq!(e.access(), Some(access::ACCESS_MAX));
+        assert_eq!(e.str_kind(), StrKind::Plain);
+        // A far expiry drops them; clearing it starts them afresh.
+        e.set_expires_at(i64::MAX);
+        assert_eq!(e.access(), None);
+        assert_eq!(e.str_kind(), StrKind::Encoded);
+        e.set_expires_at(0);
+        assert_eq!(e.access(), Some(0));
+        assert_eq!(e.expires_at(), 0);
+    }
+
+    #[test]
+    fn an_entry_is_the_value_plus_one_word() {
+        assert_eq!(
+            std::mem::size_of::<Entry>(),
+            std::mem::size_of::<Value>() + 8
+        );
     }
 }

@@ -135,12 +135,8 @@ pub(super) fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
                 }
             }
             let msg = String::from_utf8_lossy(&msg);
-            match level as i32 {
-                0 => tracing::debug!(target: "lua", "{msg}"),
-                1 => tracing::info!(target: "lua", "{msg}"),
-                2 => tracing::info!(target: "lua", "{msg}"),
-                _ => tracing::warn!(target: "lua", "{msg}"),
-            }
+            // redis.LOG_DEBUG..LOG_WARNING are Redis's log levels 0..3.
+            crate::log::log(crate::log::Level::from_u8(level as u8), &msg);
             Ok(Out::Ok(vec![]))
         })?,
     )?;

@@ -257,6 +257,49 @@ impl Hash {
             Hash::Table(m) => m.swap_remove(field).is_some(),
         }
     }
+
+    /// OBJECT ENCODING's answer.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Hash::Listpack(_) => "listpack",
+            Hash::Table(_) => "hashtable",
+        }
+    }
+
+    /// Redis's objectComputeSize for this hash with MEMORY USAGE's default 5 samples (the key
+    /// and its dict entry are the caller's).
+    pub fn mem_usage(&self) -> usize {
+        self.mem_usage_samples(5)
+    }
+
+    /// objectComputeSize: a listpack is its (jemalloc-rounded) Redis listpack size; a
+    /// hashtable is the dict plus the average of the first `samples` fields (0: all) times
+    /// the field count.
+    pub fn mem_usage_samples(&self, samples: usize) -> usize {
+        use super::alloc::*;
+        match self {
+            Hash::Listpack(_) => {
+                let bytes: usize = self
+                    .iter()
+                    .map(|(f, v)| listpack_entry_size(f) + listpack_entry_size(v))
+                    .sum();
+                ROBJ + jemalloc_size(LISTPACK_OVERHEAD + bytes)
+            }
+            Hash::Table(m) => {
+                let samples = if samples == 0 { usize::MAX } else { samples };
+                let base = ROBJ + DICT + 8 * dict_slots(m.len());
+                let (mut sum, mut n) = (0usize, 0usize);
+                for (f, v) in m.iter().take(samples) {
+                    sum += sds_alloc_size(f.len()) + sds_alloc_size(v.len()) + DICT_ENTRY;
+                    n += 1;
+                }
+                match n {
+                    0 => base,
+                    n => base + (sum as f64 / n as f64 * m.len() as f64) as usize,
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

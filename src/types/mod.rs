@@ -2,6 +2,7 @@
 //! accounting. They know nothing of keys, expiry, clients or the wire: the keyspace stores
 //! them, commands use them.
 
+pub mod alloc;
 pub mod hash;
 pub mod list;
 pub mod set;

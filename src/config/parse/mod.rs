@@ -15,10 +15,10 @@ use super::Value;
 
 pub(crate) use format::{default_value, format_number, format_value, parse_obuf};
 pub(crate) use text::strerror;
-pub use text::{repr, split_args, split_args_str};
+pub use text::{memtoull, repr, split_args, split_args_str};
 
 use format::{format_obuf, format_percentile};
-use text::{is_c_space, memtoull, string2ll, strtoll};
+use text::{is_c_space, string2ll, strtoll};
 
 /// Redis's `yesnotoi`.
 fn yes_no(s: &str) -> Option<bool> {
@@ -306,9 +306,11 @@ fn parse_special(
             if args.len() != 1 {
                 return Err("wrong number of arguments".into());
             }
-            let flags = super::notify::parse_flags(&args[0])
+            super::notify::parse_flags(&args[0])
                 .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
-            Ok(super::notify::format_flags(flags))
+            // Kept as given: Redis keeps the parsed flags and only CONFIG GET formats them,
+            // and the formatted form loses `n` next to `A` (keyspaceEventsFlagsToString).
+            Ok(args[0].clone())
         }
         Special::Bind => {
             if args.len() > 16 {

@@ -133,3 +133,17 @@ fn config_set_reports_only_changed_parameters_by_primary_name() {
         ["tls-cert-file"]
     );
 }
+
+#[test]
+fn notify_keyspace_events_keeps_new_next_to_all() {
+    let mut c = Config::default();
+    c.set_many(&[(b"notify-keyspace-events", b"KEAn")]).unwrap();
+    let flags = crate::config::notify::parse_flags(&c.notify_keyspace_events).unwrap();
+    assert_ne!(
+        flags & crate::config::notify::NEW,
+        0,
+        "the server still raises `new`"
+    );
+    // CONFIG GET prints Redis's canonical form, which drops `n` next to `A`.
+    assert_eq!(c.get("notify-keyspace-events").as_deref(), Some("AKE"));
+}

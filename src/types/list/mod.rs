@@ -48,6 +48,7 @@ use bytes::Bytes;
 
 pub use entry::Elem;
 pub use iter::Iter;
+pub use node::set_packed_threshold;
 
 use entry::{decode, prev_start, Encoded, Needle};
 use node::{allow_insert, is_large, size_class, Node};
@@ -69,7 +70,7 @@ const REDIS_QUICKLIST_NODE: usize = 40;
 
 /// A Redis list value: a quicklist of packed nodes (see the module docs).
 ///
-/// One pointer wide, so it fits the keyspace's 32-byte value enum.
+/// One pointer wide, so it fits the keyspace value enum (whose types are at most 32 bytes).
 #[derive(Clone)]
 pub struct List {
     inner: Box<Inner>,

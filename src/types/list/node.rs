@@ -16,10 +16,34 @@ pub(super) const FILL_MAX: i32 = (1 << 15) - 1;
 /// A listpack's 6-byte header and 1-byte EOF, which nodes here leave out but Redis counts.
 const LP_FRAME: usize = 7;
 
+/// The packed threshold in force: process-wide, as Redis's `packed_threshold` global, which
+/// DEBUG QUICKLIST-PACKED-THRESHOLD changes ([`set_packed_threshold`]).
+#[cfg(not(test))]
+static PACKED_THRESHOLD_NOW: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(PACKED_THRESHOLD);
+
 #[cfg(not(test))]
 #[inline]
 fn packed_threshold() -> usize {
-    PACKED_THRESHOLD
+    PACKED_THRESHOLD_NOW.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Redis's quicklistisSetPackedThreshold: elements of `sz` bytes or more get plain nodes from
+/// now on; 0 restores the default; false (unchanged) at 4 GB minus 1 MB or more.
+pub fn set_packed_threshold(sz: u64) -> bool {
+    if sz > (1u64 << 32) - (1 << 20) {
+        return false;
+    }
+    let sz = if sz == 0 {
+        PACKED_THRESHOLD
+    } else {
+        sz as usize
+    };
+    #[cfg(not(test))]
+    PACKED_THRESHOLD_NOW.store(sz, std::sync::atomic::Ordering::Relaxed);
+    #[cfg(test)]
+    TEST_PACKED_THRESHOLD.with(|t| t.set(sz));
+    true
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub const SET_MAX_INTSET_ENTRIES: usize = 512;
 const INTSET_HARD_LIMIT: usize = 1 << 30;
 
 /// A set, in Redis's `intset` or `hashtable` encoding. 24 bytes, so it fits the keyspace's
-/// 32-byte value enum.
+/// value enum (whose types are at most 32 bytes).
 #[derive(Clone)]
 pub enum Set {
     /// Sorted integers, as Redis's intset.

@@ -6,8 +6,11 @@ use std::ops::Range;
 use super::cmp_entry;
 
 /// The small encoding, one buffer as Redis's listpack: a u32 member count, then per member
-/// in (score, member) order `[score f64 LE][member length, LEB128][member]`. Empty means no
-/// allocation. It grows and shrinks exactly, as Redis's listpack reallocates.
+/// in (score, member) order `[header, LEB128][score][member]`, the header being the member's
+/// length times two plus one when the score is an f64 (8 bytes LE) and plus zero when it is
+/// an integer kept as a zigzag LEB128 (Redis's listpack stores integral scores as integers
+/// too: a small sorted set of small scores then takes no more memory than in Redis). Empty
+/// means no allocation. It grows and shrinks exactly, as Redis's listpack reallocates.
 #[derive(Clone, Default)]
 pub struct Listpack {
     pub(super) buf: Vec<u8>,
@@ -26,10 +29,29 @@ pub(super) struct LpEntry {
     pub(super) index: usize,
 }
 
+/// Integral scores in this range are stored as integers (every such f64 is exact).
+const INT_SCORE_LIMIT: f64 = (1u64 << 53) as f64;
+
+/// The score as an integer if it is stored as one: integral, within ±2^53, and not -0.
+fn int_score(score: f64) -> Option<i64> {
+    (score.fract() == 0.0
+        && score.abs() < INT_SCORE_LIMIT
+        && !(score == 0.0 && score.is_sign_negative()))
+    .then_some(score as i64)
+}
+
 pub(super) fn lp_entry(buf: &[u8], off: usize) -> LpEntry {
-    let score = f64::from_le_bytes(buf[off..off + 8].try_into().unwrap());
-    let (len, n) = read_varint(&buf[off + 8..]);
-    let start = off + 8 + n;
+    let (header, n) = read_varint(&buf[off..]);
+    let (len, float) = (header >> 1, header & 1 == 1);
+    let at = off + n;
+    let (score, start) = if float {
+        let s = f64::from_le_bytes(buf[at..at + 8].try_into().unwrap());
+        (s, at + 8)
+    } else {
+        let (z, m) = read_varint(&buf[at..]);
+        let v = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        (v as f64, at + m)
+    };
     LpEntry {
         off,
         member: start..start + len,
@@ -109,9 +131,17 @@ impl Listpack {
     }
 
     fn encode(member: &[u8], score: f64) -> Vec<u8> {
-        let mut e = Vec::with_capacity(8 + 5 + member.len());
-        e.extend_from_slice(&score.to_le_bytes());
-        write_varint(&mut e, member.len());
+        let mut e = Vec::with_capacity(10 + 8 + member.len());
+        match int_score(score) {
+            Some(v) => {
+                write_varint(&mut e, member.len() << 1);
+                write_varint(&mut e, ((v << 1) ^ (v >> 63)) as u64 as usize);
+            }
+            None => {
+                write_varint(&mut e, (member.len() << 1) | 1);
+                e.extend_from_slice(&score.to_le_bytes());
+            }
+        }
         e.extend_from_slice(member);
         e
     }
@@ -173,5 +203,46 @@ impl Listpack {
             .find(|(_, (m, s))| !below_max(m, *s))
             .map_or(self.len(), |(i, _)| i);
         start..end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_round_trip_whether_stored_as_integers_or_floats() {
+        let scores = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            1.5,
+            9007199254740991.0,
+            -9007199254740991.0,
+            9007199254740992.0,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+        ];
+        let mut lp = Listpack::default();
+        let mut sorted = scores.to_vec();
+        sorted.sort_by(|a, b| a.total_cmp(b));
+        for (i, s) in sorted.iter().enumerate() {
+            lp.push_back(format!("m{i}").as_bytes(), *s);
+        }
+        let back: Vec<f64> = lp.iter().map(|(_, s)| s).collect();
+        assert_eq!(back.len(), sorted.len());
+        for (a, b) in back.iter().zip(&sorted) {
+            assert_eq!(a.to_bits(), b.to_bits(), "{b} comes back bit for bit");
+        }
+    }
+
+    #[test]
+    fn small_integral_scores_take_two_bytes_besides_the_member() {
+        let mut lp = Listpack::default();
+        lp.push_back(b"member-0", 7.0);
+        assert_eq!(lp.buf.len(), 4 + 1 + 1 + 8);
     }
 }

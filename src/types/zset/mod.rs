@@ -102,7 +102,7 @@ pub enum ZAddOutcome {
 }
 
 /// A sorted set in Redis's `listpack` or `skiplist` encoding. 24 bytes, so it fits the
-/// keyspace's 32-byte value enum.
+/// keyspace value enum (whose types are at most 32 bytes).
 #[derive(Clone)]
 pub enum ZSet {
     /// Small: one ordered buffer.

@@ -1,27 +1,37 @@
-//! Accept loop, connection limit, active expiry and graceful shutdown; the embedding API.
+//! The server: listeners and accept loops ([`listen`]), the process around it as
+//! redis-server runs one (daemon mode, pid file, log lines, signals: [`process`]), graceful
+//! shutdown, and the embedding API ([`start`], [`ServerHandle`], [`BlockingServer`]).
+
+mod daemon;
+mod listen;
+pub mod process;
 
 use crate::cmd::ServerState;
 use crate::config::Config;
-use crate::connection;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
 /// A running server on the caller's Tokio runtime.
 pub struct ServerHandle {
     addr: SocketAddr,
+    unix: Option<PathBuf>,
     state: Arc<ServerState>,
     done: tokio::task::JoinHandle<()>,
 }
 
 impl ServerHandle {
+    /// The address of the first TCP listener (`0.0.0.0:0` when the server listens on its
+    /// unix socket only).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The unix socket the server listens on, if any.
+    pub fn unix_socket(&self) -> Option<&Path> {
+        self.unix.as_deref()
     }
 
     /// The server's state: its clock (tests move time with `state().clock.advance_ms`),
@@ -30,7 +40,7 @@ impl ServerHandle {
         &self.state
     }
 
-    /// Close the listener and every connection, and wait until they are gone.
+    /// Close the listeners and every connection, and wait until they are gone.
     pub async fn shutdown(self) {
         self.state.shutdown.cancel();
         let _ = self.done.await;
@@ -42,15 +52,10 @@ impl ServerHandle {
     }
 }
 
-/// Bind `config.bind:config.port` (port 0 picks a free one) and serve on the current runtime.
+/// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; see
+/// [`listen`] for the `port 0` rule) and serve on the current runtime.
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
-    let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
-    let addr = listener.local_addr()?;
-    let state = ServerState::new(config);
-    let _ = state.local_addr.set(addr);
-    crate::cmd::on_server_start(&state);
-    let done = tokio::spawn(run(listener, state.clone()));
-    Ok(ServerHandle { addr, state, done })
+    start_with_pidfile(config, None).await
 }
 
 /// Start `n` independent servers (each its own keyspace, clock, faults and configuration
@@ -76,50 +81,54 @@ pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle
     Ok(out)
 }
 
-async fn run(listener: TcpListener, state: Arc<ServerState>) {
+/// [`start`], and remove `pidfile` when the server stops (the process wrote it).
+pub(crate) async fn start_with_pidfile(
+    config: Config,
+    pidfile: Option<PathBuf>,
+) -> io::Result<ServerHandle> {
+    let listeners = listen::bind_all(&config)?;
+    let addr = listeners
+        .first_tcp_addr()
+        .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
+    let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
+    let state = ServerState::new(config);
+    if listeners.first_tcp_addr().is_some() {
+        let _ = state.local_addr.set(addr);
+    }
+    crate::cmd::on_server_start(&state);
+    let done = tokio::spawn(run(listeners, state.clone(), pidfile));
+    Ok(ServerHandle {
+        addr,
+        unix,
+        state,
+        done,
+    })
+}
+
+async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Option<PathBuf>) {
     let tracker = TaskTracker::new();
     tracker.spawn(crate::cmd::cron::run(state.clone()));
-    loop {
-        let accepted = tokio::select! {
-            _ = state.shutdown.cancelled() => break,
-            a = listener.accept() => a,
-        };
-        let (mut stream, _) = match accepted {
-            Ok(s) => s,
-            Err(e) => {
-                // Out of file descriptors and the like: back off instead of spinning.
-                tracing::warn!("accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        if state.faults.refusing() {
-            // A test made this node unreachable: close at once, before any byte.
-            drop(stream);
-            continue;
-        }
-        state
-            .stats
-            .total_connections
-            .fetch_add(1, Ordering::Relaxed);
-        let maxclients = state.config.read().maxclients;
-        if state.clients.lock().len() >= maxclients {
-            state
-                .stats
-                .rejected_connections
-                .fetch_add(1, Ordering::Relaxed);
-            tracker.spawn(async move {
-                let _ = stream
-                    .write_all(format!("-{}\r\n", crate::error::MAX_CLIENTS).as_bytes())
-                    .await;
-            });
-            continue;
-        }
-        tracker.spawn(connection::serve(state.clone(), stream));
+    let accepting = TaskTracker::new();
+    for l in listeners.tcp {
+        accepting.spawn(listen::accept_tcp(state.clone(), l, tracker.clone()));
     }
-    drop(listener);
+    let mut socket_path = None;
+    if let Some((l, path)) = listeners.unix {
+        socket_path = Some(path.clone());
+        accepting.spawn(listen::accept_unix(state.clone(), l, path, tracker.clone()));
+    }
+    accepting.close();
+    accepting.wait().await;
     tracker.close();
     tracker.wait().await;
+    if let Some(path) = pidfile {
+        crate::log::notice("Removing the pid file.");
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(path) = socket_path {
+        crate::log::notice("Removing the unix socket file.");
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).
@@ -130,6 +139,7 @@ pub struct BlockingServer {
 }
 
 impl BlockingServer {
+    /// Start a server on a runtime of its own, on a new thread.
     pub fn start(config: Config) -> io::Result<BlockingServer> {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -168,10 +178,12 @@ impl BlockingServer {
         })
     }
 
+    /// The address of the first TCP listener.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
+    /// The server's state (clock, keyspace, configuration).
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }

@@ -1,0 +1,250 @@
+//! What the server records about the commands it runs, as Redis's `call()` does after each
+//! one: per-command statistics (INFO commandstats, LATENCY HISTOGRAM), error statistics
+//! (INFO errorstats), the slow log, latency events and the MONITOR feed. [`super::call`]
+//! reports every command here; the request path reports what it refused before running it.
+
+use super::{latency, monitor, slowlog, tracking, Command, Ctx, ServerState};
+use crate::reply::Reply;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// One command's counters.
+#[derive(Clone, Default)]
+pub struct CmdStat {
+    /// Times it ran.
+    pub calls: u64,
+    /// Total run time, microseconds.
+    pub usec: u64,
+    /// Refused before running (arity, auth, pause...).
+    pub rejected_calls: u64,
+    /// Ran and answered an error.
+    pub failed_calls: u64,
+    /// Run times by power-of-two bucket of 1024 ns (LATENCY HISTOGRAM).
+    pub buckets: [u64; 32],
+}
+
+/// The server's records of its commands.
+#[derive(Default)]
+pub struct Observe {
+    /// By full name (`get`, `client|list`).
+    pub cmdstats: Mutex<BTreeMap<String, CmdStat>>,
+    /// Error replies by their first word (`ERR`, `WRONGTYPE`).
+    pub errorstats: Mutex<BTreeMap<String, u64>>,
+    /// Every error reply sent (INFO stats total_error_replies).
+    pub total_error_replies: AtomicU64,
+    /// SLOWLOG.
+    pub slowlog: Mutex<slowlog::SlowLog>,
+    /// LATENCY events.
+    pub latency: Mutex<latency::Events>,
+    /// MONITOR clients.
+    pub monitors: monitor::Monitors,
+}
+
+impl Observe {
+    /// CONFIG RESETSTAT: command and error statistics start again.
+    pub fn reset_stats(&self) {
+        self.cmdstats.lock().clear();
+        self.errorstats.lock().clear();
+        self.total_error_replies.store(0, Ordering::Relaxed);
+    }
+}
+
+/// `get`, or `client|list` for a subcommand (args\[0\] names the container).
+pub fn full_name(cmd: &Command, args: &[Bytes]) -> String {
+    if cmd.name.as_bytes().eq_ignore_ascii_case(&args[0]) {
+        cmd.name.to_string()
+    } else {
+        let parent = super::lookup(&args[0]).map_or("", |p| p.name);
+        format!("{parent}|{}", cmd.name)
+    }
+}
+
+/// Writes that add to the change count themselves: FLUSHALL (a save after it starts the count
+/// again) and the bit commands, which count only when a bit changed.
+const COUNTS_OWN_CHANGES: &[&str] = &["flushall", "setbit", "bitop", "bitfield"];
+
+/// Record a command that ran (from [`super::call`]): statistics, latency, slow log, and the
+/// MONITOR feed unless the command feeds it itself or is an admin command.
+pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
+    let state = ctx.state;
+    let us = took.as_micros() as u64;
+    record(state, cmd, args, reply, took);
+    // A write that succeeded is one change (Redis's server.dirty); the commands in
+    // COUNTS_OWN_CHANGES count exactly what they changed themselves.
+    if cmd.has(super::flags::WRITE)
+        && !COUNTS_OWN_CHANGES.contains(&cmd.name)
+        && !matches!(reply, Reply::Error(_))
+    {
+        state.add_dirty(1);
+    }
+    let event = if cmd.has(super::flags::FAST) {
+        "fast-command"
+    } else {
+        "command"
+    };
+    latency::add_sample_if_needed(state, event, us / 1000);
+    if !cmd.has(super::flags::SKIP_SLOWLOG) {
+        slowlog::push_if_slow(state, ctx.client, args, us);
+    }
+    if !cmd.has(super::flags::SKIP_MONITOR | super::flags::ADMIN) {
+        monitor::feed(state, ctx.client, ctx.in_script, args);
+    }
+    if ctx.in_script {
+        tracking::script_called(state, cmd.has(super::flags::READONLY));
+    } else if state.tracking.clients.load(Ordering::Relaxed) > 0 {
+        let id = ctx.client.id;
+        if cmd.has(super::flags::READONLY) && !cmd.has(super::flags::PUBSUB) {
+            tracking::remember_keys(state, id, &read_keys(cmd, args));
+        }
+        tracking::command_done(state, id, args[0].eq_ignore_ascii_case(b"client"));
+    }
+}
+
+/// A script command (EVAL and friends run outside [`super::call`]): statistics, latency and
+/// slow log; it fed MONITOR itself before running.
+pub fn after_script(
+    state: &ServerState,
+    client: &super::client::Client,
+    cmd: &Command,
+    args: &[Bytes],
+    reply: &Reply,
+    took: Duration,
+) {
+    let us = took.as_micros() as u64;
+    record(state, cmd, args, reply, took);
+    latency::add_sample_if_needed(state, "command", us / 1000);
+    slowlog::push_if_slow(state, client, args, us);
+}
+
+fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
+    let name = full_name(cmd, args);
+    let us = took.as_micros() as u64;
+    let mut stats = state.observe.cmdstats.lock();
+    let s = stats.entry(name).or_default();
+    s.calls += 1;
+    s.usec += us;
+    if matches!(reply, Reply::Error(_)) {
+        s.failed_calls += 1;
+    }
+    let ns = took.as_nanos().max(1) as u64;
+    let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
+    s.buckets[bucket.min(31)] += 1;
+}
+
+/// A request that named no runnable command: a known command (not EXEC, whose refusal is
+/// counted where it aborts the transaction) with the wrong number of arguments is a rejected
+/// call of it or of its subcommand; an unknown command is only an error.
+pub fn count_refused_lookup(state: &ServerState, args: &[Bytes]) {
+    if let Some(c) = super::lookup(&args[0]) {
+        if c.subcommands.is_empty() {
+            if c.name != "exec" {
+                count_rejected(state, c, None);
+            }
+        } else if let Some(sub) = args.get(1).and_then(|s| super::lookup_sub(c, s)) {
+            count_rejected(state, sub, Some(c));
+        }
+    }
+}
+
+/// A command refused before it ran (auth, subscribed mode, BUSY...): its rejected_calls.
+pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Command>) {
+    let name = super::fullname(parent, cmd);
+    state
+        .observe
+        .cmdstats
+        .lock()
+        .entry(name)
+        .or_default()
+        .rejected_calls += 1;
+}
+
+/// errorstats and total_error_replies for one error reply.
+pub fn count_error(state: &ServerState, e: &[u8]) {
+    let code = e.split(|&c| c == b' ').next().unwrap_or(b"ERR");
+    let code = String::from_utf8_lossy(code).into_owned();
+    state
+        .observe
+        .total_error_replies
+        .fetch_add(1, Ordering::Relaxed);
+    let mut es = state.observe.errorstats.lock();
+    // Redis stops adding new error codes past 128 (errors flooding with random codes).
+    if es.len() < 128 || es.contains_key(&code) {
+        *es.entry(code).or_default() += 1;
+    }
+}
+
+/// INFO commandstats lines.
+pub fn commandstats_info(state: &ServerState, out: &mut String) {
+    for (name, s) in state.observe.cmdstats.lock().iter() {
+        let per = if s.calls == 0 {
+            0.0
+        } else {
+            s.usec as f64 / s.calls as f64
+        };
+        let _ = write!(
+            out,
+            "cmdstat_{name}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
+            s.calls, s.usec, s.rejected_calls, s.failed_calls
+        );
+    }
+}
+
+/// INFO errorstats lines.
+pub fn errorstats_info(state: &ServerState, out: &mut String) {
+    for (code, n) in state.observe.errorstats.lock().iter() {
+        let _ = write!(out, "errorstat_{code}:count={n}\r\n");
+    }
+}
+
+/// INFO latencystats lines: p50, p99 and p99.9 of each command's run time.
+pub fn latencystats_info(state: &ServerState, out: &mut String) {
+    for (name, s) in state.observe.cmdstats.lock().iter() {
+        let total: u64 = s.buckets.iter().sum();
+        if total == 0 {
+            continue;
+        }
+        let pct = |p: f64| {
+            let want = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+            let mut seen = 0;
+            for (i, n) in s.buckets.iter().enumerate() {
+                seen += n;
+                if seen >= want {
+                    return bucket_usec(i) as f64;
+                }
+            }
+            0.0
+        };
+        let _ = write!(
+            out,
+            "latency_percentiles_usec_{name}:p50={:.3},p99={:.3},p99.9={:.3}\r\n",
+            pct(50.0),
+            pct(99.0),
+            pct(99.9)
+        );
+    }
+}
+
+/// The upper bound, in microseconds, of histogram bucket `i` (1024 ns << i), as Redis prints
+/// an HDR histogram's log buckets.
+pub fn bucket_usec(i: usize) -> u64 {
+    (1024u64 << i) / 1000
+}
+
+/// The keys a read-only command read, by its key specs (or its row).
+fn read_keys(cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
+    let name = full_name(cmd, args);
+    let positions: Vec<usize> =
+        match super::meta::get(&name).map(|m| super::meta::key_positions(m, args)) {
+            Some(super::meta::KeySearch::Keys(p)) => p,
+            Some(super::meta::KeySearch::NoKeys) => vec![],
+            _ => cmd.key_positions(args.len()).collect(),
+        };
+    positions
+        .into_iter()
+        .filter_map(|i| args.get(i).cloned())
+        .collect()
+}

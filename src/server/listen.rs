@@ -1,0 +1,322 @@
+//! Listening sockets as redis-server opens them (`listenToPort`, `anetUnixServer`): every
+//! `bind` address on the TCP port, and the unix socket; then the accept loops, which admit a
+//! client as Redis's `acceptCommonHandler` and `clientAcceptHandler` do (maxclients, then
+//! protected mode) before its connection task starts.
+//!
+//! The port rule: `port 0` with a unix socket configured means no TCP listener, as in Redis;
+//! `port 0` without one picks a free port (every bind address gets the same one), resplock's
+//! reading, so a test can start a server without choosing a port.
+
+use crate::cmd::ServerState;
+use crate::config::Config;
+use crate::connection::{self, Peer};
+use socket2::{Domain, Socket, TcpKeepalive, Type};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, UnixListener};
+use tokio_util::task::TaskTracker;
+
+/// The sockets a server listens on.
+pub(super) struct Listeners {
+    /// One per `bind` address that could be bound, in `bind` order.
+    pub tcp: Vec<TcpListener>,
+    /// The unix socket and its path (removed again at shutdown).
+    pub unix: Option<(UnixListener, PathBuf)>,
+}
+
+impl Listeners {
+    /// The address of the first TCP listener.
+    pub fn first_tcp_addr(&self) -> Option<SocketAddr> {
+        self.tcp.first().and_then(|l| l.local_addr().ok())
+    }
+}
+
+/// `tcp-backlog`, the listen(2) queue length (also used for the unix socket, as Redis).
+fn tcp_backlog(config: &Config) -> i32 {
+    config
+        .get("tcp-backlog")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(511)
+}
+
+/// Redis's message for an OS error: strerror's text without Rust's "(os error N)".
+fn strerror(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Open every listener `config` asks for. Failures are logged as Redis logs them; the error
+/// carries Redis's final line ("Failed listening on port N (TCP), aborting.").
+pub(super) fn bind_all(config: &Config) -> io::Result<Listeners> {
+    let mut tcp = Vec::new();
+    let unix_wanted = config.unixsocket.as_deref().is_some_and(|p| !p.is_empty());
+    if config.port != 0 || !unix_wanted {
+        let mut port = config.port;
+        for raw in config.bind_addresses() {
+            let optional = raw.starts_with('-');
+            let addr = raw.trim_start_matches('-');
+            match bind_tcp(addr, port, tcp_backlog(config)) {
+                Ok(l) => {
+                    if port == 0 {
+                        // The first address picked the port; the others share it.
+                        port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+                    }
+                    tcp.push(l);
+                }
+                Err(e) => {
+                    crate::log::warning(&format!(
+                        "Warning: Could not create server TCP listening socket {addr}:{port}: {}",
+                        e.1
+                    ));
+                    let skip = match e.0.raw_os_error() {
+                        Some(libc::EADDRNOTAVAIL) => optional,
+                        Some(
+                            libc::ENOPROTOOPT
+                            | libc::EPROTONOSUPPORT
+                            | libc::ESOCKTNOSUPPORT
+                            | libc::EPFNOSUPPORT
+                            | libc::EAFNOSUPPORT,
+                        ) => true,
+                        _ => false,
+                    };
+                    if !skip {
+                        return Err(io::Error::new(
+                            e.0.kind(),
+                            format!("Failed listening on port {port} (TCP), aborting."),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let unix = match config.unixsocket.as_deref().filter(|p| !p.is_empty()) {
+        Some(path) => Some(bind_unix(path, config.unixsocketperm, tcp_backlog(config))?),
+        None => None,
+    };
+    if tcp.is_empty() && unix.is_none() {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "Configured to not listen anywhere, exiting.",
+        ));
+    }
+    Ok(Listeners { tcp, unix })
+}
+
+/// One TCP listener; Err has the io error and Redis's text for it (`bind: ...`).
+fn bind_tcp(addr: &str, port: u16, backlog: i32) -> Result<TcpListener, (io::Error, String)> {
+    let v6 = addr.contains(':');
+    let ip = match addr {
+        "*" => Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        "::*" => Some(IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
+        _ => addr.parse::<IpAddr>().ok(),
+    };
+    let sa = match ip {
+        Some(ip) => SocketAddr::new(ip, port),
+        // A host name: resolved as getaddrinfo would, in the family the address implies.
+        None => (addr, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut it| it.find(|a| a.is_ipv6() == v6))
+            .ok_or_else(|| {
+                (
+                    io::Error::from(io::ErrorKind::AddrNotAvailable),
+                    "Name or service not known".to_string(),
+                )
+            })?,
+    };
+    let fail = |what: &str, e: io::Error| {
+        let text = format!("{what}: {}", strerror(&e));
+        (e, text)
+    };
+    let socket =
+        Socket::new(Domain::for_address(sa), Type::STREAM, None).map_err(|e| fail("socket", e))?;
+    socket
+        .set_reuse_address(true)
+        .map_err(|e| fail("setsockopt SO_REUSEADDR", e))?;
+    if sa.is_ipv6() {
+        socket
+            .set_only_v6(true)
+            .map_err(|e| fail("setsockopt", e))?;
+    }
+    socket.bind(&sa.into()).map_err(|e| fail("bind", e))?;
+    socket.listen(backlog).map_err(|e| fail("listen", e))?;
+    socket.set_nonblocking(true).map_err(|e| fail("fcntl", e))?;
+    TcpListener::from_std(socket.into()).map_err(|e| fail("listen", e))
+}
+
+/// The unix socket: a stale file at the path is removed first, the mode set after, as Redis.
+fn bind_unix(path: &str, perm: u32, backlog: i32) -> io::Result<(UnixListener, PathBuf)> {
+    let _ = std::fs::remove_file(path);
+    let failed = |why: String| {
+        crate::log::warning(&format!("Failed opening Unix socket: {why}"));
+        io::Error::other(format!("Failed opening Unix socket: {why}"))
+    };
+    // sun_path holds 108 bytes with its NUL.
+    if path.len() >= 108 {
+        return Err(failed(format!(
+            "unix socket path too long ({}), must be under 108",
+            path.len()
+        )));
+    }
+    let std_listener = bind_unix_std(path, backlog).map_err(|e| failed(strerror(&e)))?;
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm));
+    }
+    let l = UnixListener::from_std(std_listener).map_err(|e| failed(strerror(&e)))?;
+    Ok((l, PathBuf::from(path)))
+}
+
+fn bind_unix_std(path: &str, backlog: i32) -> io::Result<std::os::unix::net::UnixListener> {
+    let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+    socket.bind(&socket2::SockAddr::unix(path)?)?;
+    socket.listen(backlog)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+/// Accept TCP clients until the server shuts down.
+pub(super) async fn accept_tcp(
+    state: Arc<ServerState>,
+    listener: TcpListener,
+    tracker: TaskTracker,
+) {
+    loop {
+        let accepted = tokio::select! {
+            _ = state.shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let (stream, peer) = match accepted {
+            Ok(s) => s,
+            Err(e) => {
+                accept_failed(&e).await;
+                continue;
+            }
+        };
+        if state.faults.refusing() {
+            // A test made this node unreachable: close at once, before any byte.
+            drop(stream);
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let keepalive = state.config.read().tcp_keepalive;
+        if keepalive > 0 {
+            set_keepalive(&stream, keepalive);
+        }
+        // Redis's islocalClient: the loopback addresses as printed, nothing else.
+        let ip = peer.ip().to_canonical();
+        let local = ip == IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == IpAddr::V6(Ipv6Addr::LOCALHOST);
+        let mut stream = stream;
+        if let Some(err) = admit(&state, local) {
+            tracker.spawn(async move { refuse(&mut stream, err).await });
+            continue;
+        }
+        let laddr = stream
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let peer = Peer {
+            addr: peer.to_string(),
+            laddr,
+            unix_socket: false,
+        };
+        tracker.spawn(connection::serve(state.clone(), stream, peer));
+    }
+}
+
+/// Accept unix-socket clients until the server shuts down. Their address is the socket path
+/// with port 0, as Redis prints it.
+pub(super) async fn accept_unix(
+    state: Arc<ServerState>,
+    listener: UnixListener,
+    path: PathBuf,
+    tracker: TaskTracker,
+) {
+    let name = format!("{}:0", path.display());
+    loop {
+        let accepted = tokio::select! {
+            _ = state.shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let mut stream = match accepted {
+            Ok((s, _)) => s,
+            Err(e) => {
+                accept_failed(&e).await;
+                continue;
+            }
+        };
+        if state.faults.refusing() {
+            drop(stream);
+            continue;
+        }
+        if let Some(err) = admit(&state, true) {
+            tracker.spawn(async move { refuse(&mut stream, err).await });
+            continue;
+        }
+        let peer = Peer {
+            addr: name.clone(),
+            laddr: name.clone(),
+            unix_socket: true,
+        };
+        tracker.spawn(connection::serve(state.clone(), stream, peer));
+    }
+}
+
+/// Out of file descriptors and the like: log, and back off instead of spinning.
+async fn accept_failed(e: &io::Error) {
+    crate::log::warning(&format!(
+        "Accepting client connection: accept: {}",
+        strerror(e)
+    ));
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+/// The error a new client gets instead of being served, if any: maxclients first, then
+/// protected mode (no password, client not on loopback or the unix socket), as Redis checks
+/// them. Counts the connection as received or rejected.
+fn admit(state: &ServerState, local: bool) -> Option<&'static str> {
+    let (maxclients, protected) = {
+        let c = state.config.read();
+        (c.maxclients, c.protected_mode)
+    };
+    let refused = if state.clients.lock().len() >= maxclients {
+        Some(crate::error::MAX_CLIENTS)
+    } else if protected && !local && !state.requires_pass() {
+        Some(crate::error::PROTECTED_MODE)
+    } else {
+        None
+    };
+    let stat = if refused.is_some() {
+        &state.stats.rejected_connections
+    } else {
+        &state.stats.total_connections
+    };
+    stat.fetch_add(1, Ordering::Relaxed);
+    refused
+}
+
+/// Write the refusal (best effort, as Redis) and close.
+async fn refuse<S: AsyncWrite + Unpin>(stream: &mut S, err: &str) {
+    let msg = format!("-{err}\r\n");
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(msg.as_bytes())).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Redis's anetKeepAlive: probes after `secs` idle, every secs/3, three of them.
+fn set_keepalive(stream: &tokio::net::TcpStream, secs: u32) {
+    let idle = Duration::from_secs(u64::from(secs));
+    let every = Duration::from_secs(u64::from((secs / 3).max(1)));
+    let ka = TcpKeepalive::new()
+        .with_time(idle)
+        .with_interval(every)
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&ka);
+}

@@ -1,0 +1,521 @@
+//! The binary run as redis-server is run in CI scripts and harnesses, as a subprocess: the unix
+//! socket and its mode, several bind addresses, the port rules, daemon mode with its pid file,
+//! the log file and Redis's log lines, log levels, protected mode, the idle timeout and the
+//! lines and files at shutdown.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_resplock"))
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!(
+            "resplock-proc-{tag}-{}-{}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A foreground server whose standard output (its log) is collected line by line.
+struct Server {
+    child: Child,
+    log: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = bin()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn resplock");
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            child,
+            log: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Wait (at most 10 s) for a log line containing `text`; returns it.
+    fn wait_line(&mut self, text: &str) -> String {
+        if let Some(l) = self.seen.iter().find(|l| l.contains(text)) {
+            return l.clone();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.log.recv_timeout(left) {
+                Ok(l) => {
+                    self.seen.push(l.clone());
+                    if l.contains(text) {
+                        return l;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("no log line with {text:?}; saw {:#?}", self.seen);
+    }
+
+    /// The TCP port from `Running mode=standalone, port=N.`.
+    fn port(&mut self) -> u16 {
+        let l = self.wait_line("Running mode=standalone, port=");
+        l.rsplit("port=")
+            .next()
+            .unwrap()
+            .trim_end_matches('.')
+            .parse()
+            .unwrap()
+    }
+
+    /// Every line logged until the process exits (at most 10 s), and its exit status.
+    fn finish(mut self) -> (Vec<String>, Option<i32>) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.log.recv_timeout(left) {
+                Ok(l) => self.seen.push(l),
+                Err(_) => break,
+            }
+        }
+        let status = wait_exit(&mut self.child);
+        (std::mem::take(&mut self.seen), status)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_exit(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Send one command and read one reply line (RESP, simple replies only).
+fn call(stream: &mut (impl Read + Write), args: &[&str]) -> String {
+    let mut req = format!("*{}\r\n", args.len());
+    for a in args {
+        req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n") {
+        if stream.read(&mut byte).unwrap() == 0 {
+            break;
+        }
+        buf.push(byte[0]);
+    }
+    String::from_utf8_lossy(&buf).trim_end().to_string()
+}
+
+fn tcp(port: u16) -> TcpStream {
+    let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+fn unix(path: &Path) -> UnixStream {
+    let s = UnixStream::connect(path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+/// A port nothing listens on right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `PID:R DD Mon YYYY HH:MM:SS.mmm C message`, as redis-server writes its log.
+fn assert_redis_log_line(line: &str) {
+    let (pid, rest) = line.split_once(':').expect("pid");
+    assert!(pid.parse::<u32>().is_ok(), "{line}");
+    let b = rest.as_bytes();
+    assert!(matches!(b[0], b'M' | b'C'), "{line}");
+    let parts: Vec<&str> = rest[2..].splitn(6, ' ').collect();
+    assert_eq!(parts[0].len(), 2, "{line}");
+    assert_eq!(parts[1].len(), 3, "{line}");
+    assert_eq!(parts[2].len(), 4, "{line}");
+    assert_eq!(parts[3].len(), "HH:MM:SS.mmm".len(), "{line}");
+    assert!(matches!(parts[4], "." | "-" | "*" | "#"), "{line}");
+}
+
+#[test]
+fn port_0_with_unixsocket_listens_on_the_socket_only_with_its_mode() {
+    let dir = TempDir::new("unix");
+    let sock = dir.path("redis.sock");
+    let mut srv = Server::start(&[
+        "--port",
+        "0",
+        "--unixsocket",
+        sock.to_str().unwrap(),
+        "--unixsocketperm",
+        "700",
+        "--save",
+        "",
+    ]);
+    let ready = srv.wait_line("The server is now ready to accept connections at ");
+    assert!(ready.ends_with(sock.to_str().unwrap()), "{ready}");
+    srv.wait_line("Ready to accept connections unix");
+    assert!(!srv.seen.iter().any(|l| l.contains("connections tcp")));
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let mut c = unix(&sock);
+    assert_eq!(call(&mut c, &["PING"]), "+PONG");
+    assert_eq!(call(&mut c, &["CONFIG", "GET", "port"]), "*2");
+    // CLIENT INFO over the socket: the path as address, the U flag.
+    let mut c2 = unix(&sock);
+    let info = call(&mut c2, &["CLIENT", "INFO"]);
+    assert!(info.starts_with('$'), "{info}");
+    let mut line = String::new();
+    BufReader::new(&mut c2).read_line(&mut line).unwrap();
+    assert!(
+        line.contains(&format!("addr={}:0 ", sock.display())),
+        "{line}"
+    );
+    assert!(line.contains(" flags=U "), "{line}");
+}
+
+#[test]
+fn port_0_without_unixsocket_picks_a_free_port_and_logs_it() {
+    let mut srv = Server::start(&["--port", "0"]);
+    let port = srv.port();
+    assert_ne!(port, 0);
+    srv.wait_line("Ready to accept connections tcp");
+    assert_eq!(call(&mut tcp(port), &["PING"]), "+PONG");
+}
+
+#[test]
+fn startup_lines_are_redis_log_lines_in_redis_order() {
+    let mut srv = Server::start(&["--port", "0", "--save", ""]);
+    srv.wait_line("Ready to accept connections tcp");
+    let lines = srv.seen.clone();
+    for l in &lines {
+        assert_redis_log_line(l);
+    }
+    let pos = |t: &str| lines.iter().position(|l| l.contains(t)).unwrap();
+    assert!(pos("Redis is starting") < pos("Configuration loaded"));
+    assert!(pos("Configuration loaded") < pos("Server initialized"));
+    assert!(pos("Server initialized") < pos("Ready to accept connections tcp"));
+    assert!(lines[pos("Server initialized")].contains(":M "));
+    assert!(lines[pos("Redis is starting")].contains(":C "));
+}
+
+#[test]
+fn several_bind_addresses_each_listen_on_the_port() {
+    let port = free_port();
+    let p = port.to_string();
+    let mut srv = Server::start(&["--port", &p, "--bind", "127.0.0.1", "127.0.0.2"]);
+    srv.wait_line("Ready to accept connections tcp");
+    for ip in ["127.0.0.1", "127.0.0.2"] {
+        let mut s = TcpStream::connect((ip, port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(call(&mut s, &["PING"]), "+PONG", "{ip}");
+    }
+}
+
+#[test]
+fn taken_port_fails_with_redis_lines_and_exit_1() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let srv = Server::start(&["--port", &port.to_string()]);
+    let (lines, code) = srv.finish();
+    assert_eq!(code, Some(1), "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.ends_with(&format!(
+            "# Warning: Could not create server TCP listening socket 127.0.0.1:{port}: bind: Address already in use"
+        ))),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.ends_with(&format!(
+            "# Failed listening on port {port} (TCP), aborting."
+        ))),
+        "{lines:#?}"
+    );
+    drop(taken);
+}
+
+#[test]
+fn empty_bind_without_socket_refuses_to_start() {
+    let srv = Server::start(&["--port", "0", "--bind", ""]);
+    let (lines, code) = srv.finish();
+    assert_eq!(code, Some(1));
+    assert!(lines
+        .iter()
+        .any(|l| l.ends_with("# Configured to not listen anywhere, exiting.")));
+}
+
+#[test]
+fn daemonize_writes_pidfile_and_log_in_dir_and_cleans_up_at_shutdown() {
+    let dir = TempDir::new("daemon");
+    let out = bin()
+        .args([
+            "--port",
+            "0",
+            "--daemonize",
+            "yes",
+            "--dir",
+            dir.0.to_str().unwrap(),
+            "--pidfile",
+            "r.pid",
+            "--logfile",
+            "r.log",
+            "--unixsocket",
+            "r.sock",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    // The parent returns at once, successfully, printing nothing.
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let (pidfile, logfile, sock) = (dir.path("r.pid"), dir.path("r.log"), dir.path("r.sock"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(sock.exists() && pidfile.exists()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid_text = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(pid_text.ends_with('\n'));
+    let pid: i32 = pid_text.trim().parse().unwrap();
+    let mut c = unix(&sock);
+    assert_eq!(call(&mut c, &["PING"]), "+PONG");
+    let log = std::fs::read_to_string(&logfile).unwrap();
+    assert!(log.contains(&format!("{pid}:M ")), "{log}");
+    assert!(log.contains("# Server initialized"), "{log}");
+    // SHUTDOWN: the connection closes, the pid file and socket go, the log says so.
+    let _ = call(&mut c, &["SHUTDOWN"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (pidfile.exists() || sock.exists()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!pidfile.exists() && !sock.exists());
+    // The last line follows the removals; wait for it (bounded).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut log = String::new();
+    while Instant::now() < deadline {
+        log = std::fs::read_to_string(&logfile).unwrap();
+        if log.contains("bye bye") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for l in log.lines() {
+        assert_redis_log_line(l);
+    }
+    let pos = |t: &str| log.find(t).unwrap_or_else(|| panic!("{t}: {log}"));
+    assert!(pos("User requested shutdown...") < pos("Removing the pid file."));
+    assert!(pos("Removing the pid file.") < pos("Removing the unix socket file."));
+    assert!(pos("Removing the unix socket file.") < pos("Redis is now ready to exit, bye bye..."));
+}
+
+#[test]
+fn loglevel_warning_keeps_notice_lines_out() {
+    let mut srv = Server::start(&["--port", "0", "--loglevel", "warning"]);
+    srv.wait_line("Server initialized");
+    let mut srv2 = Server::start(&["--port", "0", "--loglevel", "notice"]);
+    srv2.wait_line("Ready to accept connections tcp");
+    // Notice lines after "Server initialized" would have arrived by now.
+    std::thread::sleep(Duration::from_millis(300));
+    while let Ok(l) = srv.log.try_recv() {
+        srv.seen.push(l);
+    }
+    assert!(
+        srv.seen.iter().all(|l| l.contains(" # ")),
+        "{:#?}",
+        srv.seen
+    );
+}
+
+#[test]
+fn sigterm_logs_and_exits_0_removing_the_pidfile() {
+    let dir = TempDir::new("term");
+    let pidfile = dir.path("t.pid");
+    let mut srv = Server::start(&["--port", "0", "--pidfile", pidfile.to_str().unwrap()]);
+    srv.wait_line("Ready to accept connections tcp");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert_eq!(pid.trim(), srv.child.id().to_string());
+    // SAFETY: sends a signal to the child this test started.
+    unsafe { libc::kill(srv.child.id() as i32, libc::SIGTERM) };
+    let (lines, code) = srv.finish();
+    assert_eq!(code, Some(0));
+    assert!(lines
+        .iter()
+        .any(|l| l.ends_with("# Received SIGTERM scheduling shutdown...")));
+    assert!(!pidfile.exists());
+}
+
+#[test]
+fn protected_mode_denies_clients_from_outside_loopback_address() {
+    let mut srv = Server::start(&["--port", "0", "--bind", "127.0.0.1"]);
+    let port = srv.port();
+    srv.wait_line("Ready to accept connections tcp");
+    // 127.0.0.2 is a loopback interface address but not what Redis calls local
+    // (127.0.0.1 and ::1 only), so it stands for a remote client here.
+    let denied = |srv_port: u16| {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.bind(
+            &"127.0.0.2:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+        s.connect(
+            &format!("127.0.0.1:{srv_port}")
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+        let mut s: TcpStream = s.into();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut all = String::new();
+        let _ = s.write_all(b"PING\r\n");
+        let _ = s.read_to_string(&mut all);
+        all
+    };
+    let reply = denied(port);
+    assert!(
+        reply.starts_with("-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user."),
+        "{reply}"
+    );
+    assert!(
+        reply.ends_with("accepting connections from the outside.\r\n")
+            || reply.ends_with("from the outside.\r\n")
+    );
+    // From 127.0.0.1 the client is served, and turning protected mode off admits the other.
+    let mut local = tcp(port);
+    assert_eq!(
+        call(&mut local, &["CONFIG", "SET", "protected-mode", "no"]),
+        "+OK"
+    );
+    assert_eq!(denied(port), "+PONG\r\n");
+}
+
+#[test]
+fn timeout_closes_idle_clients_but_not_subscribers() {
+    let mut srv = Server::start(&["--port", "0", "--timeout", "1"]);
+    let port = srv.port();
+    srv.wait_line("Ready to accept connections tcp");
+    let mut idle = tcp(port);
+    assert_eq!(call(&mut idle, &["PING"]), "+PONG");
+    let mut sub = tcp(port);
+    assert_eq!(call(&mut sub, &["SUBSCRIBE", "ch"]), "*3");
+    // Idle past the timeout: Redis checks every second, so within about 3 s.
+    std::thread::sleep(Duration::from_millis(3500));
+    let mut buf = [0u8; 64];
+    idle.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let _ = idle.write_all(b"PING\r\n");
+    assert_eq!(
+        idle.read(&mut buf).unwrap_or(0),
+        0,
+        "idle client still open"
+    );
+    let mut pubc = tcp(port);
+    assert_eq!(call(&mut pubc, &["PUBLISH", "ch", "m"]), ":1");
+}
+
+/// The container entrypoint run as `docker run IMAGE ARGS...` would run it, with resplock on
+/// PATH: what it starts, and the container defaults it adds before the given options.
+fn entrypoint(args: &[&str]) -> Server {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_resplock")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docker/docker-entrypoint.sh");
+    let mut cmd = Command::new("sh");
+    cmd.arg(script).args(args).env("PATH", path);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Server {
+        child,
+        log: rx,
+        seen: Vec::new(),
+    }
+}
+
+#[test]
+fn docker_entrypoint_accepts_redis_server_arguments_like_the_official_image() {
+    // `redis-server ...` as testcontainers sets the command; loopback bind for the test.
+    for first in [&["redis-server"][..], &[][..]] {
+        let mut args: Vec<&str> = first.to_vec();
+        args.extend(["--port", "0", "--save", "", "--bind", "127.0.0.1"]);
+        let mut srv = entrypoint(&args);
+        let port = srv.port();
+        srv.wait_line("Ready to accept connections tcp");
+        let mut c = tcp(port);
+        // The container default (protected mode off) comes first, the given options win.
+        assert_eq!(call(&mut c, &["CONFIG", "GET", "protected-mode"]), "*2");
+        let mut rest = String::new();
+        let mut r = BufReader::new(&mut c);
+        for _ in 0..4 {
+            r.read_line(&mut rest).unwrap();
+        }
+        assert!(rest.ends_with("$2\r\nno\r\n"), "{rest:?}");
+    }
+}
