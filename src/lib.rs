@@ -31,7 +31,9 @@ pub mod version;
 
 pub use clock::Clock;
 pub use config::Config;
-pub use server::{start, start_many, BlockingServer, ServerHandle};
+pub use keyspace::Snapshot;
+pub use reply::Reply;
+pub use server::{start, start_many, Backend, BlockingServer, Db, Hit, Restart, ServerHandle};
 
 pub use version::REDIS_VERSION;
 

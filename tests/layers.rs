@@ -43,7 +43,16 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Listeners, lifecycle and the embedding API.
     (
         "server",
-        &["connection", "cmd", "config", "error", "log", "version"],
+        &[
+            "connection",
+            "cmd",
+            "config",
+            "error",
+            "log",
+            "version",
+            "keyspace",
+            "reply",
+        ],
     ),
 ];
 

@@ -18,6 +18,7 @@ pub mod cron;
 pub mod db_cmds;
 pub mod debug_cmd;
 pub mod digest;
+pub mod direct;
 pub mod exec;
 pub mod faults;
 pub mod float80;

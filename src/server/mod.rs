@@ -2,9 +2,12 @@
 //! redis-server runs one (daemon mode, pid file, log lines, signals: [`process`]), graceful
 //! shutdown, and the embedding API ([`start`], [`ServerHandle`], [`BlockingServer`]).
 
+mod backend;
 mod daemon;
 mod listen;
 pub mod process;
+
+pub use backend::{Backend, Db, Hit, Restart};
 
 use crate::cmd::ServerState;
 use crate::config::Config;
@@ -14,12 +17,36 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::task::TaskTracker;
 
-/// A running server on the caller's Tokio runtime.
+/// A running server on the caller's Tokio runtime. Dropping it stops the server (a test's
+/// guard); [`ServerHandle::wait`] keeps it serving until a client's SHUTDOWN. It dereferences
+/// to [`Backend`]: direct access, the clock, faults and restarts.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let server = resplock::start(resplock::Config::ephemeral()).await?;
+/// server.db(0).set("k", "v");
+/// drop(server); // the listeners and connections close
+/// # Ok(()) }
+/// ```
 pub struct ServerHandle {
     addr: SocketAddr,
     unix: Option<PathBuf>,
     state: Arc<ServerState>,
-    done: tokio::task::JoinHandle<()>,
+    backend: Backend,
+    done: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::ops::Deref for ServerHandle {
+    type Target = Backend;
+    fn deref(&self) -> &Backend {
+        &self.backend
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.state.shutdown.cancel();
+    }
 }
 
 impl ServerHandle {
@@ -41,14 +68,18 @@ impl ServerHandle {
     }
 
     /// Close the listeners and every connection, and wait until they are gone.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.state.shutdown.cancel();
-        let _ = self.done.await;
+        if let Some(done) = self.done.take() {
+            let _ = done.await;
+        }
     }
 
     /// Wait until the server stops (SHUTDOWN from a client, or [`ServerHandle::shutdown`]).
-    pub async fn wait(self) {
-        let _ = self.done.await;
+    pub async fn wait(mut self) {
+        if let Some(done) = self.done.take() {
+            let _ = done.await;
+        }
     }
 }
 
@@ -100,8 +131,9 @@ pub(crate) async fn start_with_pidfile(
     Ok(ServerHandle {
         addr,
         unix,
+        backend: Backend::new(state.clone()),
         state,
-        done,
+        done: Some(done),
     })
 }
 
@@ -132,10 +164,25 @@ async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Opt
 }
 
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).
+/// Dropping it stops the server and joins the thread; it dereferences to [`Backend`].
+///
+/// ```no_run
+/// let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// let url = format!("redis://{}", server.local_addr());
+/// server.db(0).assert_missing("lock:a");
+/// ```
 pub struct BlockingServer {
     addr: SocketAddr,
     state: Arc<ServerState>,
+    backend: Backend,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::ops::Deref for BlockingServer {
+    type Target = Backend;
+    fn deref(&self) -> &Backend {
+        &self.backend
+    }
 }
 
 impl BlockingServer {
@@ -173,6 +220,7 @@ impl BlockingServer {
             .map_err(|_| io::Error::other("server thread died"))??;
         Ok(BlockingServer {
             addr,
+            backend: Backend::new(state.clone()),
             state,
             thread: Some(thread),
         })
