@@ -52,6 +52,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "version",
             "keyspace",
             "reply",
+            "clock",
         ],
     ),
 ];
