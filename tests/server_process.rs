@@ -464,18 +464,12 @@ fn timeout_closes_idle_clients_but_not_subscribers() {
     assert_eq!(call(&mut pubc, &["PUBLISH", "ch", "m"]), ":1");
 }
 
-/// The container entrypoint run as `docker run IMAGE ARGS...` would run it, with resplock on
-/// PATH: what it starts, and the container defaults it adds before the given options.
+/// The image's entrypoint (`resplock --container`, see the Dockerfile) run as
+/// `docker run IMAGE ARGS...` would run it: what it starts, and the container defaults it
+/// adds before the given options.
 fn entrypoint(args: &[&str]) -> Server {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_resplock")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docker/docker-entrypoint.sh");
-    let mut cmd = Command::new("sh");
-    cmd.arg(script).args(args).env("PATH", path);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_resplock"));
+    cmd.arg("--container").args(args);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -518,4 +512,21 @@ fn docker_entrypoint_accepts_redis_server_arguments_like_the_official_image() {
         }
         assert!(rest.ends_with("$2\r\nno\r\n"), "{rest:?}");
     }
+}
+
+#[test]
+fn healthcheck_exits_zero_on_pong_and_one_when_nothing_answers() {
+    let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    let addr = server.local_addr().to_string();
+    let check = |target: &str| {
+        Command::new(env!("CARGO_BIN_EXE_resplock"))
+            .args(["--healthcheck", target])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(check(&addr), Some(0));
+    drop(server);
+    assert_eq!(check(&addr), Some(1));
 }

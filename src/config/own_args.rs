@@ -7,6 +7,10 @@
 //!   `--port P`, or N free ports with `--port 0`), printing one address per line.
 //! - `--healthcheck [host:]port`: send PING to a server and exit 0 on PONG (a container's
 //!   HEALTHCHECK, with no shell or redis-cli in the image).
+//! - `--container` (first, as the image's entrypoint): the official redis image's
+//!   docker-entrypoint.sh rules without a shell: a leading `redis-server` or `resplock` word
+//!   is dropped, and a server started without a config file listens on every interface with
+//!   protected mode off (the options given later still win).
 
 /// What [`take_own_args`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,6 +34,9 @@ pub struct OwnArgs {
 /// assert_eq!(argv, ["resplock", "--port", "0"]);
 /// ```
 pub fn take_own_args(argv: &mut Vec<String>) -> Result<OwnArgs, String> {
+    if argv.get(1).is_some_and(|a| a == "--container") {
+        container_args(argv);
+    }
     let mut own = OwnArgs::default();
     let mut i = 1;
     while i < argv.len() {
@@ -72,6 +79,23 @@ pub fn take_own_args(argv: &mut Vec<String>) -> Result<OwnArgs, String> {
     Ok(own)
 }
 
+/// The image's entrypoint rules (see the module documentation), applied to `argv` whose
+/// `argv[1]` is `--container`.
+fn container_args(argv: &mut Vec<String>) {
+    argv.remove(1);
+    if argv
+        .get(1)
+        .is_some_and(|a| a == "redis-server" || a == "resplock")
+    {
+        argv.remove(1);
+    }
+    // No config file (nothing, or an option first): the official image's defaults.
+    if argv.get(1).is_none_or(|a| a.starts_with('-')) {
+        let defaults = ["--bind", "* -::*", "--protected-mode", "no"];
+        argv.splice(1..1, defaults.iter().map(|s| s.to_string()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +131,24 @@ mod tests {
         ] {
             assert!(take_own_args(&mut argv(bad)).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_container_entrypoint_follows_the_official_images_rules() {
+        let open = ["--bind", "* -::*", "--protected-mode", "no"];
+        let mut a = argv(&["resplock", "--container"]);
+        take_own_args(&mut a).unwrap();
+        assert_eq!(a[1..], open);
+        let mut a = argv(&["resplock", "--container", "redis-server", "--port", "1"]);
+        take_own_args(&mut a).unwrap();
+        assert_eq!(a[1..5], open);
+        assert_eq!(a[5..], ["--port", "1"]);
+        let mut a = argv(&["resplock", "--container", "/r.conf", "--port", "1"]);
+        take_own_args(&mut a).unwrap();
+        assert_eq!(a, argv(&["resplock", "/r.conf", "--port", "1"]));
+        let mut a = argv(&["resplock", "--container", "resplock", "--instances", "3"]);
+        assert_eq!(take_own_args(&mut a).unwrap().instances, Some(3));
+        assert_eq!(a[1..], open);
     }
 
     #[test]
