@@ -5,7 +5,7 @@
 //!
 //! A script runs on the worker that received it, so a short script costs no thread hand-off;
 //! a long one hands the worker's other tasks to another thread from the Lua hook
-//! ([`hand_off_if_long`]) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
+//! (`hand_off_if_long`) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
 
 use super::client::Client;
 use super::lock::Held;

@@ -1,5 +1,5 @@
 //! The command table and dispatch. Every command is one [`Command`] row in its family's
-//! `COMMANDS` slice; network clients and Lua's `redis.call` both go through [`dispatch`], so a
+//! `COMMANDS` slice; network clients and Lua's `redis.call` both go through [`call`], so a
 //! command is added in one place and behaves the same everywhere.
 
 pub mod args;

@@ -1,4 +1,4 @@
-//! The server: listeners and accept loops ([`listen`]), the process around it as
+//! The server: listeners and accept loops (`listen`), the process around it as
 //! redis-server runs one (daemon mode, pid file, log lines, signals: [`process`]), graceful
 //! shutdown, and the embedding API ([`start`], [`ServerHandle`], [`BlockingServer`]).
 
@@ -61,8 +61,8 @@ impl ServerHandle {
         self.unix.as_deref()
     }
 
-    /// The server's state: its clock (tests move time with `state().clock.advance_ms`),
-    /// keyspace and configuration.
+    /// The server's internal state (test surface, not API: use the [`Backend`] controls).
+    #[doc(hidden)]
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }
@@ -84,7 +84,7 @@ impl ServerHandle {
 }
 
 /// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; see
-/// [`listen`] for the `port 0` rule) and serve on the current runtime.
+/// `listen` for the `port 0` rule) and serve on the current runtime.
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
     start_with_pidfile(config, None).await
 }
@@ -231,7 +231,8 @@ impl BlockingServer {
         self.addr
     }
 
-    /// The server's state (clock, keyspace, configuration).
+    /// The server's internal state (test surface, not API: use the [`Backend`] controls).
+    #[doc(hidden)]
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }
