@@ -195,3 +195,30 @@ async fn start_many_gives_independent_servers() {
     assert!(nodes[0].now_ms() + 50_000 < nodes[1].now_ms());
     assert_ne!(nodes[0].local_addr(), nodes[2].local_addr());
 }
+
+/// The Redlock critique's two scenarios on three nodes: a failover that lost the lock's
+/// write, and a clock jump on one node, together hand a second client a majority while the
+/// first still believes it holds the lock.
+#[tokio::test]
+async fn a_failover_without_the_write_and_a_clock_jump_break_redlock_mutual_exclusion() {
+    let nodes = resplock::start_many(resplock::Config::ephemeral(), 3)
+        .await
+        .unwrap();
+    let before = nodes[1].snapshot();
+    for n in &nodes {
+        let mut a = Raw::connect(n).await;
+        assert_eq!(cmd!(a, "SET", "lock", "A", "NX", "PX", "30000"), b"+OK\r\n");
+    }
+    // Node 1 fails over to a replica the write had not reached; node 2's clock jumps.
+    nodes[1].restart(Restart::From(before));
+    nodes[2].advance(Duration::from_secs(31));
+    let mut got = 0;
+    for n in &nodes {
+        let mut b = Raw::connect(n).await;
+        if cmd!(b, "SET", "lock", "B", "NX", "PX", "30000") == b"+OK\r\n" {
+            got += 1;
+        }
+    }
+    assert_eq!(got, 2, "B holds a majority too");
+    nodes[0].db(0).assert_value("lock", "A");
+}
