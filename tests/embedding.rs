@@ -222,3 +222,21 @@ async fn a_failover_without_the_write_and_a_clock_jump_break_redlock_mutual_excl
     assert_eq!(got, 2, "B holds a majority too");
     nodes[0].db(0).assert_value("lock", "A");
 }
+
+#[tokio::test]
+async fn client_ages_and_uptime_follow_the_server_clock() {
+    let s = server().await;
+    s.freeze();
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    s.advance(Duration::from_secs(120));
+    let list = cmd!(c, "CLIENT", "LIST");
+    let list = String::from_utf8_lossy(&list);
+    assert!(list.contains(" age=120 idle=0 "), "{list}");
+    let info = cmd!(c, "INFO", "server");
+    let info = String::from_utf8_lossy(&info);
+    assert!(
+        info.contains("uptime_in_seconds:120\r\n") || info.contains("uptime_in_seconds:121\r\n"),
+        "{info}"
+    );
+}

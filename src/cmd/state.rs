@@ -35,6 +35,9 @@ pub struct ServerState {
     /// Cancelled to stop the server (SHUTDOWN, ServerHandle::shutdown).
     pub shutdown: CancellationToken,
     pub started: Instant,
+    /// The server clock at the start, Unix seconds (INFO's uptime, as Redis's stat_starttime:
+    /// a test that moves the clock moves the uptime with it).
+    pub started_s: std::sync::atomic::AtomicI64,
     /// 40 hex characters, as Redis's run_id.
     pub run_id: String,
     pub local_addr: OnceLock<SocketAddr>,
@@ -105,6 +108,7 @@ impl ServerState {
             stats: Stats::default(),
             shutdown: CancellationToken::new(),
             started: Instant::now(),
+            started_s: Default::default(),
             run_id,
             local_addr: OnceLock::new(),
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
@@ -121,9 +125,9 @@ impl ServerState {
             snapshots: Mutex::new(std::collections::HashMap::new()),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
-        state
-            .lastsave
-            .store(state.clock.now_ms() / 1000, Ordering::Relaxed);
+        let start_s = state.clock.now_ms() / 1000;
+        state.lastsave.store(start_s, Ordering::Relaxed);
+        state.started_s.store(start_s, Ordering::Relaxed);
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
         state
