@@ -240,3 +240,33 @@ async fn client_ages_and_uptime_follow_the_server_clock() {
         "{info}"
     );
 }
+
+/// The script time limit runs on real time: a frozen server clock must not disable BUSY.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_clock_still_lets_a_long_script_answer_busy() {
+    let s = server_with(resplock::Config {
+        busy_reply_threshold_ms: 100,
+        ..resplock::Config::ephemeral()
+    })
+    .await;
+    s.freeze();
+    let mut runner = Raw::connect(&s).await;
+    let script = "local i = 0 while true do i = i + 1 end";
+    runner
+        .send(
+            format!(
+                "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+                script.len()
+            )
+            .as_bytes(),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut other = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(other, "GET", "x"),
+        &b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"[..]
+    );
+    assert_eq!(cmd!(other, "SCRIPT", "KILL"), b"+OK\r\n");
+    assert!(runner.reply().await.starts_with(b"-ERR Script killed"));
+}
