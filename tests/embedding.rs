@@ -270,3 +270,25 @@ async fn a_frozen_clock_still_lets_a_long_script_answer_busy() {
     assert_eq!(cmd!(other, "SCRIPT", "KILL"), b"+OK\r\n");
     assert!(runner.reply().await.starts_with(b"-ERR Script killed"));
 }
+
+#[tokio::test]
+async fn idle_times_and_slowlog_timestamps_follow_the_server_clock() {
+    let s = server().await;
+    s.set_time(UNIX_EPOCH + Duration::from_secs(4_000_000_000));
+    s.freeze();
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "SET", "k", "v"), b"+OK\r\n");
+    s.advance(Duration::from_secs(50));
+    assert_eq!(cmd!(c, "OBJECT", "IDLETIME", "k"), b":50\r\n");
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "slowlog-log-slower-than", "0"),
+        b"+OK\r\n"
+    );
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    let log = cmd!(c, "SLOWLOG", "GET", "1");
+    assert!(
+        log.windows(12).any(|w| w == b":4000000050\r"),
+        "{}",
+        String::from_utf8_lossy(&log)
+    );
+}
