@@ -132,6 +132,15 @@ impl ProtectedAction {
 /// the rest. Build one with [`Config::default`] (redis-server's defaults, loopback bind, no
 /// save points), [`Config::ephemeral`] or [`parse_command_line`]; read or change any
 /// parameter by name with [`Config::get_matching`] and [`Config::set_many`].
+///
+/// ```
+/// let config = resplock::Config {
+///     enable_test_commands: true, // RESPLOCK.CLOCK and friends over the wire
+///     busy_reply_threshold_ms: 100,
+///     ..resplock::Config::ephemeral()
+/// };
+/// assert_eq!(config.port, 0);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Addresses to listen on, space separated as CONFIG GET prints them.
@@ -330,6 +339,13 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 
 impl Config {
     /// A configuration for tests: loopback, a free port, everything else default.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// println!("redis://{}", server.local_addr());
+    /// # Ok(()) }
+    /// ```
     pub fn ephemeral() -> Self {
         Config {
             port: 0,

@@ -83,8 +83,16 @@ impl ServerHandle {
     }
 }
 
-/// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; see
-/// `listen` for the `port 0` rule) and serve on the current runtime.
+/// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; port 0 picks a
+/// free port) and serve on the current runtime until the handle is dropped or shut down.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let server = resplock::start(resplock::Config::ephemeral()).await?;
+/// let url = format!("redis://{}", server.local_addr());
+/// server.shutdown().await;
+/// # Ok(()) }
+/// ```
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
     start_with_pidfile(config, None).await
 }
