@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lists_compare.sh [RESPLOCK_BIN] [ROUNDS=3]
-# List throughput side by side with redis-server 7.0, as /work/shared/bench/compare.sh does for
+# List throughput side by side with redis-server 7.0, as benches/lock_compare.py does for
 # the lock workloads: each round starts a fresh redis-server and then a fresh resplock, each
 # pinned to CPU 1, with redis-benchmark pinned to CPU 0 (A B A B). Workloads:
 #   set        SET, the reference: list ratios are read against SET's ratio

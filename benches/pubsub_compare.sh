@@ -2,7 +2,7 @@
 # pubsub_compare.sh [RESPLOCK_BIN] [ROUNDS=3] [SCENARIO...]
 #
 # Side-by-side pub/sub benchmark of redis-server 7.0 and resplock, like
-# /work/shared/bench/compare.sh: each server pinned to CPU 1 (taskset), the load generator
+# benches/lock_compare.py: each server pinned to CPU 1 (taskset), the load generator
 # benches/pubsub_fanout.rs pinned to CPU 0, alternated A B A B (a fresh server per round), and
 # the medians of the rounds compared as resplock/redis. Loopback only; every run is bounded by
 # its message count and the generator's timeout.

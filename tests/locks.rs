@@ -1,4 +1,4 @@
-//! The lock patterns of the seed articles that need no Lua, driven through the `redis` crate as
+//! The lock patterns of well-known distributed-lock articles that need no Lua, driven through the `redis` crate as
 //! a stock client would. Time moves with the server's clock instead of sleeping.
 mod common;
 use common::*;

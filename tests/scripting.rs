@@ -1,5 +1,5 @@
 //! Lua scripting: EVAL/EVALSHA/SCRIPT with Redis 7.0.15's exact replies (recorded from a real
-//! redis-server), the seed articles' lock scripts run unchanged, atomicity under concurrency,
+//! redis-server), well-known lock scripts run unchanged, atomicity under concurrency,
 //! BUSY / SCRIPT KILL / UNKILLABLE / NOTBUSY, and hostile scripts.
 
 mod common;
