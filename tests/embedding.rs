@@ -159,6 +159,23 @@ async fn counters_count_commands_and_connections() {
     assert_eq!(s.commands_processed(), before + 2);
     assert_eq!(s.connections_received(), 1);
     assert_eq!(s.connected_clients(), 1);
+    let id = cmd!(c, "CLIENT", "ID");
+    let id: u64 = std::str::from_utf8(&id[1..])
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!s.disconnect_client(id + 1));
+    assert!(s.disconnect_client(id));
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read(&mut c.stream, &mut buf),
+    )
+    .await
+    .expect("the connection closes")
+    .unwrap_or(0);
+    assert_eq!(n, 0);
 }
 
 #[tokio::test]

@@ -205,6 +205,11 @@ impl Backend {
         crate::cmd::faults::disconnect(&self.state, |_| true)
     }
 
+    /// Close one client's connection (its CLIENT ID); whether it was connected.
+    pub fn disconnect_client(&self, id: u64) -> bool {
+        crate::cmd::faults::disconnect(&self.state, |c| c.id == id) == 1
+    }
+
     /// Close new connections at once (`true`) or accept them again (`false`).
     pub fn refuse_connections(&self, on: bool) {
         self.state.faults.refuse_connections(on);
