@@ -111,6 +111,15 @@ impl Backend {
 
     /// Move the server's clock forward (miniredis's `FastForward`): TTLs run out, expired
     /// keys go at once (with their `expired` events), blocked clients' timeouts fire.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.db(0).set("lease", "w1");
+    /// server.db(0).set_ttl("lease", std::time::Duration::from_secs(10));
+    /// server.advance(std::time::Duration::from_millis(10_001));
+    /// server.db(0).assert_missing("lease");
+    /// # }
+    /// ```
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
         self.move_clock(|c| c.advance_ms(ms));
@@ -118,6 +127,13 @@ impl Backend {
 
     /// Set the server's clock to `at` (miniredis's `SetTime`); it keeps running from there
     /// unless frozen.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.set_time(std::time::UNIX_EPOCH + std::time::Duration::from_secs(4_102_444_800));
+    /// assert_eq!(server.now_ms() / 1000, 4_102_444_800);
+    /// # }
+    /// ```
     pub fn set_time(&self, at: SystemTime) {
         let ms = match at.duration_since(UNIX_EPOCH) {
             Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
@@ -128,6 +144,15 @@ impl Backend {
 
     /// Stop the server's clock: time moves only by [`Backend::advance`] and
     /// [`Backend::set_time`]. The script time limit (BUSY) still runs on real time.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.freeze();
+    /// let t = server.now_ms();
+    /// assert_eq!(server.now_ms(), t);
+    /// server.resume();
+    /// # }
+    /// ```
     pub fn freeze(&self) {
         self.state.clock.freeze();
     }
@@ -164,12 +189,28 @@ impl Backend {
     }
 
     /// Hold the replies of the next `times` commands `hit` matches for `by`.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// use resplock::Hit;
+    /// // Every EVAL answers 200 ms late: a lock acquisition that outlives its validity.
+    /// server.delay(Hit::Command("eval".into()), std::time::Duration::from_millis(200), None);
+    /// # }
+    /// ```
     pub fn delay(&self, hit: Hit, by: Duration, times: Option<u64>) -> u64 {
         self.state.faults.add(target(hit), Action::Delay(by), times)
     }
 
     /// Close the connection of the next `times` requests `hit` matches without running them
     /// (`after_running`: run them, then close before the reply, a write whose reply is lost).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// use resplock::Hit;
+    /// // The next SET runs, but its client never hears back (a lock it does not know it holds).
+    /// server.drop_requests(Hit::Command("set".into()), true, Some(1));
+    /// # }
+    /// ```
     pub fn drop_requests(&self, hit: Hit, after_running: bool, times: Option<u64>) -> u64 {
         let action = if after_running {
             Action::DropAfter
@@ -190,6 +231,12 @@ impl Backend {
     }
 
     /// Answer nothing for `d` (connections stay open; requests wait, then run).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.pause(std::time::Duration::from_secs(2)); // a GC pause, a stopped VM
+    /// # }
+    /// ```
     pub fn pause(&self, d: Duration) {
         self.state.faults.pause(d);
     }
@@ -211,6 +258,13 @@ impl Backend {
     }
 
     /// Close new connections at once (`true`) or accept them again (`false`).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.refuse_connections(true); // the node is unreachable
+    /// server.disconnect_all();
+    /// # }
+    /// ```
     pub fn refuse_connections(&self, on: bool) {
         self.state.faults.refuse_connections(on);
     }
@@ -250,6 +304,14 @@ impl Backend {
     // -------------------------------------------------------------------------- counters
 
     /// Commands received since the start (INFO's total_commands_processed).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// let before = server.commands_processed();
+    /// // ... the code under test talks to the server ...
+    /// assert!(server.commands_processed() >= before);
+    /// # }
+    /// ```
     pub fn commands_processed(&self) -> u64 {
         self.state.stats.total_commands.load(Ordering::Relaxed)
     }
