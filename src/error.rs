@@ -27,6 +27,8 @@ pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
+/// Every CLUSTER subcommand, READONLY, READWRITE and ASKING: resplock is never a cluster node.
+pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 /// What a client from outside loopback gets in protected mode (no password set).
 pub const PROTECTED_MODE: &str = "DENIED Redis is running in protected mode because protected \
 mode is enabled and no password is set for the default user. In this mode connections are only \

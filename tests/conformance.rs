@@ -37,6 +37,7 @@ const GROUPS: &[&str] = &[
     "command",
     "dropin",
     "tracking",
+    "cluster",
     "sets",
     "zsets",
     "sort",

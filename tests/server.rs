@@ -343,3 +343,104 @@ async fn shutdown_stops_the_server_without_a_reply() {
         .expect("server stops");
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+/// The field names of redis-server 7.0.15's `INFO memory`, in its order.
+const REDIS_MEMORY_FIELDS: &[&str] = &[
+    "used_memory",
+    "used_memory_human",
+    "used_memory_rss",
+    "used_memory_rss_human",
+    "used_memory_peak",
+    "used_memory_peak_human",
+    "used_memory_peak_perc",
+    "used_memory_overhead",
+    "used_memory_startup",
+    "used_memory_dataset",
+    "used_memory_dataset_perc",
+    "allocator_allocated",
+    "allocator_active",
+    "allocator_resident",
+    "total_system_memory",
+    "total_system_memory_human",
+    "used_memory_lua",
+    "used_memory_vm_eval",
+    "used_memory_lua_human",
+    "used_memory_scripts_eval",
+    "number_of_cached_scripts",
+    "number_of_functions",
+    "number_of_libraries",
+    "used_memory_vm_functions",
+    "used_memory_vm_total",
+    "used_memory_vm_total_human",
+    "used_memory_functions",
+    "used_memory_scripts",
+    "used_memory_scripts_human",
+    "maxmemory",
+    "maxmemory_human",
+    "maxmemory_policy",
+    "allocator_frag_ratio",
+    "allocator_frag_bytes",
+    "allocator_rss_ratio",
+    "allocator_rss_bytes",
+    "rss_overhead_ratio",
+    "rss_overhead_bytes",
+    "mem_fragmentation_ratio",
+    "mem_fragmentation_bytes",
+    "mem_not_counted_for_evict",
+    "mem_replication_backlog",
+    "mem_total_replication_buffers",
+    "mem_clients_slaves",
+    "mem_clients_normal",
+    "mem_cluster_links",
+    "mem_aof_buffer",
+    "mem_allocator",
+    "active_defrag_running",
+    "lazyfree_pending_objects",
+    "lazyfreed_objects",
+];
+
+/// The scripting figures (Redis's Lua VM, script cache and functions), which come with the
+/// scripting engine's own accounting.
+const SCRIPTING_FIELDS: &[&str] = &[
+    "used_memory_lua",
+    "used_memory_vm_eval",
+    "used_memory_lua_human",
+    "used_memory_scripts_eval",
+    "number_of_cached_scripts",
+    "number_of_functions",
+    "number_of_libraries",
+    "used_memory_vm_functions",
+    "used_memory_vm_total",
+    "used_memory_vm_total_human",
+    "used_memory_functions",
+    "used_memory_scripts",
+    "used_memory_scripts_human",
+];
+
+#[tokio::test]
+async fn info_memory_has_redis_fields_in_redis_order() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let info = text(&cmd!(c, "INFO", "memory"));
+    let names: Vec<&str> = info
+        .split("\r\n")
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_once(':').unwrap().0)
+        .collect();
+    // Every field is one of Redis's, in Redis's order...
+    let mut expected = REDIS_MEMORY_FIELDS.iter();
+    for n in &names {
+        assert!(
+            expected.any(|e| e == n),
+            "{n} unknown or out of order in {names:?}"
+        );
+    }
+    // ...and all of Redis's are there, the scripting engine's aside.
+    for f in REDIS_MEMORY_FIELDS {
+        assert!(
+            names.contains(f) || SCRIPTING_FIELDS.contains(f),
+            "missing {f}"
+        );
+    }
+    s.shutdown().await;
+}

@@ -199,6 +199,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("used_memory_startup", &0);
             kv("used_memory_dataset", &rss);
             kv("used_memory_dataset_perc", &"100.00%");
+            // No allocator statistics: the allocator's figures are the process's.
+            kv("allocator_allocated", &rss);
+            kv("allocator_active", &rss);
+            kv("allocator_resident", &rss);
             kv("total_system_memory", &total);
             kv("total_system_memory_human", &human_bytes(total));
             kv("used_memory_lua", &0);
@@ -208,11 +212,19 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("maxmemory", &cfg.maxmemory);
             kv("maxmemory_human", &human_bytes(cfg.maxmemory));
             kv("maxmemory_policy", &cfg.maxmemory_policy);
+            for k in ["allocator_frag", "allocator_rss", "rss_overhead"] {
+                kv(&format!("{k}_ratio"), &"1.00");
+                kv(&format!("{k}_bytes"), &0);
+            }
             kv("mem_fragmentation_ratio", &"1.00");
             kv("mem_fragmentation_bytes", &0);
             kv("mem_not_counted_for_evict", &0);
+            // No replication backlog, replica buffers or cluster bus.
+            kv("mem_replication_backlog", &0);
+            kv("mem_total_replication_buffers", &0);
             kv("mem_clients_slaves", &0);
             kv("mem_clients_normal", &0);
+            kv("mem_cluster_links", &0);
             kv("mem_aof_buffer", &0);
             kv("mem_allocator", &"libc");
             kv("active_defrag_running", &0);
@@ -327,6 +339,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("total_writes_processed", &l(&st.total_commands));
             kv("io_threaded_reads_processed", &0);
             kv("io_threaded_writes_processed", &0);
+            // Replies are written from the client's outbox, never through Redis's resizable
+            // reply buffer.
+            kv("reply_buffer_shrinks", &0);
+            kv("reply_buffer_expands", &0);
         }
         "replication" => {
             kv("role", &"master");

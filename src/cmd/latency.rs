@@ -1,6 +1,7 @@
-//! LATENCY (Redis's latency.c): latency events (`command`, `fast-command`, `expire-cycle`)
-//! sampled when they take at least `latency-monitor-threshold` ms, their history, latest and
-//! worst samples, the doctor's report and graph, and the per-command run-time histograms.
+//! LATENCY (Redis's latency.c): latency events (`command`, `fast-command`, `expire-cycle`,
+//! `expire-del` of active and lazy expiry) sampled when they take at least
+//! `latency-monitor-threshold` ms, their history, latest and worst samples, the doctor's
+//! report and graph, and the per-command run-time histograms.
 
 use super::connection_cmds::help_reply;
 use super::flags::*;

@@ -10,6 +10,7 @@ pub mod client;
 pub mod client_cmd;
 pub mod client_ctl;
 pub mod client_state;
+pub mod cluster_cmd;
 pub mod command_cmd;
 pub mod config_cmd;
 pub mod connection_cmds;
@@ -278,6 +279,7 @@ fn families() -> Vec<&'static [Command]> {
         list::COMMANDS,
         list_more::COMMANDS,
         server_cmds::COMMANDS,
+        cluster_cmd::COMMANDS,
         info_cmd::COMMANDS,
         command_cmd::COMMANDS,
         config_cmd::COMMANDS,

@@ -87,6 +87,9 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
         "command"
     };
     latency::add_sample_if_needed(state, event, us / 1000);
+    // Keys the command found expired and removed (Redis samples each in expireIfNeeded).
+    let lazy_del = crate::keyspace::take_slowest_lazy_delete().as_millis() as u64;
+    latency::add_sample_if_needed(state, "expire-del", lazy_del);
     if !cmd.has(super::flags::SKIP_SLOWLOG) {
         slowlog::push_if_slow(state, ctx.client, args, us);
     }

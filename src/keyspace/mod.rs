@@ -35,6 +35,7 @@ pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 use ahash::RandomState;
 use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// 2^SHARD_BITS shards per database.
 const SHARD_BITS: u32 = 6;
@@ -64,12 +65,21 @@ thread_local! {
     /// Whether new keys are reported on this thread (set per command: only when someone
     /// listens for `new` events, since it costs a copy of every created key).
     static TRACK_NEW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The longest lazy-expiry removal on this thread since [`take_slowest_lazy_delete`]
+    /// (Redis's `expire-del` latency event, sampled after each command).
+    static SLOWEST_LAZY_DEL: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
     /// Whether new keys that can serve blocked pops are reported as [`KeyEvent::Ready`] on
     /// this thread (set per command: only while some client is blocked).
     static TRACK_READY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Whether expired keys are kept (read as missing, not removed) on this thread: set per
     /// command while the dataset must stay constant (Redis keeps it so during a client pause).
     static KEEP_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The longest removal lazy expiry made on this thread since the last call, and reset it: the
+/// command path samples it as the `expire-del` latency event after each command.
+pub fn take_slowest_lazy_delete() -> Duration {
+    SLOWEST_LAZY_DEL.with(|c| c.replace(Duration::ZERO))
 }
 
 /// Keep expired keys instead of removing them, for the commands run next on this thread.
@@ -118,7 +128,11 @@ impl Shard {
                     if KEEP_EXPIRED.with(|t| t.get()) {
                         return false;
                     }
-                    let (k, _) = self.map.swap_remove_index(i).expect("index");
+                    let started = Instant::now();
+                    let (k, value) = self.map.swap_remove_index(i).expect("index");
+                    drop(value);
+                    let took = started.elapsed();
+                    SLOWEST_LAZY_DEL.with(|c| c.set(c.get().max(took)));
                     self.volatile -= 1;
                     PENDING.with(|l| {
                         l.borrow_mut()
@@ -267,11 +281,13 @@ impl Shard {
         self.expire_cursor = 0;
     }
 
-    /// Look at up to `budget` entries from the rotating cursor and remove the expired ones.
-    /// Returns the removed keys.
-    fn active_expire(&mut self, budget: usize, now: i64, out: &mut Vec<Bytes>) {
+    /// Look at up to `budget` entries from the rotating cursor and remove the expired ones
+    /// into `out`. Returns the longest single removal (freeing a big value is what takes time:
+    /// Redis's `expire-del` latency event).
+    fn active_expire(&mut self, budget: usize, now: i64, out: &mut Vec<Bytes>) -> Duration {
+        let mut slowest = Duration::ZERO;
         if self.volatile == 0 {
-            return;
+            return slowest;
         }
         let mut seen = 0;
         while seen < budget && !self.map.is_empty() {
@@ -281,8 +297,11 @@ impl Shard {
             let i = self.expire_cursor;
             let expired = self.map.get_index(i).map(|(_, e)| e.is_expired(now)) == Some(true);
             if expired {
+                let started = Instant::now();
                 // swap_remove moves the last entry into slot i: look at i again next.
-                let (k, _) = self.map.swap_remove_index(i).expect("index");
+                let (k, value) = self.map.swap_remove_index(i).expect("index");
+                drop(value);
+                slowest = slowest.max(started.elapsed());
                 self.volatile -= 1;
                 out.push(k.into_bytes());
             } else {
@@ -293,6 +312,7 @@ impl Shard {
         if self.map.capacity() > 64 && self.map.len() * 4 < self.map.capacity() {
             self.map.shrink_to(self.map.len() * 2);
         }
+        slowest
     }
 }
 
@@ -460,19 +480,59 @@ impl Keyspace {
     }
 
     /// One round of active expiry over every shard: each round looks at a tenth of each shard,
-    /// so at 10 rounds a second every expired key is reclaimed within about a second.
-    pub fn active_expire_round(&self, now: i64) {
+    /// so at 10 rounds a second every expired key is reclaimed within about a second. Returns
+    /// the longest single key removal, for the `expire-del` latency event.
+    pub fn active_expire_round(&self, now: i64) -> Duration {
+        let mut slowest = Duration::ZERO;
         let mut removed = Vec::new();
         for (dbi, db) in self.dbs.iter().enumerate() {
             for s in db.shards.iter() {
                 {
                     let mut g = s.lock();
                     let budget = g.map.len() / 10 + 16;
-                    g.active_expire(budget, now, &mut removed);
+                    slowest = slowest.max(g.active_expire(budget, now, &mut removed));
                 }
                 self.report_expired(dbi, &removed);
                 removed.clear();
             }
         }
+        slowest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn active_expiry_reports_its_slowest_removal_for_expire_del() {
+        let ks = Keyspace::new(1);
+        ks.db(0).lock(b"k").insert(
+            b"k",
+            Entry::with_expiry(Value::Str(Bytes::from(vec![7u8; 1 << 20])), 1_000),
+        );
+        assert_eq!(ks.active_expire_round(500), Duration::ZERO);
+        assert_eq!(ks.db(0).len(), 1);
+        assert!(ks.active_expire_round(2_000) > Duration::ZERO);
+        assert_eq!(ks.db(0).len(), 0);
+        assert_eq!(ks.active_expire_round(3_000), Duration::ZERO);
+    }
+
+    #[test]
+    fn lazy_expiry_reports_its_slowest_removal_once_for_expire_del() {
+        let ks = Keyspace::new(1);
+        let mut g = ks.db(0).lock(b"k");
+        g.insert(
+            b"k",
+            Entry::with_expiry(Value::Str(Bytes::from(vec![7u8; 1 << 20])), 1_000),
+        );
+        take_slowest_lazy_delete();
+        assert!(g.get(b"k", 500).is_some());
+        assert_eq!(take_slowest_lazy_delete(), Duration::ZERO);
+        assert!(g.get(b"k", 2_000).is_none());
+        assert!(take_slowest_lazy_delete() > Duration::ZERO);
+        assert_eq!(take_slowest_lazy_delete(), Duration::ZERO);
+        drop(g);
+        ks.report_pending();
     }
 }
