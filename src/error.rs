@@ -44,6 +44,13 @@ password for the default user. NOTE: You only need to do one of the above things
 the server to start accepting connections from the outside.";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// RESPLOCK.FAULT ERROR's text must be one line (it is sent as an error reply).
+pub const TEST_FAULT_ERROR_TEXT: &str = "ERR the error text must be non-empty and on one line";
+/// The embedding API's direct access runs commands without a connection: these need one.
+pub const DIRECT_NEEDS_CLIENT: &str =
+    "ERR this command needs a client connection (blocking, subscribing, MULTI or scripts)";
+/// RESPLOCK.RESTART FROM a snapshot RESPLOCK.SNAPSHOT never took.
+pub const TEST_NO_SUCH_SNAPSHOT: &str = "ERR no such snapshot";
 pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
 pub const BIT_NOT_INTEGER: &str = "ERR bit is not an integer or out of range";
 pub const BIT_ARG_ONE_OR_ZERO: &str = "ERR The bit argument must be 1 or 0.";

@@ -51,6 +51,7 @@ const GROUPS: &[&str] = &[
     "multi",
     "lists",
     "blocking",
+    "test_control",
     "bitops",
     "object",
     "debug",

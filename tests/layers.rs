@@ -47,7 +47,17 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Listeners, lifecycle and the embedding API.
     (
         "server",
-        &["connection", "cmd", "config", "error", "log", "version"],
+        &[
+            "connection",
+            "cmd",
+            "config",
+            "error",
+            "log",
+            "version",
+            "keyspace",
+            "reply",
+            "clock",
+        ],
     ),
 ];
 

@@ -5,7 +5,7 @@
 //!
 //! A script runs on the worker that received it, so a short script costs no thread hand-off;
 //! a long one hands the worker's other tasks to another thread from the Lua hook
-//! ([`hand_off_if_long`]) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
+//! (`hand_off_if_long`) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
 
 use super::client::Client;
 use super::lock::Held;
@@ -33,7 +33,14 @@ use std::time::{Duration, Instant};
 /// ([`super::multi`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    let (cmd, parent) = match super::resolve(&args) {
+    if state.faults.armed() && !super::faults::is_test_request(&args) {
+        // A paused server answers nothing, not even errors, until the pause ends.
+        if !super::faults::wait_while_paused(state, client).await {
+            client.close_after_reply = true;
+            return Reply::NoReply;
+        }
+    }
+    let (cmd, parent) = match super::resolve_for(state, &args) {
         Ok(c) => c,
         Err(e) => {
             super::observe::count_refused_lookup(state, &args);
@@ -55,7 +62,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
         return reject(state, client, Some((cmd, parent)), e);
     }
-    let mut now = state.clock.now_ms();
+    let now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
     let rejected = |e| Some((cmd, parent, RedisError::new(e)));
     let refusal = if !client.authenticated
@@ -71,6 +78,63 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
     }
+    if super::faults::applies(state, cmd, parent) {
+        return run_with_fault(state, client, cmd, parent, args).await;
+    }
+    run_checked(state, client, cmd, parent, args, now).await
+}
+
+/// A request under an injected fault ([`super::faults`]): held while the server is paused,
+/// then failed, dropped, run and delayed, or run and its reply lost, as the first matching
+/// rule says.
+async fn run_with_fault(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: Vec<Bytes>,
+) -> Reply {
+    use super::faults::Verdict;
+    let verdict = state.faults.check(client.id, cmd, parent);
+    let now = state.clock.now_ms();
+    match verdict {
+        None => run_checked(state, client, cmd, parent, args, now).await,
+        Some(Verdict::Error(e)) => reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::from_bytes(e.to_vec()),
+        ),
+        Some(Verdict::Drop) => {
+            client.close_after_reply = true;
+            Reply::NoReply
+        }
+        Some(Verdict::DropAfter) => {
+            let _ = run_checked(state, client, cmd, parent, args, now).await;
+            client.close_after_reply = true;
+            Reply::NoReply
+        }
+        Some(Verdict::Delay(d)) => {
+            let reply = run_checked(state, client, cmd, parent, args, now).await;
+            tokio::select! {
+                _ = tokio::time::sleep(d) => {}
+                _ = client.info.kill.cancelled() => {}
+                _ = state.shutdown.cancelled() => {}
+            }
+            reply
+        }
+    }
+}
+
+/// A request that passed the checks: queued inside MULTI, or run holding the server lock.
+async fn run_checked(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: Vec<Bytes>,
+    mut now: i64,
+) -> Reply {
     // A pause holds the command back here, before queuing, as Redis's processCommand: EXEC
     // of a transaction with a write waits for a WRITE pause to end.
     let exec_writes = multi::is_exec(cmd, parent)

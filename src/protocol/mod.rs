@@ -10,6 +10,4 @@ mod encode;
 mod parse;
 
 pub use encode::{encode, encode_bulks};
-pub use parse::{
-    parse_request, split_args, ParseState, ProtocolError, PROTO_INLINE_MAX_SIZE, PROTO_MAX_BULK_LEN,
-};
+pub use parse::{parse_request, ParseState};
