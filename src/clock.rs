@@ -1,45 +1,159 @@
-//! The one source of wall-clock time. Expiry, TIME, scripts and blocking timeouts read it
-//! through [`Clock`], so a test (or the hermetic mode) can move time forward without sleeping.
+//! The one source of server time. Expiry, TIME, scripts, blocking timeouts, idle times and
+//! the slow log read it through [`Clock`], so a test (or the hermetic mode's
+//! `RESPLOCK.CLOCK`) can move time without sleeping: advance it, set it to an absolute
+//! instant, freeze it and resume it. What must stay on real time (the script time limit,
+//! busy-reply-threshold, so a frozen clock never disables BUSY) reads `std::time::Instant`.
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 
-#[derive(Debug, Default)]
+/// `frozen_us` when the clock runs.
+const RUNNING: i64 = i64::MIN;
+
+/// A wall clock that tests can move. Reads are two relaxed atomic loads on top of the
+/// system clock; changes are serialized and wake [`Clock::sleep_until`] sleepers.
+///
+/// ```
+/// let clock = resplock::Clock::new();
+/// clock.freeze();
+/// let t = clock.now_ms();
+/// clock.advance_ms(1_500);
+/// assert_eq!(clock.now_ms(), t + 1_500);
+/// clock.set_ms(1_000_000);
+/// assert_eq!(clock.now_ms(), 1_000_000);
+/// clock.resume(); // runs again from 1_000_000
+/// assert!(clock.now_ms() >= 1_000_000);
+/// ```
+#[derive(Debug)]
 pub struct Clock {
-    /// Added to the system clock, in microseconds; only ever changed by [`Clock::advance_ms`].
+    /// Added to the system clock while the clock runs, in microseconds.
     offset_us: AtomicI64,
-    /// Wakes [`Clock::sleep_until`] sleepers when the clock is moved, so a deadline the move
-    /// passed fires without waiting for real time to catch up.
+    /// The time the clock stands at while frozen (µs since the epoch), or [`RUNNING`].
+    frozen_us: AtomicI64,
+    /// Serializes changes, so two moves never lose one another's offset.
+    change: Mutex<()>,
+    /// Wakes [`Clock::sleep_until`] sleepers (and whoever else listens, the active expirer)
+    /// when the clock is moved, so a deadline the move passed fires without waiting for real
+    /// time to catch up.
     moved: Notify,
 }
 
+impl Default for Clock {
+    fn default() -> Self {
+        Clock {
+            offset_us: AtomicI64::new(0),
+            frozen_us: AtomicI64::new(RUNNING),
+            change: Mutex::new(()),
+            moved: Notify::new(),
+        }
+    }
+}
+
+fn system_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros() as i64
+}
+
 impl Clock {
+    /// A clock reading the system time, running.
     pub fn new() -> Self {
         Clock::default()
     }
 
     /// Microseconds since the Unix epoch.
     pub fn now_us(&self) -> i64 {
-        let d = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        d.as_micros() as i64 + self.offset_us.load(Ordering::Relaxed)
+        // Acquire pairs with `resume`'s release: a reader that sees the clock running sees
+        // the offset it resumed with.
+        let frozen = self.frozen_us.load(Ordering::Acquire);
+        if frozen != RUNNING {
+            return frozen;
+        }
+        system_us() + self.offset_us.load(Ordering::Relaxed)
     }
 
     /// Milliseconds since the Unix epoch.
     pub fn now_ms(&self) -> i64 {
-        self.now_us() / 1000
+        self.now_us().div_euclid(1000)
+    }
+
+    /// Whether the clock is frozen ([`Clock::freeze`]).
+    pub fn is_frozen(&self) -> bool {
+        self.frozen_us.load(Ordering::Acquire) != RUNNING
     }
 
     /// Move this clock forward (or back, with a negative value) by `ms` milliseconds.
     pub fn advance_ms(&self, ms: i64) {
-        self.offset_us.fetch_add(ms * 1000, Ordering::Relaxed);
+        let us = ms.saturating_mul(1000);
+        {
+            let _g = self.change.lock();
+            let frozen = self.frozen_us.load(Ordering::Relaxed);
+            if frozen != RUNNING {
+                self.frozen_us
+                    .store(clamp_us(frozen.saturating_add(us)), Ordering::Release);
+            } else {
+                self.offset_us.fetch_add(us, Ordering::Relaxed);
+            }
+        }
         self.moved.notify_waiters();
     }
 
+    /// Set this clock to `unix_ms` (milliseconds since the epoch); a frozen clock stays
+    /// frozen there, a running one runs on from there.
+    pub fn set_ms(&self, unix_ms: i64) {
+        let us = clamp_us(unix_ms.saturating_mul(1000));
+        {
+            let _g = self.change.lock();
+            if self.frozen_us.load(Ordering::Relaxed) != RUNNING {
+                self.frozen_us.store(us, Ordering::Release);
+            } else {
+                self.offset_us.store(us - system_us(), Ordering::Relaxed);
+            }
+        }
+        self.moved.notify_waiters();
+    }
+
+    /// Stop the clock where it stands: it reads the same until moved or resumed.
+    pub fn freeze(&self) {
+        let _g = self.change.lock();
+        if self.frozen_us.load(Ordering::Relaxed) == RUNNING {
+            self.frozen_us.store(self.now_us(), Ordering::Release);
+        }
+    }
+
+    /// Let a frozen clock run again from the time it stands at.
+    pub fn resume(&self) {
+        let _g = self.change.lock();
+        let frozen = self.frozen_us.load(Ordering::Relaxed);
+        if frozen != RUNNING {
+            self.offset_us
+                .store(frozen - system_us(), Ordering::Relaxed);
+            self.frozen_us.store(RUNNING, Ordering::Release);
+        }
+    }
+
+    /// Back to the system time, running (a restarted test server).
+    pub fn reset(&self) {
+        {
+            let _g = self.change.lock();
+            self.offset_us.store(0, Ordering::Relaxed);
+            self.frozen_us.store(RUNNING, Ordering::Release);
+        }
+        self.moved.notify_waiters();
+    }
+
+    /// Resolve at the next move of this clock (advance, set, reset). Register before reading
+    /// the clock (`let m = clock.moved(); ... m.await`) so a move in between is not missed.
+    pub fn moved(&self) -> tokio::sync::futures::Notified<'_> {
+        self.moved.notified()
+    }
+
     /// Resolve once this clock reads `ms` (Unix time in milliseconds) or later: after the
-    /// real time left, or at once when [`Clock::advance_ms`] moves the clock past it.
+    /// real time left, or at once when the clock is moved past it. A frozen clock only gets
+    /// there by being moved.
     pub async fn sleep_until(&self, ms: i64) {
         loop {
             // Registered before the clock is read, so a move in between is not missed.
@@ -50,6 +164,10 @@ impl Clock {
             if now >= ms {
                 return;
             }
+            if self.is_frozen() {
+                moved.await;
+                continue;
+            }
             let left = Duration::from_millis(ms.saturating_sub(now) as u64);
             tokio::select! {
                 _ = tokio::time::sleep(left) => {}
@@ -57,6 +175,11 @@ impl Clock {
             }
         }
     }
+}
+
+/// Keep a time away from the frozen marker (and from overflow when converted back).
+fn clamp_us(us: i64) -> i64 {
+    us.clamp(i64::MIN / 2, i64::MAX / 2)
 }
 
 #[cfg(test)]
@@ -85,5 +208,69 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(1), clock.sleep_until(past))
             .await
             .expect("no wait");
+    }
+
+    #[test]
+    fn a_frozen_clock_stands_still_until_moved() {
+        let clock = Clock::new();
+        clock.freeze();
+        let t = clock.now_us();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(clock.now_us(), t);
+        clock.advance_ms(250);
+        assert_eq!(clock.now_us(), t + 250_000);
+        clock.advance_ms(-1000);
+        assert_eq!(clock.now_us(), t - 750_000);
+    }
+
+    #[test]
+    fn set_puts_the_clock_at_an_absolute_time_frozen_or_running() {
+        let clock = Clock::new();
+        clock.set_ms(1_000_000_000_000);
+        let now = clock.now_ms();
+        assert!(
+            (1_000_000_000_000..1_000_000_060_000).contains(&now),
+            "{now}"
+        );
+        clock.freeze();
+        clock.set_ms(42);
+        assert_eq!(clock.now_ms(), 42);
+        clock.resume();
+        let now = clock.now_ms();
+        assert!((42..60_042).contains(&now), "{now}");
+        clock.reset();
+        let sys = system_us() / 1000;
+        assert!((clock.now_ms() - sys).abs() < 60_000);
+    }
+
+    #[test]
+    fn resume_runs_on_from_the_frozen_time() {
+        let clock = Clock::new();
+        clock.set_ms(5_000);
+        clock.freeze();
+        clock.advance_ms(1_000);
+        clock.resume();
+        let now = clock.now_ms();
+        assert!((6_000..66_000).contains(&now), "{now}");
+        assert!(!clock.is_frozen());
+    }
+
+    #[tokio::test]
+    async fn a_sleep_on_a_frozen_clock_waits_for_a_move() {
+        let clock = std::sync::Arc::new(Clock::new());
+        clock.freeze();
+        let deadline = clock.now_ms() + 10;
+        let c = clock.clone();
+        let sleeper = tokio::spawn(async move { c.sleep_until(deadline).await });
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert!(
+            !sleeper.is_finished(),
+            "real time does not move a frozen clock"
+        );
+        clock.advance_ms(10);
+        tokio::time::timeout(Duration::from_secs(5), sleeper)
+            .await
+            .expect("woken by the move")
+            .unwrap();
     }
 }

@@ -54,6 +54,13 @@ password for the default user. NOTE: You only need to do one of the above things
 the server to start accepting connections from the outside.";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const VALUE_OUT_OF_RANGE_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// RESPLOCK.FAULT ERROR's text must be one line (it is sent as an error reply).
+pub const TEST_FAULT_ERROR_TEXT: &str = "ERR the error text must be non-empty and on one line";
+/// The embedding API's direct access runs commands without a connection: these need one.
+pub const DIRECT_NEEDS_CLIENT: &str =
+    "ERR this command needs a client connection (blocking, subscribing, MULTI or scripts)";
+/// RESPLOCK.RESTART FROM a snapshot RESPLOCK.SNAPSHOT never took.
+pub const TEST_NO_SUCH_SNAPSHOT: &str = "ERR no such snapshot";
 pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
 pub const BIT_NOT_INTEGER: &str = "ERR bit is not an integer or out of range";
 pub const BIT_ARG_ONE_OR_ZERO: &str = "ERR The bit argument must be 1 or 0.";
@@ -295,11 +302,75 @@ pub const SCRIPT_TOO_MANY_KEYS: &str = "ERR Number of keys can't be greater than
 pub const SCRIPT_NEGATIVE_KEYS: &str = "ERR Number of keys can't be negative";
 pub const SCRIPT_INVALID_SHEBANG: &str = "ERR Invalid script shebang";
 pub const SCRIPT_INVALID_ENGINE: &str = "ERR Invalid engine in script shebang";
-pub const SCRIPT_BINARY_CHUNK: &str =
-    "ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'";
 pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
     "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+pub const SCRIPT_DEBUG_OPTION: &str = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
+/// resplock has no Lua debugger (a deliberate difference, see the README).
+pub const SCRIPT_DEBUG_UNSUPPORTED: &str = "ERR SCRIPT DEBUG YES/SYNC is not supported by resplock: debug scripts against redis-server (redis-cli --ldb)";
+/// BUSY while a function (not an EVAL script) runs.
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+// ---- functions ----
+pub const FUNCTION_NOT_FOUND: &str = "ERR Function not found";
+pub const FUNCTION_BAD_NUMKEYS: &str = "ERR Bad number of keys provided";
+pub const FUNCTION_LIBRARY_NOT_FOUND: &str = "ERR Library not found";
+pub const FUNCTION_BAD_NAME: &str = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+pub const FUNCTION_FLUSH_OPTION: &str = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+pub const FUNCTION_RESTORE_POLICY: &str =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+pub const FUNCTION_RESTORE_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+pub const FUNCTION_LIST_NO_LIBRARY_NAME: &str = "ERR library name argument was not given";
+
+/// `ERR Unknown option given: x` (FUNCTION LOAD).
+pub fn function_load_option(opt: &[u8]) -> RedisError {
+    sanitize(join(&[b"ERR Unknown option given: ", until_nul(opt)]))
+}
+
+/// `ERR Unknown argument x` (FUNCTION LIST).
+pub fn function_list_argument(arg: &[u8]) -> RedisError {
+    sanitize(join(&[b"ERR Unknown argument ", until_nul(arg)]))
+}
+
+// ---- raised inside Lua: luaPushError adds the `ERR ` code ----
+pub const LUA_LOG_ARGS: &str = "redis.log() requires two arguments or more.";
+pub const LUA_LOG_LEVEL_NOT_NUMBER: &str = "First argument must be a number (log level).";
+pub const LUA_LOG_LEVEL_INVALID: &str = "Invalid debug level.";
+pub const LUA_SETRESP_ARGS: &str = "redis.setresp() requires one argument.";
+pub const LUA_SETRESP_VERSION: &str = "RESP version must be 2 or 3.";
+pub const LUA_SET_REPL_ARGS: &str = "redis.set_repl() requires two arguments.";
+pub const LUA_SET_REPL_FLAGS: &str =
+    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.";
+pub const LUA_ACL_CHECK_OUTSIDE: &str =
+    "redis.acl_check_cmd can only be called inside a script invocation";
+pub const LUA_CALL_NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
+pub const LUA_CALL_BAD_ARG: &str = "Lua redis lib command arguments must be strings or integers";
+pub const LUA_CALL_OUTSIDE: &str = "redis.call/pcall can only be called inside a script invocation";
+pub const LUA_REGISTER_OUTSIDE_LOAD: &str =
+    "redis.register_function can only be called on FUNCTION LOAD command";
+pub const LUA_REGISTER_ARGS: &str = "wrong number of arguments to redis.register_function";
+pub const LUA_REGISTER_SINGLE_ARG: &str = "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).";
+pub const LUA_REGISTER_NAME_NOT_STRING: &str =
+    "first argument to redis.register_function must be a string";
+pub const LUA_REGISTER_CALLBACK_NOT_FUNCTION: &str =
+    "second argument to redis.register_function must be a function";
+pub const LUA_REGISTER_KEY_NOT_STRING: &str =
+    "named argument key given to redis.register_function is not a string";
+pub const LUA_REGISTER_FUNCTION_NAME_NOT_STRING: &str =
+    "function_name argument given to redis.register_function must be a string";
+pub const LUA_REGISTER_DESCRIPTION_NOT_STRING: &str =
+    "description argument given to redis.register_function must be a string";
+pub const LUA_REGISTER_CALLBACK_ARG_NOT_FUNCTION: &str =
+    "callback argument given to redis.register_function must be a function";
+pub const LUA_REGISTER_FLAGS_NOT_TABLE: &str =
+    "flags argument to redis.register_function must be a table representing function flags";
+pub const LUA_REGISTER_UNKNOWN_FLAG: &str = "unknown flag given";
+pub const LUA_REGISTER_UNKNOWN_ARG: &str = "unknown argument given to redis.register_function";
+pub const LUA_REGISTER_NO_NAME: &str = "redis.register_function must get a function name argument";
+pub const LUA_REGISTER_NO_CALLBACK: &str = "redis.register_function must get a callback argument";
+pub const LUA_REGISTER_BAD_NAME: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+pub const LUA_REGISTER_DUPLICATE: &str = "Function already exists in the library";
 
 // ---- sets, sorted sets, SORT ----
 pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";

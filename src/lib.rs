@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! resplock: a Redis-compatible (RESP2/RESP3) lock server.
 //!
 //! Embed it in tests:
@@ -11,30 +12,45 @@
 //! ```
 //! or from blocking code with [`BlockingServer::start`].
 
+// The public surface: `config` (what a server is started with, and the command line),
+// `server` (starting servers, their handles and test controls), `version`, and the
+// re-exports below. The `#[doc(hidden)]` modules are a test surface, not API: the
+// integration tests, benches and fuzz targets reach the command table, keyspace values and
+// script helpers through them, and they may change in any release.
 pub mod alloc;
-pub mod clock;
+pub(crate) mod clock;
+#[doc(hidden)]
 pub mod cmd;
 pub mod config;
-pub mod connection;
-pub mod error;
-pub mod glob;
+pub(crate) mod connection;
+pub(crate) mod error;
+pub(crate) mod glob;
+#[doc(hidden)]
 pub mod keyspace;
-pub mod log;
-pub mod num;
-pub mod outbox;
+pub(crate) mod log;
+pub(crate) mod num;
+pub(crate) mod outbox;
+#[doc(hidden)]
 pub mod protocol;
-pub mod pubsub;
-pub mod reply;
+pub(crate) mod pubsub;
+#[doc(hidden)]
+pub mod rdb;
+pub(crate) mod reply;
+#[doc(hidden)]
 pub mod script;
 pub mod server;
 #[doc(hidden)]
 pub mod testkit;
-pub mod tls;
+pub(crate) mod tls;
+#[doc(hidden)]
 pub mod types;
 pub mod version;
 
+pub use clock::Clock;
 pub use config::Config;
-pub use server::{start, BlockingServer, ServerHandle};
+pub use keyspace::Snapshot;
+pub use reply::Reply;
+pub use server::{start, start_many, Backend, BlockingServer, Db, Hit, Restart, ServerHandle};
 
 pub use cmd::WORKER_STACK_BYTES;
 pub use version::REDIS_VERSION;

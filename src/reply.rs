@@ -5,18 +5,27 @@
 use crate::error::RedisError;
 use bytes::Bytes;
 
+/// A command's reply, before it is encoded for the client's protocol (RESP2 or RESP3). The
+/// embedding API's direct access returns it as RESP3 types.
+///
+/// ```
+/// assert_eq!(resplock::Reply::Int(1), resplock::Reply::Int(1));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// `+OK`
     Simple(Bytes),
     /// `-ERR ...` (text without the `-`)
     Error(Bytes),
+    /// `:1`
     Int(i64),
+    /// `$3\r\nabc`: a binary-safe string.
     Bulk(Bytes),
     /// Null bulk string: `$-1` in RESP2, `_` in RESP3.
     Nil,
     /// Null array: `*-1` in RESP2, `_` in RESP3.
     NilArray,
+    /// `*n`: an array of replies.
     Array(Vec<Reply>),
     /// RESP3 map; a flat array of key, value, ... in RESP2.
     Map(Vec<(Reply, Reply)>),
@@ -38,24 +47,31 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// `+OK`.
     pub const fn ok() -> Reply {
         Reply::Simple(Bytes::from_static(b"OK"))
     }
+    /// A status reply.
     pub const fn simple(s: &'static str) -> Reply {
         Reply::Simple(Bytes::from_static(s.as_bytes()))
     }
+    /// A bulk string.
     pub fn bulk(b: impl Into<Bytes>) -> Reply {
         Reply::Bulk(b.into())
     }
+    /// A bulk string copied from `s`.
     pub fn bulk_str(s: &str) -> Reply {
         Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
     }
+    /// A bulk string of static text.
     pub const fn bulk_static(s: &'static str) -> Reply {
         Reply::Bulk(Bytes::from_static(s.as_bytes()))
     }
+    /// An error reply.
     pub fn error(e: RedisError) -> Reply {
         Reply::Error(e.into_bytes())
     }
+    /// Whether this is an error reply.
     pub fn is_error(&self) -> bool {
         matches!(self, Reply::Error(_))
     }

@@ -15,6 +15,7 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("glob", &[]),
     ("clock", &[]),
     ("version", &[]),
+    ("rdb", &[]),
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
@@ -29,13 +30,16 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Pub/sub registry: channels -> subscribers' queues; no command table.
     ("pubsub", &["outbox", "protocol", "glob", "config", "reply"]),
     // Lua: reaches the server only through the `Host` trait the commands implement.
-    ("script", &["reply", "error", "num", "version", "log"]),
+    (
+        "script",
+        &["reply", "error", "num", "version", "config", "log"],
+    ),
     // Commands: the table, dispatch, the server state and every family.
     (
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log",
+            "clock", "config", "version", "alloc", "log", "rdb",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
@@ -53,6 +57,9 @@ const ARROWS: &[(&str, &[&str])] = &[
             "error",
             "log",
             "version",
+            "keyspace",
+            "reply",
+            "clock",
             "tls",
         ],
     ),

@@ -464,18 +464,12 @@ fn timeout_closes_idle_clients_but_not_subscribers() {
     assert_eq!(call(&mut pubc, &["PUBLISH", "ch", "m"]), ":1");
 }
 
-/// The container entrypoint run as `docker run IMAGE ARGS...` would run it, with resplock on
-/// PATH: what it starts, and the container defaults it adds before the given options.
+/// The image's entrypoint (`resplock --container`, see the Dockerfile) run as
+/// `docker run IMAGE ARGS...` would run it: what it starts, and the container defaults it
+/// adds before the given options.
 fn entrypoint(args: &[&str]) -> Server {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_resplock")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docker/docker-entrypoint.sh");
-    let mut cmd = Command::new("sh");
-    cmd.arg(script).args(args).env("PATH", path);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_resplock"));
+    cmd.arg("--container").args(args);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -518,4 +512,63 @@ fn docker_entrypoint_accepts_redis_server_arguments_like_the_official_image() {
         }
         assert!(rest.ends_with("$2\r\nno\r\n"), "{rest:?}");
     }
+}
+
+#[test]
+fn healthcheck_exits_zero_on_pong_and_one_when_nothing_answers() {
+    let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    let addr = server.local_addr().to_string();
+    let check = |target: &str| {
+        Command::new(env!("CARGO_BIN_EXE_resplock"))
+            .args(["--healthcheck", target])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(check(&addr), Some(0));
+    drop(server);
+    assert_eq!(check(&addr), Some(1));
+}
+
+#[test]
+fn instances_start_independent_servers_and_print_one_address_per_line() {
+    let mut srv = Server::start(&[
+        "--port",
+        "0",
+        "--instances",
+        "3",
+        "--enable-test-commands",
+        "yes",
+        "--bind",
+        "127.0.0.1",
+    ]);
+    let mut ports = Vec::new();
+    for _ in 0..3 {
+        let line = srv.log.recv_timeout(Duration::from_secs(10)).unwrap();
+        let port: u16 = line.rsplit(':').next().unwrap().parse().unwrap();
+        ports.push(port);
+    }
+    ports.dedup();
+    assert_eq!(ports.len(), 3);
+    let mut c: Vec<TcpStream> = ports.iter().map(|&p| tcp(p)).collect();
+    assert_eq!(call(&mut c[0], &["SET", "k", "v"]), "+OK");
+    assert_eq!(call(&mut c[1], &["EXISTS", "k"]), ":0");
+    // Each node's clock is its own: a jump on one leaves the others.
+    let t0: i64 = call(&mut c[2], &["RESPLOCK.CLOCK", "GET"])[1..]
+        .parse()
+        .unwrap();
+    call(&mut c[1], &["RESPLOCK.CLOCK", "ADVANCE", "3600000"]);
+    let t1: i64 = call(&mut c[1], &["RESPLOCK.CLOCK", "GET"])[1..]
+        .parse()
+        .unwrap();
+    let t2: i64 = call(&mut c[2], &["RESPLOCK.CLOCK", "GET"])[1..]
+        .parse()
+        .unwrap();
+    assert!(t1 - t2 > 3_500_000 && t2 - t0 < 60_000, "{t0} {t1} {t2}");
+    // SHUTDOWN stops one node; the process ends when all have.
+    for s in &mut c {
+        let _ = call(s, &["SHUTDOWN", "NOSAVE"]);
+    }
+    assert_eq!(wait_exit(&mut srv.child), Some(0));
 }

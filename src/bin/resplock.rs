@@ -13,9 +13,20 @@ static GLOBAL: resplock::alloc::Counting<mimalloc::MiMalloc> =
 
 fn main() {
     // redis-server's command line, parsed as redis-server does (config file, stdin, --options).
-    let argv: Vec<String> = std::env::args_os()
+    let mut argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // resplock's own options first; the rest is redis-server's command line.
+    let own = match config::take_own_args(&mut argv) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("resplock: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Some(addr) = &own.healthcheck {
+        std::process::exit(healthcheck(addr));
+    }
     let startup = match config::parse_command_line(
         &argv,
         std::io::stdin().lock(),
@@ -52,5 +63,48 @@ fn main() {
             std::process::exit(0);
         }
     }
-    std::process::exit(resplock::server::process::run(startup, &argv));
+    let mut startup = startup;
+    startup.config.enable_test_commands = own.enable_test_commands;
+    let code = match own.instances {
+        Some(n) => resplock::server::process::run_many(startup, n),
+        None => resplock::server::process::run(startup, &argv),
+    };
+    std::process::exit(code);
+}
+
+/// `--healthcheck [host:]port`: PING the server; 0 if it answers (PONG, or NOAUTH from a
+/// server with a password: it is up), 1 otherwise. Needs no shell and no redis-cli, so a
+/// container image can be a static binary alone.
+fn healthcheck(addr: &str) -> i32 {
+    use std::io::{Read, Write};
+    use std::net::ToSocketAddrs;
+    let target = if addr.contains(':') {
+        addr.to_string()
+    } else {
+        format!("127.0.0.1:{addr}")
+    };
+    let timeout = std::time::Duration::from_secs(3);
+    let check = || -> std::io::Result<bool> {
+        let sa = target
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| std::io::Error::other("no address"))?;
+        let mut s = std::net::TcpStream::connect_timeout(&sa, timeout)?;
+        s.set_read_timeout(Some(timeout))?;
+        s.write_all(b"*1\r\n$4\r\nPING\r\n")?;
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf)?;
+        Ok(buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH"))
+    };
+    match check() {
+        Ok(true) => 0,
+        Ok(false) => {
+            eprintln!("resplock: {target} did not answer PONG");
+            1
+        }
+        Err(e) => {
+            eprintln!("resplock: {target}: {e}");
+            1
+        }
+    }
 }

@@ -8,14 +8,14 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub struct ClientInfo {
     pub id: u64,
     pub addr: String,
     pub laddr: String,
-    pub created: Instant,
+    /// Server clock (Unix ms) at connection (CLIENT LIST's age, as Redis's ctime).
+    pub created_ms: AtomicI64,
     pub name: Mutex<Option<Bytes>>,
     pub lib_name: Mutex<Option<Bytes>>,
     pub lib_ver: Mutex<Option<Bytes>>,
@@ -50,7 +50,7 @@ impl ClientInfo {
             id,
             addr,
             laddr,
-            created: Instant::now(),
+            created_ms: AtomicI64::new(0),
             name: Mutex::new(None),
             lib_name: Mutex::new(None),
             lib_ver: Mutex::new(None),
@@ -196,8 +196,10 @@ impl Client {
 pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Client {
     let info = Arc::new(ClientInfo::new(id, addr, laddr));
     // Idle time counts from the connection until the first command (Redis's lastinteraction).
+    let now = state.clock.now_ms();
     info.last_active_ms
-        .store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
+        .store(now.max(0) as u64, Ordering::Relaxed);
+    info.created_ms.store(now, Ordering::Relaxed);
     state.clients.lock().insert(id, info.clone());
     let client = Client::new(info, !state.requires_pass());
     let _ = client.info.extra.push.set(client.push.clone());

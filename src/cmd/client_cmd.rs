@@ -179,7 +179,8 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 
 /// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
 pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
-    let age_ms = c.created.elapsed().as_millis() as u64;
+    // Whole seconds of the server clock, as Redis's `server.unixtime - c->ctime`.
+    let age_s = (now_ms / 1000 - c.created_ms.load(Ordering::Relaxed) / 1000).max(0);
     let last = c.last_active_ms.load(Ordering::Relaxed);
     let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
     let name = c
@@ -198,7 +199,7 @@ pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
         c.laddr,
         c.id + 7,
         name,
-        age_ms / 1000,
+        age_s,
         idle,
         super::client_state::flags_string(state, c),
         c.db.load(Ordering::Relaxed),

@@ -150,7 +150,7 @@ pub fn client_caching(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP],
+/// `CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP]`,
 /// with Redis's checks in Redis's order.
 pub fn client_tracking(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut mode = Mode::default();

@@ -37,14 +37,21 @@ async fn idle_clients(state: Arc<ServerState>) {
     }
 }
 
-/// Reclaim expired keys nobody reads, `hz` rounds a second (10 by default).
+/// Reclaim expired keys nobody reads, `hz` rounds a second (10 by default); and every key a
+/// move of the clock made stale at once, so a test that moves time sees expiry (and
+/// `expired` events) then, not at the next rounds. Nothing expires while a fault pauses the
+/// server.
 async fn active_expiry(state: Arc<ServerState>) {
     loop {
         // `hz` rounds a second (Redis's serverCron frequency, 1..=500).
         let hz = u64::from(state.config.read().hz.clamp(1, 500));
-        tokio::select! {
+        let full = tokio::select! {
             _ = state.shutdown.cancelled() => return,
-            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => {}
+            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => false,
+            _ = state.clock.moved() => true,
+        };
+        if state.faults.paused_for().is_some() {
+            continue;
         }
         let on =
             |flag: &std::sync::atomic::AtomicBool| flag.load(std::sync::atomic::Ordering::Relaxed);
@@ -56,6 +63,11 @@ async fn active_expiry(state: Arc<ServerState>) {
                 let started = std::time::Instant::now();
                 // A client pause keeps the dataset constant: no active expiry meanwhile.
                 let slowest_del = if super::pause::is_paused(&state) {
+                    Duration::ZERO
+                } else if full {
+                    // A moved clock: every stale key goes now (no latency sample: the
+                    // sweep is a test's doing, not the server's load).
+                    state.keyspace.expire_all(state.clock.now_ms());
                     Duration::ZERO
                 } else {
                     state.keyspace.active_expire_round(state.clock.now_ms())

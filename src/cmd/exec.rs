@@ -5,7 +5,7 @@
 //!
 //! A script runs on the worker that received it, so a short script costs no thread hand-off;
 //! a long one hands the worker's other tasks to another thread from the Lua hook
-//! ([`hand_off_if_long`]) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
+//! (`hand_off_if_long`) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
 
 use super::client::Client;
 use super::lock::Held;
@@ -13,6 +13,16 @@ use super::{flags, multi, Command, Ctx, ServerState};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::{EvalKind, Host};
+
+/// Which script a SCRIPT_RUNNER row runs.
+#[derive(Clone, Copy)]
+enum ScriptCall {
+    Eval(EvalKind),
+    /// FCALL (`readonly` false) or FCALL_RO.
+    Fcall {
+        readonly: bool,
+    },
+}
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -23,7 +33,14 @@ use std::time::{Duration, Instant};
 /// ([`super::multi`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    let (cmd, parent) = match super::resolve(&args) {
+    if state.faults.armed() && !super::faults::is_test_request(&args) {
+        // A paused server answers nothing, not even errors, until the pause ends.
+        if !super::faults::wait_while_paused(state, client).await {
+            client.close_after_reply = true;
+            return Reply::NoReply;
+        }
+    }
+    let (cmd, parent) = match super::resolve_for(state, &args) {
         Ok(c) => c,
         Err(e) => {
             super::observe::count_refused_lookup(state, &args);
@@ -45,7 +62,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
         return reject(state, client, Some((cmd, parent)), e);
     }
-    let mut now = state.clock.now_ms();
+    let now = state.clock.now_ms();
     client.info.touch(parent.map(|p| p.name), cmd.name, now);
     let rejected = |e| Some((cmd, parent, RedisError::new(e)));
     let refusal = if !client.authenticated
@@ -71,6 +88,63 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
     }
+    if super::faults::applies(state, cmd, parent) {
+        return run_with_fault(state, client, cmd, parent, args).await;
+    }
+    run_checked(state, client, cmd, parent, args, now).await
+}
+
+/// A request under an injected fault ([`super::faults`]): held while the server is paused,
+/// then failed, dropped, run and delayed, or run and its reply lost, as the first matching
+/// rule says.
+async fn run_with_fault(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: Vec<Bytes>,
+) -> Reply {
+    use super::faults::Verdict;
+    let verdict = state.faults.check(client.id, cmd, parent);
+    let now = state.clock.now_ms();
+    match verdict {
+        None => run_checked(state, client, cmd, parent, args, now).await,
+        Some(Verdict::Error(e)) => reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::from_bytes(e.to_vec()),
+        ),
+        Some(Verdict::Drop) => {
+            client.close_after_reply = true;
+            Reply::NoReply
+        }
+        Some(Verdict::DropAfter) => {
+            let _ = run_checked(state, client, cmd, parent, args, now).await;
+            client.close_after_reply = true;
+            Reply::NoReply
+        }
+        Some(Verdict::Delay(d)) => {
+            let reply = run_checked(state, client, cmd, parent, args, now).await;
+            tokio::select! {
+                _ = tokio::time::sleep(d) => {}
+                _ = client.info.kill.cancelled() => {}
+                _ = state.shutdown.cancelled() => {}
+            }
+            reply
+        }
+    }
+}
+
+/// A request that passed the checks: queued inside MULTI, or run holding the server lock.
+async fn run_checked(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: Vec<Bytes>,
+    mut now: i64,
+) -> Reply {
     // A pause holds the command back here, before queuing, as Redis's processCommand: EXEC
     // of a transaction with a write waits for a WRITE pause to end.
     let exec_writes = multi::is_exec(cmd, parent)
@@ -96,7 +170,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         return multi::queue(client, cmd, args);
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
-        return run_script_command(state, client, cmd, args).await;
+        return run_script_command(state, client, cmd, parent, args).await;
     }
     let held = match acquire(state, cmd).await {
         Ok(held) => held,
@@ -169,7 +243,7 @@ async fn acquire<'a>(
             if cmd.has(flags::ALLOW_BUSY) {
                 return Ok(None);
             }
-            return Err(RedisError::new(error::BUSY));
+            return Err(state.scripting.busy_error());
         }
         state.lock.released().await;
     }
@@ -226,23 +300,25 @@ pub async fn when_no_script<R>(
     }
 }
 
-/// Rows flagged SCRIPT_RUNNER: EVAL and friends run holding the server lock for the whole
-/// script; SCRIPT KILL runs without it.
+/// Rows flagged SCRIPT_RUNNER: EVAL, FCALL and friends run holding the server lock for the
+/// whole script; SCRIPT KILL and FUNCTION KILL run without it.
 async fn run_script_command(
     state: &Arc<ServerState>,
     client: &mut Client,
     cmd: &'static Command,
+    parent: Option<&'static Command>,
     args: Vec<Bytes>,
 ) -> Reply {
     if cmd.name == "kill" {
-        return match script_kill(state).await {
+        let eval = parent.is_some_and(|p| p.name == "script");
+        return match script_kill(state, eval).await {
             Ok(()) => Reply::ok(),
             Err(e) => Reply::error(e),
         };
     }
     // Scripts feed MONITOR before they run, so their own calls come after them.
     super::monitor::feed_before_script(state, client, &args);
-    let Some(kind) = eval_kind(cmd) else {
+    let Some(kind) = script_call(cmd) else {
         return Reply::error(error::unknown_command(&args[0], &args[1..]));
     };
     if runs_inline() {
@@ -252,7 +328,7 @@ async fn run_script_command(
         // INLINE_GRACE.
         let held = match acquire(state, cmd).await {
             Ok(Some(held)) => held,
-            Ok(None) => return Reply::error(RedisError::new(error::BUSY)),
+            Ok(None) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
         };
         if let Err(e) = before_script(state, cmd, kind, &args) {
@@ -262,7 +338,7 @@ async fn run_script_command(
         let started = Instant::now();
         INLINE_SINCE.with(|s| s.set(Some(started)));
         super::tracking::script_started(state, client.id);
-        let reply = eval(state, client.db, kind, &args);
+        let reply = run_script(state, client.db, kind, &args);
         super::tracking::script_finished(state, client.id, &args);
         INLINE_SINCE.with(|s| s.set(None));
         super::observe::after_script(state, client, cmd, &args, &reply, started.elapsed());
@@ -273,7 +349,7 @@ async fn run_script_command(
     // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
     // the script takes the lock on a blocking thread instead.
     if script_busy(state) {
-        return Reply::error(RedisError::new(error::BUSY));
+        return Reply::error(state.scripting.busy_error());
     }
     let sh = state.clone();
     let db = client.db;
@@ -284,7 +360,7 @@ async fn run_script_command(
             return Reply::error(e);
         }
         *sh.acl.script_user.lock() = user;
-        let reply = eval(&sh, db, kind, &args);
+        let reply = run_script(&sh, db, kind, &args);
         super::blocking::serve_ready(&sh);
         reply
     });
@@ -294,27 +370,42 @@ async fn run_script_command(
     }
 }
 
-/// maxmemory's check before a script runs (see [`super::evict::before_script`]).
+/// maxmemory's check before a script runs (see [`super::evict::before_script`]): the
+/// script's flags (its shebang, or the function's) decide whether it is denyoom.
 fn before_script(
     state: &ServerState,
     cmd: &Command,
-    kind: EvalKind,
+    kind: ScriptCall,
     args: &[Bytes],
 ) -> Result<(), RedisError> {
-    let flags = state.scripting.flags_of(kind.by_sha, &args[1]);
+    let flags = match kind {
+        ScriptCall::Eval(k) => state.scripting.flags_of(k.by_sha, &args[1]),
+        ScriptCall::Fcall { .. } => state.scripting.function_flags(&args[1]),
+    };
     super::evict::before_script(state, cmd, flags)
 }
 
-/// Which script command `cmd` is (None: not one of the four EVAL rows).
-fn eval_kind(cmd: &Command) -> Option<EvalKind> {
-    let (by_sha, readonly) = match cmd.name {
-        "eval" => (false, false),
-        "evalsha" => (true, false),
-        "eval_ro" => (false, true),
-        "evalsha_ro" => (true, true),
+/// Which script a SCRIPT_RUNNER row runs (None for the KILL rows).
+fn script_call(cmd: &Command) -> Option<ScriptCall> {
+    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
+    Some(match cmd.name {
+        "eval" => eval(false, false),
+        "evalsha" => eval(true, false),
+        "eval_ro" => eval(false, true),
+        "evalsha_ro" => eval(true, true),
+        "fcall" => ScriptCall::Fcall { readonly: false },
+        "fcall_ro" => ScriptCall::Fcall { readonly: true },
         _ => return None,
-    };
-    Some(EvalKind { by_sha, readonly })
+    })
+}
+
+/// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
+/// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
+pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
+    match script_call(cmd) {
+        Some(kind) => run_script(state, db, kind, args),
+        None => Reply::error(error::unknown_command(&args[0], &args[1..])),
+    }
 }
 
 /// A script command queued in a transaction, run by EXEC, which already holds the server
@@ -326,14 +417,14 @@ pub(super) fn script_in_transaction(
     cmd: &Command,
     args: &[Bytes],
 ) -> Reply {
-    let Some(kind) = eval_kind(cmd) else {
+    let Some(kind) = script_call(cmd) else {
         return Reply::error(RedisError::new(error::NOTBUSY));
     };
     let inline = runs_inline();
     if inline {
         INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
     }
-    let reply = eval(state, client.db, kind, args);
+    let reply = run_script(state, client.db, kind, args);
     if inline {
         INLINE_SINCE.with(|s| s.set(None));
     }
@@ -401,16 +492,16 @@ fn runs_inline() -> bool {
     )
 }
 
-/// SCRIPT KILL. As in Redis, a kill sent before the script passed busy-reply-threshold is only
-/// served once it has (or once the script ended: NOTBUSY).
-async fn script_kill(state: &ServerState) -> Result<(), RedisError> {
+/// SCRIPT KILL (`eval`) or FUNCTION KILL. As in Redis, a kill sent before the script passed
+/// busy-reply-threshold is only served once it has (or once the script ended: NOTBUSY).
+async fn script_kill(state: &ServerState, eval: bool) -> Result<(), RedisError> {
     loop {
         let Some(ran) = state.scripting.running_for() else {
             return Err(RedisError::new(error::NOTBUSY));
         };
         let threshold = state.config.read().busy_reply_threshold_ms;
         if threshold > 0 && ran.as_millis() as u64 >= threshold {
-            return state.scripting.kill();
+            return state.scripting.kill(eval);
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
@@ -419,7 +510,7 @@ async fn script_kill(state: &ServerState) -> Result<(), RedisError> {
 /// Run a script command with the server lock held by the caller. The script's
 /// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
 /// Redis) with the clock frozen at the script's start.
-pub fn eval(state: &ServerState, db: usize, kind: EvalKind, args: &[Bytes]) -> Reply {
+fn run_script(state: &ServerState, db: usize, kind: ScriptCall, args: &[Bytes]) -> Reply {
     let mut client = state.script_client.lock();
     // What a fresh `Client::detached(0, db, 2)` would be.
     client.select(db);
@@ -432,7 +523,10 @@ pub fn eval(state: &ServerState, db: usize, kind: EvalKind, args: &[Bytes]) -> R
         now: state.clock.now_ms(),
         readonly: false,
     };
-    state.scripting.eval(&mut host, kind, args)
+    match kind {
+        ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
+        ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
+    }
 }
 
 /// The command layer seen from a running script.

@@ -131,7 +131,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
     match name {
         "server" => {
             let now_us = state.clock.now_us();
-            let up = state.started.elapsed().as_secs();
+            let up = (now_us / 1_000_000 - state.started_s.load(Ordering::Relaxed)).max(0);
             let port = state.local_addr.get().map_or(cfg.port, |a| a.port());
             kv("redis_version", &crate::version::REDIS_VERSION);
             kv("redis_git_sha1", &"00000000");
@@ -207,10 +207,23 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("allocator_resident", &rss);
             kv("total_system_memory", &total);
             kv("total_system_memory_human", &human_bytes(total));
-            kv("used_memory_lua", &0);
-            kv("used_memory_lua_human", &"0B");
-            kv("used_memory_scripts", &0);
-            kv("used_memory_scripts_human", &"0B");
+            // EVAL scripts and functions share one interpreter: it is counted as EVAL's.
+            let lua = state.scripting.memory();
+            let vm = lua.lua_bytes as u64;
+            let (eval, funcs) = (lua.scripts_bytes as u64, lua.functions_bytes as u64);
+            kv("used_memory_lua", &vm);
+            kv("used_memory_vm_eval", &vm);
+            kv("used_memory_lua_human", &human_bytes(vm));
+            kv("used_memory_scripts_eval", &eval);
+            kv("number_of_cached_scripts", &lua.cached_scripts);
+            kv("number_of_functions", &lua.functions);
+            kv("number_of_libraries", &lua.libraries);
+            kv("used_memory_vm_functions", &0);
+            kv("used_memory_vm_total", &vm);
+            kv("used_memory_vm_total_human", &human_bytes(vm));
+            kv("used_memory_functions", &funcs);
+            kv("used_memory_scripts", &(eval + funcs));
+            kv("used_memory_scripts_human", &human_bytes(eval + funcs));
             kv("maxmemory", &cfg.maxmemory);
             kv("maxmemory_human", &human_bytes(cfg.maxmemory));
             kv("maxmemory_policy", &cfg.maxmemory_policy);

@@ -6,7 +6,7 @@
 //! for SET, a few microseconds for a lock script).
 //!
 //! Waiting: a holder is almost always short, so a contender first blocks its thread for at
-//! most [`SHORT_WAIT`] (a futex wait, which lets a preempted holder run on the same CPU).
+//! most `SHORT_WAIT` (a futex wait, which lets a preempted holder run on the same CPU).
 //! Only a long holder (a script or transaction running for longer than that) makes
 //! contenders wait asynchronously, so they can answer BUSY past busy-reply-threshold and a
 //! worker thread never sleeps behind a script.
@@ -61,7 +61,7 @@ impl ServerLock {
         })
     }
 
-    /// Take the lock, blocking this thread at most [`SHORT_WAIT`] for a short holder.
+    /// Take the lock, blocking this thread at most `SHORT_WAIT` for a short holder.
     pub fn lock_briefly(&self) -> Option<Held<'_>> {
         self.mutex.try_lock_for(SHORT_WAIT).map(|g| Held {
             guard: Some(g),

@@ -1,5 +1,5 @@
 //! The command table and dispatch. Every command is one [`Command`] row in its family's
-//! `COMMANDS` slice; network clients and Lua's `redis.call` both go through [`dispatch`], so a
+//! `COMMANDS` slice; network clients and Lua's `redis.call` both go through [`call`], so a
 //! command is added in one place and behaves the same everywhere.
 
 pub mod acl;
@@ -22,9 +22,12 @@ pub mod cron;
 pub mod db_cmds;
 pub mod debug_cmd;
 pub mod digest;
+pub mod direct;
 pub mod evict;
 pub mod exec;
+pub mod faults;
 pub mod float80;
+pub mod function;
 pub mod hash;
 pub mod info_cmd;
 pub mod keys;
@@ -50,6 +53,7 @@ pub mod slowlog;
 pub mod sort;
 pub mod state;
 pub mod string;
+pub mod testctl;
 pub mod tracking;
 pub mod typed;
 pub mod watch;
@@ -99,6 +103,9 @@ pub mod flags {
     /// hands the worker's other tasks off if the script runs long.
     pub const SCRIPT_RUNNER: u32 = 1 << 17;
     pub const RANDOM: u32 = 1 << 18;
+    /// A `RESPLOCK.*` test command: resolvable only on a server started with
+    /// `enable_test_commands`, never listed by COMMAND, never affected by faults.
+    pub const TEST_ONLY: u32 = 1 << 24;
     /// Refused unless the server was started to allow it (Redis's CMD_PROTECTED: DEBUG and
     /// `enable-debug-command`); not shown by COMMAND INFO, as in Redis.
     pub const PROTECTED: u32 = 1 << 19;
@@ -288,26 +295,41 @@ fn families() -> Vec<&'static [Command]> {
         config_cmd::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
+        function::COMMANDS,
         slowlog::COMMANDS,
         latency::COMMANDS,
         monitor::COMMANDS,
         acl::COMMANDS,
         multi::COMMANDS,
+        testctl::COMMANDS,
     ]
 }
 
-fn table() -> &'static HashMap<&'static str, &'static Command> {
-    static TABLE: OnceLock<HashMap<&'static str, &'static Command>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut m = HashMap::new();
+type Table = HashMap<&'static str, &'static Command>;
+
+/// The command table, and apart from it the `RESPLOCK.*` rows (flag TEST_ONLY), which only
+/// [`resolve_for`] finds, on servers started with `enable_test_commands`.
+fn tables() -> &'static (Table, Table) {
+    static TABLES: OnceLock<(Table, Table)> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let (mut m, mut test) = (HashMap::new(), HashMap::new());
         for fam in families() {
             for c in fam {
-                let prev = m.insert(c.name, c);
+                let t = if c.has(flags::TEST_ONLY) {
+                    &mut test
+                } else {
+                    &mut m
+                };
+                let prev = t.insert(c.name, c);
                 assert!(prev.is_none(), "command {} defined twice", c.name);
             }
         }
-        m
+        (m, test)
     })
+}
+
+fn table() -> &'static Table {
+    &tables().0
 }
 
 /// All commands, sorted by name (COMMAND, COMMAND LIST, COMMAND COUNT).
@@ -319,6 +341,10 @@ pub fn all_commands() -> Vec<&'static Command> {
 
 /// Case-insensitive lookup without allocating for ordinary names.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    lookup_in(table(), name)
+}
+
+fn lookup_in(t: &Table, name: &[u8]) -> Option<&'static Command> {
     let mut buf = [0u8; 32];
     if name.len() > buf.len() {
         return None;
@@ -327,7 +353,23 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         *d = s.to_ascii_lowercase();
     }
     let s = std::str::from_utf8(&buf[..name.len()]).ok()?;
-    table().get(s).copied()
+    t.get(s).copied()
+}
+
+/// [`resolve`] as `state`'s clients see the table: with the `RESPLOCK.*` rows when the
+/// server was started with `enable_test_commands`, and exactly as an unknown command
+/// otherwise.
+pub fn resolve_for(
+    state: &ServerState,
+    args: &[Bytes],
+) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
+    match resolve_with(lookup(&args[0]), args) {
+        Err(e) if state.test_commands => match lookup_in(&tables().1, &args[0]) {
+            Some(c) => resolve_with(Some(c), args),
+            None => Err(e),
+        },
+        r => r,
+    }
 }
 
 /// Find the subcommand row of a container command.
@@ -349,7 +391,14 @@ pub fn fullname(parent: Option<&Command>, cmd: &Command) -> String {
 /// Resolve `args` to the row that will run: the command, or its subcommand for containers.
 /// Checks existence and arity with Redis's exact errors.
 pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
-    let cmd = match lookup(&args[0]) {
+    resolve_with(lookup(&args[0]), args)
+}
+
+fn resolve_with(
+    found: Option<&'static Command>,
+    args: &[Bytes],
+) -> Result<(&'static Command, Option<&'static Command>), RedisError> {
+    let cmd = match found {
         Some(c) => c,
         None => return Err(error::unknown_command(&args[0], &args[1..])),
     };

@@ -36,6 +36,11 @@ const SCRIPT_SUBS: &[Command] = &[
         "2.6.0",
         "Kill the script currently in execution.",
     ),
+    Command::new("debug", 3, NOSCRIPT, script_debug).doc(
+        "scripting",
+        "3.2.0",
+        "Set the debug mode for executed scripts.",
+    ),
     Command::new("help", 2, LOADING | STALE, script_help).doc(
         "scripting",
         "5.0.0",
@@ -91,7 +96,7 @@ pub const COMMANDS: &[Command] = &[
 
 /// Rows flagged SCRIPT_RUNNER never reach their handler from a connection; from elsewhere
 /// (never from a script: they are NOSCRIPT) they are refused.
-fn runner_only(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+pub(super) fn runner_only(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Err(error::unknown_command(&a[0], &a[1..]))
 }
 
@@ -116,6 +121,18 @@ fn script_flush(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     ctx.state.scripting.flush();
     Ok(Reply::ok())
+}
+
+/// SCRIPT DEBUG: resplock has no Lua debugger (redis-cli --ldb's protocol, forked sessions),
+/// a deliberate difference listed in the README; NO, the state every client is in, is OK.
+fn script_debug(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if is(&a[2], "no") {
+        Ok(Reply::ok())
+    } else if is(&a[2], "yes") || is(&a[2], "sync") {
+        Err(RedisError::new(error::SCRIPT_DEBUG_UNSUPPORTED))
+    } else {
+        Err(RedisError::new(error::SCRIPT_DEBUG_OPTION))
+    }
 }
 
 const HELP: &[&str] = &[

@@ -111,6 +111,9 @@ fn shutdown(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(error::err("ERR No shutdown in progress."));
     }
     crate::log::warning("User requested shutdown...");
+    // A busy script (even one that wrote, which KILL refuses) is stopped: the server is going
+    // away, as Redis exits from inside the script's event processing.
+    ctx.state.scripting.abort();
     ctx.state.shutdown.cancel();
     ctx.client.close_after_reply = true;
     Ok(Reply::NoReply)

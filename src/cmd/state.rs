@@ -35,6 +35,9 @@ pub struct ServerState {
     /// Cancelled to stop the server (SHUTDOWN, ServerHandle::shutdown).
     pub shutdown: CancellationToken,
     pub started: Instant,
+    /// The server clock at the start, Unix seconds (INFO's uptime, as Redis's stat_starttime:
+    /// a test that moves the clock moves the uptime with it).
+    pub started_s: std::sync::atomic::AtomicI64,
     /// 40 hex characters, as Redis's run_id.
     pub run_id: String,
     pub local_addr: OnceLock<SocketAddr>,
@@ -81,6 +84,12 @@ pub struct ServerState {
     /// The client blocked clients are served as (their database, no connection): one,
     /// reused, since serving runs under the server lock.
     pub serve_client: Mutex<super::client::Client>,
+    /// Injected faults (tests): consulted by the request path behind one atomic load.
+    pub faults: super::faults::Faults,
+    /// Copies of the dataset kept by RESPLOCK.SNAPSHOT / `take_snapshot`, by name.
+    pub snapshots: Mutex<std::collections::HashMap<String, Arc<crate::keyspace::Snapshot>>>,
+    /// The `RESPLOCK.*` commands resolve (started with `enable_test_commands`).
+    pub test_commands: bool,
 }
 
 impl ServerState {
@@ -97,6 +106,7 @@ impl ServerState {
             startup_rss: super::info_cmd::rss_bytes(),
             lock: super::lock::ServerLock::new(),
             keyspace: Keyspace::new(config.databases),
+            test_commands: config.enable_test_commands,
             clock: Clock::new(),
             config: RwLock::new(config),
             clients: Mutex::new(BTreeMap::new()),
@@ -104,6 +114,7 @@ impl ServerState {
             stats: Stats::default(),
             shutdown: CancellationToken::new(),
             started: Instant::now(),
+            started_s: Default::default(),
             run_id,
             local_addr: OnceLock::new(),
             scripting: crate::script::Scripting::new(super::exec::hand_off_if_long),
@@ -119,11 +130,13 @@ impl ServerState {
             watches: super::watch::Watches::new(),
             blocking: super::blocking::Blocking::new(),
             serve_client: Mutex::new(super::client::Client::detached(0, 0, 2)),
+            faults: super::faults::Faults::new(),
+            snapshots: Mutex::new(std::collections::HashMap::new()),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
-        state
-            .lastsave
-            .store(state.clock.now_ms() / 1000, Ordering::Relaxed);
+        let start_s = state.clock.now_ms() / 1000;
+        state.lastsave.store(start_s, Ordering::Relaxed);
+        state.started_s.store(start_s, Ordering::Relaxed);
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
         state

@@ -9,6 +9,7 @@
 
 mod load;
 pub mod notify;
+mod own_args;
 mod parse;
 mod rewrite;
 pub mod table;
@@ -17,6 +18,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
+pub use own_args::{take_own_args, OwnArgs};
 pub use parse::{memtoull, repr, split_args};
 pub use table::{flags, lookup, Kind, NumFmt, Param, Scope, Special, PARAMS};
 
@@ -130,6 +132,15 @@ impl ProtectedAction {
 /// the rest. Build one with [`Config::default`] (redis-server's defaults, loopback bind, no
 /// save points), [`Config::ephemeral`] or [`parse_command_line`]; read or change any
 /// parameter by name with [`Config::get_matching`] and [`Config::set_many`].
+///
+/// ```
+/// let config = resplock::Config {
+///     enable_test_commands: true, // RESPLOCK.CLOCK and friends over the wire
+///     busy_reply_threshold_ms: 100,
+///     ..resplock::Config::ephemeral()
+/// };
+/// assert_eq!(config.port, 0);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Addresses to listen on, space separated as CONFIG GET prints them.
@@ -240,6 +251,10 @@ pub struct Config {
     /// Absolute path of the config file the server was started with: CONFIG REWRITE
     /// writes it back.
     pub config_file: Option<PathBuf>,
+    /// Serve the `RESPLOCK.*` test commands (clock, faults, snapshots, restarts): resplock's
+    /// own switch, `--enable-test-commands yes`, never on by default since it lets any client
+    /// move time and break the server.
+    pub enable_test_commands: bool,
     /// `rename-command old new` directives in file order (new "" disables the command),
     /// for the command table to apply.
     pub rename_commands: Vec<(String, String)>,
@@ -309,6 +324,7 @@ impl Default for Config {
             tls_ca_cert_dir: None,
             aclfile: None,
             config_file: None,
+            enable_test_commands: false,
             rename_commands: Vec::new(),
             others,
         }
@@ -323,6 +339,13 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 
 impl Config {
     /// A configuration for tests: loopback, a free port, everything else default.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// println!("redis://{}", server.local_addr());
+    /// # Ok(()) }
+    /// ```
     pub fn ephemeral() -> Self {
         Config {
             port: 0,

@@ -1,20 +1,34 @@
 //! notify-keyspace-events: the event classes as the flags Redis parses from the setting.
 //! The command layer raises events of these classes (`cmd::notify`).
 
-pub const KEYSPACE: u32 = 1 << 0; // K
-pub const KEYEVENT: u32 = 1 << 1; // E
-pub const GENERIC: u32 = 1 << 2; // g
-pub const STRING: u32 = 1 << 3; // $
-pub const LIST: u32 = 1 << 4; // l
-pub const SET: u32 = 1 << 5; // s
-pub const HASH: u32 = 1 << 6; // h
-pub const ZSET: u32 = 1 << 7; // z
-pub const EXPIRED: u32 = 1 << 8; // x
-pub const EVICTED: u32 = 1 << 9; // e
-pub const STREAM: u32 = 1 << 10; // t
-pub const KEY_MISS: u32 = 1 << 11; // m
-pub const MODULE: u32 = 1 << 12; // d
-pub const NEW: u32 = 1 << 13; // n
+/// `K`: events on `__keyspace@db__:key` channels.
+pub const KEYSPACE: u32 = 1 << 0;
+/// `E`: events on `__keyevent@db__:event` channels.
+pub const KEYEVENT: u32 = 1 << 1;
+/// `g`: generic commands (DEL, EXPIRE, RENAME, ...).
+pub const GENERIC: u32 = 1 << 2;
+/// `$`: string commands.
+pub const STRING: u32 = 1 << 3;
+/// `l`: list commands.
+pub const LIST: u32 = 1 << 4;
+/// `s`: set commands.
+pub const SET: u32 = 1 << 5;
+/// `h`: hash commands.
+pub const HASH: u32 = 1 << 6;
+/// `z`: sorted-set commands.
+pub const ZSET: u32 = 1 << 7;
+/// `x`: keys removed by expiry.
+pub const EXPIRED: u32 = 1 << 8;
+/// `e`: keys evicted by maxmemory.
+pub const EVICTED: u32 = 1 << 9;
+/// `t`: stream commands.
+pub const STREAM: u32 = 1 << 10;
+/// `m`: reads of missing keys.
+pub const KEY_MISS: u32 = 1 << 11;
+/// `d`: module key types.
+pub const MODULE: u32 = 1 << 12;
+/// `n`: new keys.
+pub const NEW: u32 = 1 << 13;
 
 /// Redis's NOTIFY_ALL, the `A` alias: every class but key-miss and new.
 pub const ALL: u32 =

@@ -23,12 +23,14 @@ mod audit;
 mod key;
 mod map;
 mod scan;
+mod snapshot;
 mod value;
 
 pub use access::{set_command_context, AccessPolicy};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
+pub use snapshot::Snapshot;
 pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 
 use ahash::RandomState;

@@ -237,3 +237,12 @@ fn table_to_reply(t: &Table, resp: u8, depth: usize) -> Reply {
     }
     Reply::Array(out)
 }
+
+/// KEYS or ARGV: the arguments as a Lua array of strings (luaCreateArray).
+pub fn str_array(lua: &Lua, items: &[Bytes]) -> Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, b) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(b)?)?;
+    }
+    Ok(t)
+}

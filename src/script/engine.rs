@@ -1,31 +1,53 @@
-//! One Lua 5.1 interpreter with Redis's environment, and the cache of compiled scripts by
-//! SHA-1 (luaCreateFunction). Built lazily on first use and thrown away by SCRIPT FLUSH.
+//! The one Lua 5.1 interpreter with Redis's two environments (EVAL's globals and the function
+//! engine's), the cache of compiled EVAL scripts by SHA-1 (luaCreateFunction) and the function
+//! libraries ([`super::functions`]). Built lazily on first use; SCRIPT FLUSH empties the script
+//! cache without dropping it, so libraries survive.
 
-use super::{ffi, libs, redis_lib, script_flags, RunCtx};
+use super::{ffi, functions::Libraries, libs, redis_lib, script_flags, RunCtx};
 use crate::error::{self, RedisError};
-use mlua::{Function, Lua, LuaOptions, StdLib, Table};
+use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-/// A compiled script and the flags of its shebang.
-/// A cached script. Its function lives in the Lua registry, not as an mlua `Function`: mlua
-/// keeps every `Function` it hands out in an auxiliary Lua stack of at most LUAI_MAXCSTACK
-/// slots, so caching functions that way let about 8000 distinct scripts exhaust it (and then
-/// every script run panicked). The registry has no such limit, as Redis's script cache has none.
+/// A compiled script and the flags of its shebang. The function is kept in the Lua registry
+/// (as Redis keeps it), not as an mlua handle: mlua's handles live on one auxiliary Lua stack
+/// that holds about 8000 values at most.
 pub(super) struct Script {
-    pub func: mlua::RegistryKey,
+    pub func: RegistryKey,
     pub flags: u32,
+    /// The script's text length, for INFO's used_memory_scripts_eval.
+    pub body_len: usize,
+}
+
+/// What running a function needs besides the function itself (luaEngineCtx).
+pub(super) struct FunctionEnv {
+    /// The error handler functions run under.
+    pub handler: Function,
+    /// The (empty, read-only) table functions see as their globals.
+    pub env: Table,
+    /// `env`'s metatable: `__index` is `globals`, or the loading API during FUNCTION LOAD.
+    pub env_meta: Table,
+    /// The function engine's globals (libraries and its `redis` API).
+    pub globals: Table,
+    /// What library code sees while FUNCTION LOAD runs it: the loading `redis` API only.
+    pub library_api: Table,
+    /// [`ffi::load_library`].
+    pub load: Function,
+    /// [`ffi::run_function`].
+    pub run: Function,
 }
 
 pub(super) struct Engine {
     pub lua: Lua,
     pub scripts: HashMap<String, Script>,
-    setenv: Function,
-    pub run: Function,
+    pub libs: Libraries,
+    pub functions: FunctionEnv,
+    /// EVAL's error handler (the `__redis__err__handler` global).
+    pub eval_handler: Function,
+    /// [`ffi::run_eval`].
+    pub run_eval: Function,
     pub runs: u64,
-    /// Lua's own `loadstring` (the scripts see the sandbox's), which compiles scripts.
-    loadstring: Function,
     /// The interpreter's memory after its last full collection.
     pub collected_at: usize,
 }
@@ -34,51 +56,63 @@ impl Engine {
     /// `rand` is the server-wide redisLrand48 state behind `math.random` (it outlives the
     /// interpreter, as Redis's static does).
     pub fn new(rand: Arc<AtomicU64>) -> mlua::Result<Engine> {
-        // The debug library is needed by Redis's error handler; the prelude hides it again.
+        // The debug library is needed by Redis's error handler; the prelude drops it again.
         let lua = unsafe {
             Lua::unsafe_new_with(
                 StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG,
                 LuaOptions::new(),
             )
         };
-        // CVE-2025-49844: Lua 5.1's parser makes its chunk name with luaS_new and does not
-        // anchor it, so a collection during a long parse could free it while the parser still
-        // uses it. Strings are interned: keeping the names resplock compiles with alive here
-        // makes luaS_new return these anchored objects instead.
-        lua.set_named_registry_value(
-            "resplock.chunk_names",
-            lua.create_sequence_from(CHUNK_NAMES.iter().map(|n| n.as_bytes()))?,
-        )?;
-        let loadstring: Function = lua.globals().raw_get("loadstring")?;
-        let make_tramp = unsafe { lua.create_c_function(ffi::make_tramp)? };
+        let c = |f| unsafe { lua.create_c_function(f) };
+        let make_tramp = c(ffi::make_tramp)?;
         let libs_t = lua.create_table()?;
-        // CVE-2025-46817: the scripts' `unpack` is the fixed one.
-        libs_t.raw_set("unpack", unsafe { lua.create_c_function(ffi::unpack)? })?;
-        let sandbox: Table = unsafe {
-            lua.exec_raw((), |l| {
-                super::sandbox_ffi::install(l);
-            })?
-        };
-        libs_t.raw_set("sandbox", sandbox)?;
-        libs_t.raw_set("redis", redis_lib::redis_lib(&lua, &make_tramp)?)?;
-        libs_t.raw_set("cjson", libs::cjson(&lua, &make_tramp)?)?;
+        for (name, api) in [
+            ("redis_eval", redis_lib::Api::Eval),
+            ("redis_function", redis_lib::Api::Function),
+            ("redis_load", redis_lib::Api::Load),
+        ] {
+            libs_t.raw_set(name, redis_lib::redis_lib(&lua, &make_tramp, api)?)?;
+        }
+        libs_t.raw_set("cjson_eval", libs::cjson(&lua, &make_tramp)?)?;
+        libs_t.raw_set("cjson_function", libs::cjson(&lua, &make_tramp)?)?;
         libs_t.raw_set("bit", libs::bit(&lua, &make_tramp)?)?;
         libs_t.raw_set("struct", libs::structlib(&lua, &make_tramp)?)?;
         libs_t.raw_set("cmsgpack", libs::cmsgpack(&lua, &make_tramp)?)?;
         let math: Table = lua.globals().raw_get("math")?;
         libs::math_random(&lua, &make_tramp, &math)?;
-        let (setenv, run): (Function, Function) = lua
-            .load(include_str!("prelude.lua"))
-            .set_name(CHUNK_NAMES[1])
-            .call((make_tramp, libs_t))?;
-        lua.set_app_data(RunCtx { host: None, rand });
+        c(ffi::init_registry)?.call::<()>(())?;
+        let (handler, env, env_meta, globals, library_api): (Function, Table, Table, Table, Table) =
+            lua.load(include_str!("prelude.lua"))
+                .set_name("=resplock_prelude")
+                .call((
+                    libs_t,
+                    c(ffi::protect)?,
+                    c(ffi::set_readonly)?,
+                    c(ffi::protected_table_error)?,
+                    c(ffi::redis_pcall)?,
+                ))?;
+        let eval_handler: Function = lua.globals().raw_get("__redis__err__handler")?;
+        lua.set_app_data(RunCtx {
+            host: None,
+            rand,
+            loading: None,
+        });
         Ok(Engine {
+            functions: FunctionEnv {
+                handler,
+                env,
+                env_meta,
+                globals,
+                library_api,
+                load: c(ffi::load_library)?,
+                run: c(ffi::run_function)?,
+            },
+            run_eval: c(ffi::run_eval)?,
+            eval_handler,
             lua,
             scripts: HashMap::new(),
-            setenv,
-            run,
+            libs: Libraries::default(),
             runs: 0,
-            loadstring,
             collected_at: 0,
         })
     }
@@ -96,49 +130,83 @@ impl Engine {
             return Ok(buf);
         }
         let sha = sha_str(&buf).to_string();
-        let (flags, shebang) = shebang_flags(body)?;
-        let mut code = body.to_vec();
-        if shebang {
-            // Keep the line count: Redis reports positions counting the shebang line.
-            code[0] = b'-';
-            code[1] = b'-';
-        }
-        if code.first() == Some(&0x1b) {
-            return Err(RedisError::new(error::SCRIPT_BINARY_CHUNK));
-        }
-        // Compiled by Lua's own loadstring, so a syntax error's message keeps the script's
-        // bytes raw, as Redis sends them (mlua's SyntaxError holds a lossy UTF-8 String).
-        let to_err = |e: mlua::Error| error::err(format!("ERR {e}"));
-        let (func, msg): (Option<Function>, Option<mlua::LuaString>) = self
-            .loadstring
-            .call((
-                self.lua.create_string(&code).map_err(to_err)?,
-                CHUNK_NAMES[0],
-            ))
-            .map_err(to_err)?;
-        let Some(func) = func else {
-            let mut text = b"ERR Error compiling script (new function): ".to_vec();
-            if let Some(m) = msg {
-                text.extend_from_slice(&m.as_bytes());
-            }
-            return Err(error::err_bytes(text));
-        };
-        let func: Function = self
-            .setenv
-            .call(func)
-            .map_err(|e| error::err(format!("ERR {e}")))?;
+        let (flags, shebang_len) = shebang_flags(body)?;
+        // The shebang line is skipped but its line feed kept, so positions count it.
+        let func = compile_chunk(&self.lua, &body[shebang_len..])?;
         let func = self
             .lua
             .create_registry_value(func)
             .map_err(|e| error::err(format!("ERR {e}")))?;
-        self.scripts.insert(sha, Script { func, flags });
+        self.scripts.insert(
+            sha,
+            Script {
+                func,
+                flags,
+                body_len: body.len(),
+            },
+        );
         Ok(buf)
+    }
+
+    /// SCRIPT FLUSH: forget every cached script. The interpreter and the function libraries
+    /// stay; EVAL's `cjson` starts over with its defaults, as in Redis's fresh interpreter.
+    pub fn flush_scripts(&mut self) -> mlua::Result<()> {
+        self.scripts = HashMap::new();
+        self.lua.expire_registry_values();
+        let make_tramp = unsafe { self.lua.create_c_function(ffi::make_tramp)? };
+        let cjson = libs::cjson(&self.lua, &make_tramp)?;
+        let swap = self.lua.load(
+            "local set_readonly, protect, cjson = ... \
+             set_readonly(_G, false) rawset(_G, 'cjson', cjson) set_readonly(_G, true) \
+             protect(cjson)",
+        );
+        let c = |f| unsafe { self.lua.create_c_function(f) };
+        swap.set_name("=resplock_flush").call::<()>((
+            c(ffi::set_readonly)?,
+            c(ffi::protect)?,
+            cjson,
+        ))?;
+        self.lua.gc_collect()?;
+        self.lua.gc_collect()
+    }
+
+    /// Bytes of script text in the cache (INFO's used_memory_scripts_eval counts them with
+    /// the SHAs).
+    pub fn scripts_memory(&self) -> usize {
+        self.scripts.values().map(|s| s.body_len + 40).sum()
     }
 }
 
-/// Every chunk name resplock compiles Lua with (the script's first, the prelude's second);
-/// the engine keeps them alive for the parser (see `Engine::new`).
-pub(super) const CHUNK_NAMES: &[&str] = &["@user_script", "=resplock_prelude", "@user_function"];
+/// Compile a script's code with Lua's own luaL_loadbuffer, so a syntax error's message keeps
+/// the script's bytes raw, as Redis sends them (mlua's SyntaxError holds a lossy UTF-8
+/// String, which turned a byte like 0xff into U+FFFD).
+fn compile_chunk(lua: &Lua, code: &[u8]) -> Result<Function, RedisError> {
+    let to_err = |e: mlua::Error| error::err(format!("ERR {e}"));
+    // SAFETY: luaL_loadbuffer reads `code` for its length and leaves one value (the function
+    // or the message) on the stack; a nil goes under it so both outcomes return two values.
+    let (func, msg): (Option<Function>, Option<mlua::LuaString>) = unsafe {
+        lua.exec_raw((), |l| {
+            let r = mlua::ffi::luaL_loadbuffer(
+                l,
+                code.as_ptr().cast(),
+                code.len(),
+                c"@user_script".as_ptr(),
+            );
+            mlua::ffi::lua_pushnil(l);
+            if r != 0 {
+                mlua::ffi::lua_insert(l, -2);
+            }
+        })
+    }
+    .map_err(to_err)?;
+    func.ok_or_else(|| {
+        let mut text = b"ERR Error compiling script (new function): ".to_vec();
+        if let Some(m) = msg {
+            text.extend_from_slice(&m.as_bytes());
+        }
+        error::err_bytes(text)
+    })
+}
 
 /// The lowercase hex SHA-1 of `b`.
 pub fn sha1_hex(b: &[u8]) -> String {
@@ -162,45 +230,49 @@ pub(super) fn sha_str(buf: &[u8; 40]) -> &str {
     std::str::from_utf8(buf).unwrap_or("")
 }
 
-/// Parse a `#!lua ...` first line as evalExtractShebangFlags does; returns (flags, has_shebang).
-pub(super) fn shebang_flags(body: &[u8]) -> Result<(u32, bool), RedisError> {
+/// evalExtractShebangFlags: the flags of a `#!lua ...` first line and the line's length (the
+/// part of the body the compiler skips); no shebang is EVAL's compatibility mode.
+pub(super) fn shebang_flags(body: &[u8]) -> Result<(u32, usize), RedisError> {
     if !body.starts_with(b"#!") {
-        return Ok((script_flags::EVAL_COMPAT, false));
+        return Ok((script_flags::EVAL_COMPAT, 0));
     }
     let end = body
         .iter()
         .position(|&c| c == b'\n')
         .ok_or(RedisError::new(error::SCRIPT_INVALID_SHEBANG))?;
-    let line = String::from_utf8_lossy(&body[..end]);
-    let parts: Vec<&str> = line.split_ascii_whitespace().collect();
-    if parts.is_empty() {
-        return Err(RedisError::new(error::SCRIPT_INVALID_ENGINE));
-    }
-    if parts[0] != "#!lua" {
+    let parts = match crate::config::split_args(&body[..end]) {
+        Some(p) if !p.is_empty() => p,
+        _ => return Err(RedisError::new(error::SCRIPT_INVALID_ENGINE)),
+    };
+    if parts[0] != b"#!lua" {
         return Err(error::err(format!(
             "ERR Unexpected engine in script shebang: {}",
-            parts[0]
+            String::from_utf8_lossy(&parts[0])
         )));
     }
     let mut f = 0;
     for p in &parts[1..] {
-        let Some(list) = p.strip_prefix("flags=") else {
-            return Err(error::err(format!("ERR Unknown lua shebang option: {p}")));
+        let Some(list) = p.strip_prefix(b"flags=") else {
+            return Err(error::err(format!(
+                "ERR Unknown lua shebang option: {}",
+                String::from_utf8_lossy(p)
+            )));
         };
-        for name in list.split(',').filter(|s| !s.is_empty()) {
-            f |= match name {
-                "no-writes" => script_flags::NO_WRITES,
-                "allow-oom" => script_flags::ALLOW_OOM,
-                "allow-stale" => script_flags::ALLOW_STALE,
-                "no-cluster" => script_flags::NO_CLUSTER,
-                "allow-cross-slot-keys" => script_flags::ALLOW_CROSS_SLOT,
-                _ => {
+        // sdssplitlen: an empty list has no flags, but "a,,b" has an empty one.
+        if list.is_empty() {
+            continue;
+        }
+        for name in list.split(|&c| c == b',') {
+            match script_flags::by_name(name, false) {
+                Some(flag) => f |= flag,
+                None => {
                     return Err(error::err(format!(
-                        "ERR Unexpected flag in script shebang: {name}"
+                        "ERR Unexpected flag in script shebang: {}",
+                        String::from_utf8_lossy(name)
                     )))
                 }
-            };
+            }
         }
     }
-    Ok((f, true))
+    Ok((f, end))
 }

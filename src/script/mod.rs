@@ -1,27 +1,31 @@
-//! Lua scripting as Redis 7.0 does it: one Lua 5.1 interpreter per server, scripts cached by
-//! the SHA-1 of their text, Redis's replies and error texts both ways.
+//! Lua scripting as Redis 7.0 does it: one Lua 5.1 interpreter per server holding EVAL's
+//! script cache (by the SHA-1 of the text) and the function libraries, Redis's replies and
+//! error texts both ways.
 //!
 //! This layer knows nothing of the command table, clients or the keyspace: a running script
 //! reaches the server only through the [`Host`] its caller passes in (the command layer
 //! implements it, so `redis.call` goes through the same dispatch as a network client).
-//! Atomicity is the caller's business too: it runs [`Scripting::eval`] holding the keyspace
-//! exclusively.
+//! Atomicity is the caller's business too: it runs [`Scripting::eval`] and
+//! [`Scripting::fcall`] holding the server lock. Both run through [`Scripting::run`]: the same
+//! hook (kill flag, long-run tick), memory limit, error shapes and reply conversion.
 
 mod convert;
 mod engine;
 mod ffi;
+mod function_cmds;
+mod functions;
 mod libs;
 mod redis_lib;
-mod sandbox_ffi;
 
 pub use engine::sha1_hex;
+pub use function_cmds::{RestorePolicy, ScriptMemory};
 pub(crate) use redis_lib::{lib_fn, Out};
 
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use engine::{sha_str, Engine};
-use mlua::{Lua, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,7 +38,7 @@ const BIG_GARBAGE: usize = 4 << 20;
 /// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
 
-/// Script flags from a `#!lua flags=...` shebang.
+/// Script flags, from a `#!lua flags=...` shebang or `redis.register_function`'s `flags`.
 pub mod script_flags {
     /// No shebang: Redis's pre-7.0 behaviour (EVAL compatibility mode).
     pub const EVAL_COMPAT: u32 = 1;
@@ -48,6 +52,29 @@ pub mod script_flags {
     pub const NO_CLUSTER: u32 = 1 << 4;
     /// `allow-cross-slot-keys`
     pub const ALLOW_CROSS_SLOT: u32 = 1 << 5;
+
+    /// (flag, name), in Redis's order (scripts_flags_def): FUNCTION LIST lists them so.
+    pub const NAMES: &[(u32, &str)] = &[
+        (NO_WRITES, "no-writes"),
+        (ALLOW_OOM, "allow-oom"),
+        (ALLOW_STALE, "allow-stale"),
+        (NO_CLUSTER, "no-cluster"),
+        (ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
+    ];
+
+    /// A flag by name: shebangs compare exactly, `register_function` ignoring case.
+    pub fn by_name(name: &[u8], ignore_case: bool) -> Option<u32> {
+        NAMES
+            .iter()
+            .find(|(_, n)| {
+                if ignore_case {
+                    n.as_bytes().eq_ignore_ascii_case(name)
+                } else {
+                    n.as_bytes() == name
+                }
+            })
+            .map(|(f, _)| *f)
+    }
 }
 
 /// What a running script may ask of the server. The command layer implements it for each
@@ -64,8 +91,8 @@ pub trait Host {
     fn resp(&self) -> u8;
     /// `redis.setresp`.
     fn set_resp(&mut self, resp: u8);
-    /// Told before the script body runs whether its writes are refused (EVAL_RO, or a
-    /// `no-writes` shebang flag).
+    /// Told before the script body runs whether its writes are refused (EVAL_RO, FCALL_RO, or
+    /// a `no-writes` flag).
     fn set_readonly(&mut self, readonly: bool);
 }
 
@@ -76,28 +103,55 @@ pub(crate) struct HookState {
     tick: fn(),
 }
 
+/// The running script, as FUNCTION STATS and the KILL commands see it.
+struct Running {
+    started: Instant,
+    /// EVAL/EVALSHA (SCRIPT KILL applies) or FCALL (FUNCTION KILL applies).
+    is_eval: bool,
+    /// For a function: its name and the command that called it.
+    function: Option<(Arc<str>, CallArgs)>,
+}
+
+/// The arguments of the running FCALL, borrowed for the run: FUNCTION STATS copies them out
+/// under [`Scripting::current`]'s lock, which the run clears before its arguments go away, so
+/// an FCALL allocates nothing for it.
+struct CallArgs(*const [Bytes]);
+// SAFETY: only dereferenced under the `current` lock while the run that set it is in progress.
+unsafe impl Send for CallArgs {}
+
+impl CallArgs {
+    /// A copy of the arguments (cheap: each is a reference-counted slice).
+    fn to_vec(&self) -> Vec<Bytes> {
+        // SAFETY: see the type's documentation.
+        unsafe { (*self.0).to_vec() }
+    }
+}
+
 /// Server-wide script state.
 pub struct Scripting {
     engine: Mutex<Option<Engine>>,
     hook: Box<HookState>,
     running: AtomicBool,
-    started: Mutex<Option<Instant>>,
-    /// The running script called a write command: SCRIPT KILL must refuse.
+    current: Mutex<Option<Running>>,
+    /// The running script called a write command: the KILL commands must refuse.
     wrote: AtomicBool,
     memory_limit: AtomicUsize,
+    /// (libraries << 32) | functions: FUNCTION STATS reads it while a function runs.
+    function_counts: AtomicU64,
     /// redisLrand48's state behind math.random: server-wide like Redis's static, so it
     /// survives SCRIPT FLUSH and is not reseeded per script.
     rand: Arc<AtomicU64>,
 }
 
 /// What the interpreter keeps in its app data: the host of the running script (only while
-/// one runs) and the random state.
+/// one runs), the random state, and the library FUNCTION LOAD is building (only meanwhile).
 pub(crate) struct RunCtx {
     host: Option<HostPtr>,
     rand: Arc<AtomicU64>,
+    loading: Option<functions::Loading>,
 }
 
-/// The running script's host, borrowed for the duration of [`Scripting::eval`].
+/// The running script's host, borrowed for the duration of [`Scripting::run`].
 struct HostPtr(*mut (dyn Host + 'static));
 // SAFETY: set and cleared on the thread that runs the script, used only by Lua callbacks
 // that run inside that call on the same thread.
@@ -106,7 +160,7 @@ unsafe impl Send for HostPtr {}
 /// Run `f` with the running script's host; None outside a script run.
 fn with_host<R>(lua: &Lua, f: impl FnOnce(&mut dyn Host) -> R) -> Option<R> {
     let ptr = lua.app_data_ref::<RunCtx>()?.host.as_ref()?.0;
-    // SAFETY: the pointer is valid while a script runs (see `Scripting::eval`), and callbacks
+    // SAFETY: the pointer is valid while a script runs (see `Scripting::run`), and callbacks
     // only run inside that call; the app-data borrow is released before `f` runs.
     Some(f(unsafe { &mut *ptr }))
 }
@@ -120,6 +174,18 @@ pub struct EvalKind {
     pub readonly: bool,
 }
 
+/// One run of a script or function, for [`Scripting::run`].
+struct Job<'a> {
+    func: Function,
+    /// The script's SHA or the function's name, as error messages call it.
+    name: &'a str,
+    keys: &'a [Bytes],
+    argv: &'a [Bytes],
+    is_eval: bool,
+    /// The function's name, for FUNCTION STATS (None for EVAL).
+    function: Option<Arc<str>>,
+}
+
 impl Scripting {
     /// `tick` runs from the Lua count hook every few thousand instructions while a script
     /// runs: the caller's chance to keep other clients served (Redis processes events there).
@@ -131,9 +197,10 @@ impl Scripting {
                 tick,
             }),
             running: AtomicBool::new(false),
-            started: Mutex::new(None),
+            current: Mutex::new(None),
             wrote: AtomicBool::new(false),
             memory_limit: AtomicUsize::new(DEFAULT_MEMORY_LIMIT),
+            function_counts: AtomicU64::new(0),
             rand: Arc::new(AtomicU64::new(0x1234_ABCD_330E)),
         }
     }
@@ -148,10 +215,24 @@ impl Scripting {
         if !self.running.load(Ordering::Acquire) {
             return None;
         }
-        self.started.lock().map(|s| s.elapsed())
+        self.current.lock().as_ref().map(|r| r.started.elapsed())
     }
 
-    /// The running script called a write command (SCRIPT KILL then answers UNKILLABLE).
+    /// Whether the running script (if any) is an EVAL script rather than a function.
+    fn running_eval(&self) -> Option<bool> {
+        self.current.lock().as_ref().map(|r| r.is_eval)
+    }
+
+    /// The error other commands get while a script is busy: it names the command that can
+    /// kill it (SCRIPT KILL for EVAL, FUNCTION KILL for a function).
+    pub fn busy_error(&self) -> RedisError {
+        match self.running_eval() {
+            Some(false) => RedisError::new(error::BUSY_FUNCTION),
+            _ => RedisError::new(error::BUSY),
+        }
+    }
+
+    /// The running script called a write command (the KILL commands then answer UNKILLABLE).
     pub fn mark_wrote(&self) {
         self.wrote.store(true, Ordering::Release);
     }
@@ -161,9 +242,9 @@ impl Scripting {
         self.wrote.load(Ordering::Acquire)
     }
 
-    /// The flags a script will run with, as Redis reads them before running it (its
-    /// shebang, or EVAL compatibility mode): None for an unknown SHA or a bad shebang, which
-    /// the run itself reports.
+    /// The flags a script will run with, as Redis reads them before running it (its shebang,
+    /// or EVAL compatibility mode): None for an unknown SHA or a bad shebang, which the run
+    /// itself reports. maxmemory's check before EVAL reads them.
     pub fn flags_of(&self, by_sha: bool, body_or_sha: &[u8]) -> Option<u32> {
         let g = self.engine.lock();
         if by_sha {
@@ -177,24 +258,42 @@ impl Scripting {
         engine::shebang_flags(body_or_sha).ok().map(|(f, _)| f)
     }
 
-    /// SCRIPT KILL once the caller has decided the script may be killed: refused with
-    /// UNKILLABLE once the script has written.
-    pub fn kill(&self) -> Result<(), RedisError> {
-        if self.running_for().is_none() {
+    /// The flags of function `name` (None: no such function), read before FCALL runs.
+    pub fn function_flags(&self, name: &[u8]) -> Option<u32> {
+        let g = self.engine.lock();
+        g.as_ref()?.libs.function(name).map(|f| f.flags)
+    }
+
+    /// SCRIPT KILL (`eval` true) or FUNCTION KILL once the caller has decided the script may
+    /// be killed (scriptKill): refused once it has written, and each command kills only its
+    /// own kind of script.
+    pub fn kill(&self, eval: bool) -> Result<(), RedisError> {
+        let Some(is_eval) = self.running_eval().filter(|_| self.running_for().is_some()) else {
             return Err(RedisError::new(error::NOTBUSY));
-        }
+        };
         if self.wrote.load(Ordering::Acquire) {
             return Err(RedisError::new(error::UNKILLABLE));
+        }
+        if eval && !is_eval {
+            return Err(RedisError::new(error::BUSY_FUNCTION));
+        }
+        if !eval && is_eval {
+            return Err(RedisError::new(error::BUSY));
         }
         self.hook.kill.store(true, Ordering::Release);
         Ok(())
     }
 
+    /// Stop the running script whatever it did (SHUTDOWN NOSAVE: the server is going away).
+    pub fn abort(&self) {
+        if self.running.load(Ordering::Acquire) {
+            self.hook.kill.store(true, Ordering::Release);
+        }
+    }
+
     /// SCRIPT LOAD: compile and cache, returning the SHA.
     pub fn load(&self, body: &[u8]) -> Result<String, RedisError> {
-        let mut g = self.engine.lock();
-        let eng = self.engine_in(&mut g)?;
-        eng.compile(body)
+        self.with_engine(|eng| eng.compile(body))
     }
 
     /// SCRIPT EXISTS for one SHA.
@@ -204,120 +303,162 @@ impl Scripting {
         g.as_ref().is_some_and(|e| e.scripts.contains_key(&key))
     }
 
-    /// SCRIPT FLUSH: a new interpreter and an empty cache, as Redis.
+    /// SCRIPT FLUSH: an empty script cache; the interpreter and the function libraries stay.
     pub fn flush(&self) {
-        let old = self.engine.lock().take();
-        drop(old);
+        if let Some(eng) = self.engine.lock().as_mut() {
+            if eng.flush_scripts().is_err() {
+                // The interpreter could not even reset its cjson: start over with libraries.
+                crate::log::warning("SCRIPT FLUSH could not reset the interpreter");
+            }
+        }
     }
 
-    fn engine_in<'a>(&self, slot: &'a mut Option<Engine>) -> Result<&'a mut Engine, RedisError> {
-        if slot.is_none() {
+    /// Run `f` on the engine, creating it on first use.
+    fn with_engine<R>(
+        &self,
+        f: impl FnOnce(&mut Engine) -> Result<R, RedisError>,
+    ) -> Result<R, RedisError> {
+        let mut g = self.engine.lock();
+        if g.is_none() {
             let e = Engine::new(self.rand.clone())
                 .map_err(|e| error::err(format!("ERR Lua init failed: {e}")))?;
-            *slot = Some(e);
+            *g = Some(e);
         }
-        Ok(slot.as_mut().expect("engine present"))
+        f(g.as_mut().expect("engine present"))
     }
 
     /// evalGenericCommand: run EVAL/EVALSHA(_RO) `args` (the command name first). The caller
-    /// holds the keyspace exclusively for the whole call; `host` serves the script's
-    /// `redis.call`s.
+    /// holds the server lock for the whole call; `host` serves the script's `redis.call`s.
     pub fn eval(&self, host: &mut dyn Host, kind: EvalKind, args: &[Bytes]) -> Reply {
-        match self.eval_inner(host, kind, args) {
-            Ok(r) => r,
-            Err(e) => Reply::error(e),
-        }
+        let r = self.with_engine(|eng| {
+            // evalShaCommand refuses a SHA of the wrong length before anything else.
+            let given = <&[u8; 40]>::try_from(&args[1][..]).ok();
+            if kind.by_sha && given.is_none() {
+                return Err(RedisError::new(error::NOSCRIPT));
+            }
+            let numkeys = numkeys(args, error::NOT_INTEGER)?;
+            let sha_buf = if let (true, Some(given)) = (kind.by_sha, given) {
+                given.map(|c| c.to_ascii_lowercase())
+            } else {
+                eng.compile_buf(&args[1])?
+            };
+            let sha = sha_str(&sha_buf);
+            let (func, sflags) = match eng.scripts.get(sha) {
+                Some(sc) if !sha.is_empty() => (registry_fn(&eng.lua, &sc.func)?, sc.flags),
+                _ => return Err(RedisError::new(error::NOSCRIPT)),
+            };
+            let compat = sflags & script_flags::EVAL_COMPAT != 0;
+            if !compat && sflags & script_flags::NO_WRITES == 0 && kind.readonly {
+                return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
+            }
+            host.set_readonly(kind.readonly || (!compat && sflags & script_flags::NO_WRITES != 0));
+            let job = Job {
+                func,
+                name: sha,
+                keys: &args[3..3 + numkeys],
+                argv: &args[3 + numkeys..],
+                is_eval: true,
+                function: None,
+            };
+            Ok(self.run(eng, host, job, args))
+        });
+        r.unwrap_or_else(Reply::error)
     }
 
-    fn eval_inner(
-        &self,
-        host: &mut dyn Host,
-        kind: EvalKind,
-        args: &[Bytes],
-    ) -> Result<Reply, RedisError> {
-        let numkeys = crate::num::parse_ll(&args[2]).ok_or(RedisError::new(error::NOT_INTEGER))?;
-        if numkeys > args.len() as i64 - 3 {
-            return Err(RedisError::new(error::SCRIPT_TOO_MANY_KEYS));
-        }
-        if numkeys < 0 {
-            return Err(RedisError::new(error::SCRIPT_NEGATIVE_KEYS));
-        }
-        let numkeys = numkeys as usize;
-        let mut guard = self.engine.lock();
-        let eng = self.engine_in(&mut guard)?;
-        let sha_buf = if kind.by_sha {
-            let Ok(given) = <&[u8; 40]>::try_from(&args[1][..]) else {
-                return Err(RedisError::new(error::NOSCRIPT));
+    /// fcallCommandGeneric: run FCALL/FCALL_RO `args` (the command name first), under the same
+    /// conditions as [`Scripting::eval`].
+    pub fn fcall(&self, host: &mut dyn Host, readonly: bool, args: &[Bytes]) -> Reply {
+        let r = self.with_engine(|eng| {
+            let Some(f) = eng.libs.function(&args[1]).cloned() else {
+                return Err(RedisError::new(error::FUNCTION_NOT_FOUND));
             };
-            given.map(|c| c.to_ascii_lowercase())
-        } else {
-            eng.compile_buf(&args[1])?
-        };
-        let sha = sha_str(&sha_buf);
-        let (func, sflags) = match eng.scripts.get(sha) {
-            Some(sc) if !sha.is_empty() => (
-                eng.lua
-                    .registry_value::<mlua::Function>(&sc.func)
-                    .map_err(|e| error::err(format!("ERR {e}")))?,
-                sc.flags,
-            ),
-            _ => return Err(RedisError::new(error::NOSCRIPT)),
-        };
-        let compat = sflags & script_flags::EVAL_COMPAT != 0;
-        if !compat && sflags & script_flags::NO_WRITES == 0 && kind.readonly {
-            return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
-        }
-        let readonly = kind.readonly || (!compat && sflags & script_flags::NO_WRITES != 0);
-        host.set_readonly(readonly);
+            let numkeys = numkeys(args, error::FUNCTION_BAD_NUMKEYS)?;
+            if f.flags & script_flags::NO_WRITES == 0 && readonly {
+                return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
+            }
+            host.set_readonly(readonly || f.flags & script_flags::NO_WRITES != 0);
+            let job = Job {
+                func: registry_fn(&eng.lua, &f.callback)?,
+                name: &f.name,
+                keys: &args[3..3 + numkeys],
+                argv: &args[3 + numkeys..],
+                is_eval: false,
+                function: Some(f.name.clone()),
+            };
+            Ok(self.run(eng, host, job, args))
+        });
+        r.unwrap_or_else(Reply::error)
+    }
+
+    /// luaCallFunction: run one script or function to its reply, with the hook, the memory
+    /// limit and the running state FUNCTION STATS and the KILL commands read.
+    fn run(&self, eng: &mut Engine, host: &mut dyn Host, job: Job, args: &[Bytes]) -> Reply {
         let lua = &eng.lua;
-        let to_lua_err = |e: mlua::Error| error::err(format!("ERR {e}"));
-        let keys = str_array(lua, &args[3..3 + numkeys]).map_err(to_lua_err)?;
-        let argv = str_array(lua, &args[3 + numkeys..]).map_err(to_lua_err)?;
-        let g = lua.globals();
-        g.raw_set("KEYS", keys).map_err(to_lua_err)?;
-        g.raw_set("ARGV", argv).map_err(to_lua_err)?;
+        let to_lua_err = |e: mlua::Error| Reply::error(error::err(format!("ERR {e}")));
+        let keys = match convert::str_array(lua, job.keys) {
+            Ok(t) => t,
+            Err(e) => return to_lua_err(e),
+        };
+        let argv = match convert::str_array(lua, job.argv) {
+            Ok(t) => t,
+            Err(e) => return to_lua_err(e),
+        };
         let limit = self.memory_limit.load(Ordering::Relaxed);
         let _ = lua.set_memory_limit(limit);
 
         // SAFETY (lifetime erasure): the pointer is cleared below before `host` goes out of
-        // scope, and Lua callbacks only run inside `eng.run.call`.
+        // scope, and Lua callbacks only run inside the calls below.
         let host_ptr: *mut (dyn Host + '_) = host;
         let host_ptr: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host_ptr) };
         match lua.app_data_mut::<RunCtx>() {
             Some(mut rc) => rc.host = Some(HostPtr(host_ptr)),
-            None => return Err(error::err("ERR Lua init failed: no script context")),
+            None => return Reply::error(error::err("ERR Lua init failed: no script context")),
         }
         self.hook.kill.store(false, Ordering::Release);
         self.wrote.store(false, Ordering::Release);
-        *self.started.lock() = Some(Instant::now());
+        *self.current.lock() = Some(Running {
+            started: Instant::now(),
+            is_eval: job.is_eval,
+            function: job
+                .function
+                .map(|name| (name, CallArgs(args as *const [Bytes]))),
+        });
         self.running.store(true, Ordering::Release);
         let hook: *const HookState = &*self.hook;
         set_hook(lua, hook, HOOK_EVERY);
 
-        let result = eng.run.call::<(bool, Value)>(func);
+        let result = if job.is_eval {
+            eng.run_eval
+                .call::<(bool, Value)>((&eng.eval_handler, job.func, keys, argv))
+        } else {
+            let env = &eng.functions;
+            env.run
+                .call::<(bool, Value)>((&env.env, &env.handler, job.func, keys, argv))
+        };
 
         set_hook(lua, hook, 0);
         self.running.store(false, Ordering::Release);
-        *self.started.lock() = None;
+        *self.current.lock() = None;
         if let Some(mut rc) = lua.app_data_mut::<RunCtx>() {
             rc.host = None;
         }
         let resp = host.resp();
+        let name = job.name;
         let reply = match result {
             Ok((true, v)) => convert::lua_to_reply(&v, resp, 0),
-            Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, sha)),
+            Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, name)),
             Ok((false, v)) => {
                 let msg = match &v {
                     Value::String(s) => s.to_string_lossy(),
                     _ => "execution failure".to_string(),
                 };
-                Reply::error(run_error(sha, &msg))
+                Reply::error(run_error(name, &msg))
             }
-            Err(mlua::Error::MemoryError(_)) => Reply::error(run_error(sha, "not enough memory")),
-            Err(e) => Reply::error(run_error(sha, &e.to_string())),
+            Err(mlua::Error::MemoryError(_)) => Reply::error(run_error(name, "not enough memory")),
+            Err(e) => Reply::error(run_error(name, &e.to_string())),
         };
         eng.runs += 1;
-        if eng.runs % 50 == 0 || matches!(reply, Reply::Error(_)) {
+        if eng.runs.is_multiple_of(50) || matches!(reply, Reply::Error(_)) {
             let _ = lua.gc_step();
         }
         // A script that left a lot of garbage (a big string built, a big table returned) is
@@ -328,21 +469,48 @@ impl Scripting {
             let _ = lua.gc_collect();
             eng.collected_at = lua.used_memory();
         }
-        Ok(reply)
+        reply
+    }
+
+    /// After the libraries changed: free the registry slots of dropped callbacks and publish
+    /// the counts FUNCTION STATS reads.
+    fn libraries_changed(&self, eng: &Engine) {
+        eng.lua.expire_registry_values();
+        let (libs, funcs) = eng.libs.counts();
+        self.function_counts
+            .store(((libs as u64) << 32) | funcs as u64, Ordering::Relaxed);
     }
 }
 
-/// `Error running script <sha>, <msg>` as luaCallFunction words non-table errors.
-fn run_error(sha: &str, msg: &str) -> RedisError {
-    let msg: String = msg.chars().take(100).collect();
-    error::err(format!("ERR Error running script {sha}, {msg}\n"))
+/// A function kept in the Lua registry.
+fn registry_fn(lua: &Lua, key: &mlua::RegistryKey) -> Result<Function, RedisError> {
+    lua.registry_value(key)
+        .map_err(|e| error::err(format!("ERR {e}")))
 }
 
-/// The final error of a failed script: `<err> script: <sha>, on <source>:<line>.`
-fn error_from_table(t: &Table, sha: &str) -> Bytes {
+/// The number of keys of an EVAL/FCALL call (`args[2]`), checked against the arguments.
+fn numkeys(args: &[Bytes], not_integer: &'static str) -> Result<usize, RedisError> {
+    let n = crate::num::parse_ll(&args[2]).ok_or(RedisError::new(not_integer))?;
+    if n > args.len() as i64 - 3 {
+        return Err(RedisError::new(error::SCRIPT_TOO_MANY_KEYS));
+    }
+    if n < 0 {
+        return Err(RedisError::new(error::SCRIPT_NEGATIVE_KEYS));
+    }
+    Ok(n as usize)
+}
+
+/// `Error running script <name>, <msg>` as luaCallFunction words non-table errors.
+fn run_error(name: &str, msg: &str) -> RedisError {
+    let msg: String = msg.chars().take(100).collect();
+    error::err(format!("ERR Error running script {name}, {msg}\n"))
+}
+
+/// The final error of a failed script: `<err> script: <name>, on <source>:<line>.`
+fn error_from_table(t: &Table, name: &str) -> Bytes {
     let msg = match t.raw_get::<Value>("err") {
         Ok(Value::String(s)) => s.as_bytes().to_vec(),
-        Ok(Value::Number(n)) => crate::num::format_double(n).into_bytes(),
+        Ok(Value::Number(n)) => crate::num::format_g(n, 14).into_bytes(),
         Ok(Value::Integer(n)) => n.to_string().into_bytes(),
         _ => b"ERR unknown error".to_vec(),
     };
@@ -352,12 +520,12 @@ fn error_from_table(t: &Table, sha: &str) -> Bytes {
     if let (Some(Value::String(src)), Some(line)) = (source, line) {
         let line = match line {
             Value::Integer(i) => Some(i.to_string()),
-            Value::Number(n) => Some(crate::num::format_double(n)),
+            Value::Number(n) => Some(crate::num::format_g(n, 14)),
             Value::String(s) => Some(s.to_string_lossy()),
             _ => None,
         };
         if let Some(line) = line {
-            out.extend_from_slice(format!(" script: {sha}, on ").as_bytes());
+            out.extend_from_slice(format!(" script: {name}, on ").as_bytes());
             out.extend_from_slice(&src.as_bytes());
             out.extend_from_slice(format!(":{line}.").as_bytes());
         }
@@ -377,12 +545,4 @@ fn set_hook(lua: &Lua, hook: *const HookState, count: i32) {
             ffi::set_hook(state, hook_addr as *const HookState, count);
         })
     };
-}
-
-fn str_array(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, b) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(b)?)?;
-    }
-    Ok(t)
 }

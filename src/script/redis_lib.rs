@@ -1,14 +1,18 @@
-//! The `redis` table scripts see: call/pcall through the [`Host`], the reply helpers, log,
-//! setresp, sha1hex, the constants. Library functions are mlua callbacks wrapped in the C
-//! trampoline of [`super::ffi`], so they can raise Redis's error tables.
+//! The `redis` tables scripts see: EVAL's (luaRegisterRedisAPI plus the debugger hooks and
+//! `replicate_commands`), the function engine's (the same without those), and the loading API
+//! FUNCTION LOAD's code sees (`register_function`, `log`, the version). Library functions are
+//! mlua callbacks wrapped in the C trampoline of [`super::ffi`], so they can raise Redis's
+//! error tables. `redis.call` goes through [`super::Host::call`]; the argument and reply
+//! conversions are the small functions [`lua_args`] and [`convert::reply_to_lua`].
 
-use super::{convert, sha1_hex, with_host};
+use super::{convert, functions, sha1_hex, with_host, RunCtx};
+use crate::error;
 use bytes::Bytes;
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
-/// Results of a library function for [`ffi::tramp`]: `Ok` values are returned, `Raise` is
-/// raised as is, `Where` is raised with the caller's position (luaL_error), `Arg` is raised as
-/// luaL_argerror words it (`bad argument #N to 'name' (msg)`, the name taken from the call).
+/// Results of a library function for [`super::ffi::tramp`]: `Ok` values are returned, `Raise`
+/// is raised as is, `Where` is raised with the caller's position (luaL_error), `Arg` is raised
+/// as luaL_argerror words it (`bad argument #N to 'name' (msg)`, the name taken from the call).
 pub(crate) enum Out {
     Ok(Vec<Value>),
     Raise(Value),
@@ -16,10 +20,21 @@ pub(crate) enum Out {
     Arg(i32, String),
 }
 
-/// Results beyond this many go to the trampoline in a table (see [`lib_fn`]).
+/// Wrap `f` as a Lua function that can raise what [`Out`] asks for.
+/// Results beyond this many go to the trampoline in a table (see [`packed_lib_fn`]).
 const MANY_RESULTS: usize = 64;
 
 pub(crate) fn lib_fn<F>(lua: &Lua, make_tramp: &Function, f: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> mlua::Result<Out> + Send + 'static,
+{
+    packed_lib_fn(lua, make_tramp, move |lua, args| f(lua, unpack_args(args)?))
+}
+
+/// [`lib_fn`] for functions that take their arguments as [`super::ffi::tramp`] passes them:
+/// packed when there are many (see [`lua_args`]), so thousands of strings never exist as mlua
+/// handles at once (mlua holds at most about 8000).
+fn packed_lib_fn<F>(lua: &Lua, make_tramp: &Function, f: F) -> mlua::Result<Function>
 where
     F: Fn(&Lua, MultiValue) -> mlua::Result<Out> + Send + 'static,
 {
@@ -27,8 +42,8 @@ where
         let mut v = Vec::new();
         match f(lua, args)? {
             Out::Ok(vals) if vals.len() > MANY_RESULTS => {
-                // A C function may return up to LUAI_MAXCSTACK values, but an mlua callback
-                // cannot push that many: hand them over in a table the trampoline unpacks.
+                // cmsgpack.unpack and struct.unpack may return thousands of values: they go
+                // to the trampoline in a table, which it unpacks onto the Lua stack.
                 let n = vals.len();
                 let t = lua.create_table_with_capacity(n, 0)?;
                 for (i, val) in vals.into_iter().enumerate() {
@@ -59,6 +74,35 @@ where
     make_tramp.call(inner)
 }
 
+/// Packed arguments (see [`super::ffi::tramp`]): the table and the count.
+fn packed(args: &MultiValue) -> Option<(&Table, i64)> {
+    match (args.front(), args.get(1), args.get(2), args.len()) {
+        (Some(Value::LightUserData(p)), Some(Value::Table(t)), Some(n), 3)
+            if p.0 == super::ffi::packed_marker() =>
+        {
+            let n = match n {
+                Value::Integer(i) => *i,
+                Value::Number(f) => *f as i64,
+                _ => 0,
+            };
+            Some((t, n))
+        }
+        _ => None,
+    }
+}
+
+/// The arguments [`super::ffi::tramp`] passed, unpacked if it packed them.
+fn unpack_args(args: MultiValue) -> mlua::Result<MultiValue> {
+    let Some((t, n)) = packed(&args) else {
+        return Ok(args);
+    };
+    let mut out = MultiValue::with_capacity(n.max(0) as usize);
+    for i in 1..=n {
+        out.push_back(t.raw_get(i)?);
+    }
+    Ok(out)
+}
+
 /// Raise `{err="ERR <msg>"}` as luaPushError + luaError do.
 fn raise(lua: &Lua, msg: &str) -> mlua::Result<Out> {
     Ok(Out::Raise(Value::Table(convert::error_table(
@@ -67,166 +111,54 @@ fn raise(lua: &Lua, msg: &str) -> mlua::Result<Out> {
     )?)))
 }
 
-pub(super) fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
+/// Which `redis` table to build.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Api {
+    /// EVAL scripts' (scriptingInit).
+    Eval,
+    /// Functions' at run time (luaRegisterRedisAPI).
+    Function,
+    /// Library code's while FUNCTION LOAD runs it.
+    Load,
+}
+
+pub(super) fn redis_lib(lua: &Lua, mt: &Function, api: Api) -> mlua::Result<Table> {
     let r = lua.create_table()?;
-    r.raw_set("call", lib_fn(lua, mt, |lua, a| redis_call(lua, a, true))?)?;
-    r.raw_set(
-        "pcall",
-        lib_fn(lua, mt, |lua, a| redis_call(lua, a, false))?,
-    )?;
-    r.raw_set(
-        "error_reply",
-        lib_fn(lua, mt, |lua, a| {
-            let v: Vec<Value> = a.into_iter().collect();
-            let t = match v.as_slice() {
-                [Value::String(s)] => {
-                    let b = s.as_bytes();
-                    let text = if b.first() == Some(&b'-') {
-                        b.to_vec()
-                    } else {
-                        [b"-".as_slice(), &b].concat()
-                    };
-                    convert::error_table(lua, &text)?
-                }
-                _ => convert::error_table(lua, b"wrong number or type of arguments")?,
-            };
-            Ok(Out::Ok(vec![Value::Table(t)]))
-        })?,
-    )?;
-    r.raw_set(
-        "status_reply",
-        lib_fn(lua, mt, |lua, a| {
-            let v: Vec<Value> = a.into_iter().collect();
-            let t = match v.as_slice() {
-                [Value::String(s)] => {
-                    let t = lua.create_table()?;
-                    t.raw_set("ok", s.clone())?;
-                    t
-                }
-                _ => convert::error_table(lua, b"wrong number or type of arguments")?,
-            };
-            Ok(Out::Ok(vec![Value::Table(t)]))
-        })?,
-    )?;
-    r.raw_set(
-        "sha1hex",
-        lib_fn(lua, mt, |lua, a| {
-            if a.len() != 1 {
-                return raise(lua, "wrong number of arguments");
-            }
-            let v = a.into_iter().next().unwrap_or(Value::Nil);
-            let bytes = match lua.coerce_string(v)? {
-                Some(s) => s.as_bytes().to_vec(),
-                None => Vec::new(),
-            };
-            Ok(Out::Ok(vec![Value::String(
-                lua.create_string(sha1_hex(&bytes))?,
-            )]))
-        })?,
-    )?;
-    r.raw_set(
-        "log",
-        lib_fn(lua, mt, |lua, a| {
-            if a.len() < 2 {
-                return raise(lua, "redis.log() requires two arguments or more.");
-            }
-            let v: Vec<Value> = a.into_iter().collect();
-            let level = match &v[0] {
-                Value::Integer(i) => *i as f64,
-                Value::Number(n) => *n,
-                _ => return raise(lua, "First argument must be a number."),
-            };
-            if !(0.0..=3.0).contains(&level) || level.fract() != 0.0 {
-                return raise(lua, "Invalid debug level.");
-            }
-            let mut msg = Vec::new();
-            for (i, x) in v[1..].iter().enumerate() {
-                if i > 0 {
-                    msg.push(b' ');
-                }
-                if let Some(s) = lua.coerce_string(x.clone())? {
-                    msg.extend_from_slice(&s.as_bytes());
-                }
-            }
-            let msg = String::from_utf8_lossy(&msg);
-            // redis.LOG_DEBUG..LOG_WARNING are Redis's log levels 0..3.
-            crate::log::log(crate::log::Level::from_u8(level as u8), &msg);
-            Ok(Out::Ok(vec![]))
-        })?,
-    )?;
-    r.raw_set(
-        "setresp",
-        lib_fn(lua, mt, |lua, a| {
-            if a.len() != 1 {
-                return raise(lua, "redis.setresp() requires one argument.");
-            }
-            let resp = match a.into_iter().next() {
-                Some(Value::Integer(i)) => i as f64,
-                Some(Value::Number(n)) => n,
-                Some(Value::String(s)) => s
-                    .to_str()
-                    .ok()
-                    .and_then(|s| s.trim().parse().ok())
-                    .unwrap_or(0.0),
-                _ => 0.0,
-            } as i64;
-            if resp != 2 && resp != 3 {
-                return raise(lua, "RESP version must be 2 or 3.");
-            }
-            with_host(lua, |h| h.set_resp(resp as u8));
-            Ok(Out::Ok(vec![]))
-        })?,
-    )?;
-    r.raw_set(
-        "set_repl",
-        lib_fn(lua, mt, |lua, a| {
-            if a.len() != 1 {
-                return raise(lua, "redis.set_repl() requires two arguments.");
-            }
-            let f = match a.into_iter().next() {
-                Some(Value::Integer(i)) => i,
-                Some(Value::Number(n)) => n as i64,
-                _ => 0,
-            };
-            if f & !3 != 0 {
-                return raise(
-                    lua,
-                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-                );
-            }
-            Ok(Out::Ok(vec![]))
-        })?,
-    )?;
-    r.raw_set(
-        "replicate_commands",
-        lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(true)])))?,
-    )?;
-    r.raw_set(
-        "breakpoint",
-        lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(false)])))?,
-    )?;
-    r.raw_set("debug", lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![])))?)?;
-    r.raw_set(
-        "acl_check_cmd",
-        lib_fn(lua, mt, |lua, a| {
-            let args = match lua_args(lua, a)? {
-                Ok(v) => v,
-                Err(msg) => return raise(lua, msg),
-            };
-            match with_host(lua, |h| h.acl_check(&args)) {
-                Some(Ok(allowed)) => Ok(Out::Ok(vec![Value::Boolean(allowed)])),
-                Some(Err(msg)) => raise(lua, msg),
-                None => raise(lua, "Invalid command passed to redis.acl_check_cmd()"),
-            }
-        })?,
-    )?;
-    r.raw_set("REDIS_VERSION", crate::version::REDIS_VERSION)?;
-    r.raw_set("REDIS_VERSION_NUM", crate::version::version_num())?;
+    r.raw_set("log", lib_fn(lua, mt, log)?)?;
     for (k, v) in [
         ("LOG_DEBUG", 0),
         ("LOG_VERBOSE", 1),
         ("LOG_NOTICE", 2),
         ("LOG_WARNING", 3),
+    ] {
+        r.raw_set(k, v)?;
+    }
+    r.raw_set("REDIS_VERSION_NUM", crate::version::version_num())?;
+    r.raw_set("REDIS_VERSION", crate::version::REDIS_VERSION)?;
+    if api == Api::Load {
+        r.raw_set("register_function", lib_fn(lua, mt, register_function)?)?;
+        return Ok(r);
+    }
+    r.raw_set(
+        "call",
+        packed_lib_fn(lua, mt, |lua, a| redis_call(lua, a, true))?,
+    )?;
+    r.raw_set(
+        "pcall",
+        packed_lib_fn(lua, mt, |lua, a| redis_call(lua, a, false))?,
+    )?;
+    r.raw_set("setresp", lib_fn(lua, mt, setresp)?)?;
+    r.raw_set("sha1hex", lib_fn(lua, mt, sha1hex)?)?;
+    r.raw_set(
+        "error_reply",
+        lib_fn(lua, mt, |lua, a| single_field(lua, a, "err"))?,
+    )?;
+    r.raw_set(
+        "status_reply",
+        lib_fn(lua, mt, |lua, a| single_field(lua, a, "ok"))?,
+    )?;
+    r.raw_set("set_repl", lib_fn(lua, mt, set_repl)?)?;
+    for (k, v) in [
         ("REPL_NONE", 0),
         ("REPL_AOF", 1),
         ("REPL_SLAVE", 2),
@@ -235,31 +167,160 @@ pub(super) fn redis_lib(lua: &Lua, mt: &Function) -> mlua::Result<Table> {
     ] {
         r.raw_set(k, v)?;
     }
+    r.raw_set("acl_check_cmd", packed_lib_fn(lua, mt, acl_check_cmd)?)?;
+    if api == Api::Eval {
+        // Outside a debugging session (SCRIPT DEBUG is not offered) these are no-ops.
+        r.raw_set(
+            "breakpoint",
+            lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(false)])))?,
+        )?;
+        r.raw_set("debug", lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![])))?)?;
+        // Redis 7 always replicates effects: the call is accepted and answers true.
+        r.raw_set(
+            "replicate_commands",
+            lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(true)])))?,
+        )?;
+    }
     Ok(r)
 }
 
-/// Lua arguments to command arguments (luaArgsToRedisArgv): numbers as `%.17g`.
-fn lua_args(lua: &Lua, a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'static str>> {
-    let _ = lua;
-    if a.is_empty() {
-        return Ok(Err(
-            "Please specify at least one argument for this redis lib call",
-        ));
+/// lua_tonumber: numbers, and strings that read as numbers; anything else is 0.
+fn to_number(lua: &Lua, v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        s @ Value::String(_) => lua.coerce_number(s.clone()).ok().flatten(),
+        _ => None,
     }
-    let mut out = Vec::with_capacity(a.len());
-    for v in a {
-        match v {
-            Value::String(s) => out.push(Bytes::copy_from_slice(&s.as_bytes())),
-            Value::Integer(i) => out.push(Bytes::from(i.to_string())),
-            Value::Number(n) => out.push(Bytes::from(crate::num::format_double(n))),
-            _ => {
-                return Ok(Err(
-                    "Lua redis lib command arguments must be strings or integers",
-                ))
+}
+
+/// redis.log(level, ...): the message goes to resplock's log at the matching level.
+fn log(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
+    if a.len() < 2 {
+        return raise(lua, error::LUA_LOG_ARGS);
+    }
+    let v: Vec<Value> = a.into_iter().collect();
+    let Some(level) = to_number(lua, v.first()) else {
+        return raise(lua, error::LUA_LOG_LEVEL_NOT_NUMBER);
+    };
+    let level = level as i32;
+    if !(0..=3).contains(&level) {
+        return raise(lua, error::LUA_LOG_LEVEL_INVALID);
+    }
+    let mut msg = Vec::new();
+    for x in &v[1..] {
+        if let Some(s) = lua.coerce_string(x.clone())? {
+            if !msg.is_empty() {
+                msg.push(b' ');
             }
+            msg.extend_from_slice(&s.as_bytes());
         }
     }
-    Ok(Ok(out))
+    let msg = String::from_utf8_lossy(&msg);
+    // redis.LOG_DEBUG..LOG_WARNING are Redis's log levels 0..3.
+    crate::log::log(crate::log::Level::from_u8(level as u8), &msg);
+    Ok(Out::Ok(vec![]))
+}
+
+fn setresp(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
+    if a.len() != 1 {
+        return raise(lua, error::LUA_SETRESP_ARGS);
+    }
+    let v: Vec<Value> = a.into_iter().collect();
+    let resp = to_number(lua, v.first()).unwrap_or(0.0) as i32;
+    if resp != 2 && resp != 3 {
+        return raise(lua, error::LUA_SETRESP_VERSION);
+    }
+    with_host(lua, |h| h.set_resp(resp as u8));
+    Ok(Out::Ok(vec![]))
+}
+
+fn sha1hex(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
+    if a.len() != 1 {
+        return raise(lua, "wrong number of arguments");
+    }
+    let v = a.into_iter().next().unwrap_or(Value::Nil);
+    let bytes = match lua.coerce_string(v)? {
+        Some(s) => s.as_bytes().to_vec(),
+        None => Vec::new(),
+    };
+    Ok(Out::Ok(vec![Value::String(
+        lua.create_string(sha1_hex(&bytes))?,
+    )]))
+}
+
+/// redis.error_reply / redis.status_reply: `{err=...}` / `{ok=...}`; a wrong call returns
+/// (not raises) an error table.
+fn single_field(lua: &Lua, a: MultiValue, field: &str) -> mlua::Result<Out> {
+    let v: Vec<Value> = a.into_iter().collect();
+    let t = match v.as_slice() {
+        [Value::String(s)] if field == "err" => {
+            let b = s.as_bytes();
+            let text = if b.first() == Some(&b'-') {
+                b.to_vec()
+            } else {
+                [b"-".as_slice(), &b].concat()
+            };
+            convert::error_table(lua, &text)?
+        }
+        [Value::String(s)] => {
+            let t = lua.create_table()?;
+            t.raw_set(field, s.clone())?;
+            t
+        }
+        _ => convert::error_table(lua, b"wrong number or type of arguments")?,
+    };
+    Ok(Out::Ok(vec![Value::Table(t)]))
+}
+
+/// redis.set_repl: checked and accepted; resplock has no replicas or AOF to feed.
+fn set_repl(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
+    if a.len() != 1 {
+        return raise(lua, error::LUA_SET_REPL_ARGS);
+    }
+    let v: Vec<Value> = a.into_iter().collect();
+    let f = to_number(lua, v.first()).unwrap_or(0.0) as i32;
+    if f & !3 != 0 {
+        return raise(lua, error::LUA_SET_REPL_FLAGS);
+    }
+    Ok(Out::Ok(vec![]))
+}
+
+fn acl_check_cmd(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
+    let args = match lua_args(a)? {
+        Ok(v) => v,
+        Err(msg) => return raise(lua, msg),
+    };
+    match with_host(lua, |h| h.acl_check(&args)) {
+        Some(Ok(allowed)) => Ok(Out::Ok(vec![Value::Boolean(allowed)])),
+        Some(Err(msg)) => raise(lua, msg),
+        None => raise(lua, error::LUA_ACL_CHECK_OUTSIDE),
+    }
+}
+
+/// Lua arguments to command arguments (luaArgsToRedisArgv): numbers as `%.17g`. Packed
+/// arguments are converted one at a time.
+pub(super) fn lua_args(a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'static str>> {
+    if a.is_empty() {
+        return Ok(Err(error::LUA_CALL_NO_ARGS));
+    }
+    let one = |v: Value| match v {
+        Value::String(s) => Ok(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Integer(i) => Ok(Bytes::from(crate::num::format_double(i as f64))),
+        Value::Number(n) => Ok(Bytes::from(crate::num::format_double(n))),
+        _ => Err(error::LUA_CALL_BAD_ARG),
+    };
+    if let Some((t, n)) = packed(&a) {
+        let mut out = Vec::with_capacity(n.max(0) as usize);
+        for i in 1..=n {
+            match one(t.raw_get(i)?) {
+                Ok(b) => out.push(b),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        return Ok(Ok(out));
+    }
+    Ok(a.into_iter().map(one).collect())
 }
 
 /// redis.call (raise = true) and redis.pcall (scriptCall's checks, then the command).
@@ -272,19 +333,25 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
             Out::Ok(vec![Value::Table(t)])
         })
     };
-    let args = match lua_args(lua, a)? {
+    let args = match lua_args(a)? {
         Ok(v) => v,
         Err(msg) => return fail(lua, msg),
     };
     let Some(outcome) = with_host(lua, |h| h.call(&args).map(|r| (r, h.resp()))) else {
-        return fail(
-            lua,
-            "redis.call/pcall can only be called inside a script invocation",
-        );
+        return fail(lua, error::LUA_CALL_OUTSIDE);
     };
     let (reply, resp) = match outcome {
         Ok(r) => r,
-        Err(msg) => return fail(lua, msg),
+        Err(msg) => {
+            // Refused before running: the error is counted once, here (scriptCall).
+            let t = convert::error_table(lua, msg.as_bytes())?;
+            t.raw_set("ignore_error_stats_update", true)?;
+            return Ok(if raise_err {
+                Out::Raise(Value::Table(t))
+            } else {
+                Out::Ok(vec![Value::Table(t)])
+            });
+        }
     };
     let is_err = reply.is_error();
     let v = convert::reply_to_lua(lua, &reply, resp)?;
@@ -293,4 +360,130 @@ fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
     } else {
         Out::Ok(vec![v])
     })
+}
+
+/// lua_isstring's strings: strings and numbers, as text.
+fn string_arg(lua: &Lua, v: &Value) -> mlua::Result<Option<Vec<u8>>> {
+    Ok(match v {
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        Value::Integer(_) | Value::Number(_) => {
+            lua.coerce_string(v.clone())?.map(|s| s.as_bytes().to_vec())
+        }
+        _ => None,
+    })
+}
+
+/// What `redis.register_function` was given.
+struct Registration {
+    name: Vec<u8>,
+    desc: Option<Bytes>,
+    flags: u32,
+    callback: Function,
+}
+
+/// luaRegisterFunction: `register_function(name, callback)` or
+/// `register_function{function_name=..., callback=..., flags={...}, description=...}`.
+fn register_function(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
+    if lua
+        .app_data_ref::<RunCtx>()
+        .is_none_or(|rc| rc.loading.is_none())
+    {
+        return raise(lua, error::LUA_REGISTER_OUTSIDE_LOAD);
+    }
+    let v: Vec<Value> = a.into_iter().collect();
+    let reg = match v.as_slice() {
+        [t] => named_registration(lua, t)?,
+        [name, callback] => match string_arg(lua, name)? {
+            None => Err(error::LUA_REGISTER_NAME_NOT_STRING),
+            Some(name) => match callback {
+                Value::Function(f) => Ok(Registration {
+                    name,
+                    desc: None,
+                    flags: 0,
+                    callback: f.clone(),
+                }),
+                _ => Err(error::LUA_REGISTER_CALLBACK_NOT_FUNCTION),
+            },
+        },
+        _ => Err(error::LUA_REGISTER_ARGS),
+    };
+    let reg = match reg {
+        Ok(r) => r,
+        Err(msg) => return raise(lua, msg),
+    };
+    let done = match lua.app_data_mut::<RunCtx>() {
+        Some(mut rc) => match rc.loading.as_mut() {
+            Some(loading) => {
+                let key = lua.create_registry_value(reg.callback)?;
+                functions::register(loading, reg.name, reg.desc, reg.flags, key)
+            }
+            None => Err(error::LUA_REGISTER_OUTSIDE_LOAD),
+        },
+        None => Err(error::LUA_REGISTER_OUTSIDE_LOAD),
+    };
+    match done {
+        Ok(()) => Ok(Out::Ok(vec![])),
+        Err(msg) => raise(lua, msg),
+    }
+}
+
+/// luaRegisterFunctionReadNamedArgs.
+fn named_registration(lua: &Lua, t: &Value) -> mlua::Result<Result<Registration, &'static str>> {
+    let Value::Table(t) = t else {
+        return Ok(Err(error::LUA_REGISTER_SINGLE_ARG));
+    };
+    let (mut name, mut desc, mut callback, mut flags) = (None, None, None, 0);
+    for pair in t.pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        let Some(key) = string_arg(lua, &k)? else {
+            return Ok(Err(error::LUA_REGISTER_KEY_NOT_STRING));
+        };
+        if key.eq_ignore_ascii_case(b"function_name") {
+            match string_arg(lua, &v)? {
+                Some(n) => name = Some(n),
+                None => return Ok(Err(error::LUA_REGISTER_FUNCTION_NAME_NOT_STRING)),
+            }
+        } else if key.eq_ignore_ascii_case(b"description") {
+            match string_arg(lua, &v)? {
+                Some(d) => desc = Some(Bytes::from(d)),
+                None => return Ok(Err(error::LUA_REGISTER_DESCRIPTION_NOT_STRING)),
+            }
+        } else if key.eq_ignore_ascii_case(b"callback") {
+            match v {
+                Value::Function(f) => callback = Some(f),
+                _ => return Ok(Err(error::LUA_REGISTER_CALLBACK_ARG_NOT_FUNCTION)),
+            }
+        } else if key.eq_ignore_ascii_case(b"flags") {
+            let Value::Table(list) = v else {
+                return Ok(Err(error::LUA_REGISTER_FLAGS_NOT_TABLE));
+            };
+            flags = 0;
+            let mut j = 1;
+            loop {
+                let item: Value = list.get(j)?;
+                if item.is_nil() {
+                    break;
+                }
+                match string_arg(lua, &item)?.and_then(|s| functions::flag_by_name(&s)) {
+                    Some(f) => flags |= f,
+                    None => return Ok(Err(error::LUA_REGISTER_UNKNOWN_FLAG)),
+                }
+                j += 1;
+            }
+        } else {
+            return Ok(Err(error::LUA_REGISTER_UNKNOWN_ARG));
+        }
+    }
+    let Some(name) = name else {
+        return Ok(Err(error::LUA_REGISTER_NO_NAME));
+    };
+    let Some(callback) = callback else {
+        return Ok(Err(error::LUA_REGISTER_NO_CALLBACK));
+    };
+    Ok(Ok(Registration {
+        name,
+        desc,
+        flags,
+        callback,
+    }))
 }

@@ -1,10 +1,13 @@
-//! The server: listeners and accept loops ([`listen`]), the process around it as
+//! The server: listeners and accept loops (`listen`), the process around it as
 //! redis-server runs one (daemon mode, pid file, log lines, signals: [`process`]), graceful
 //! shutdown, and the embedding API ([`start`], [`ServerHandle`], [`BlockingServer`]).
 
+mod backend;
 mod daemon;
 mod listen;
 pub mod process;
+
+pub use backend::{Backend, Db, Hit, Restart};
 
 use crate::cmd::ServerState;
 use crate::config::Config;
@@ -14,12 +17,36 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::task::TaskTracker;
 
-/// A running server on the caller's Tokio runtime.
+/// A running server on the caller's Tokio runtime. Dropping it stops the server (a test's
+/// guard); [`ServerHandle::wait`] keeps it serving until a client's SHUTDOWN. It dereferences
+/// to [`Backend`]: direct access, the clock, faults and restarts.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let server = resplock::start(resplock::Config::ephemeral()).await?;
+/// server.db(0).set("k", "v");
+/// drop(server); // the listeners and connections close
+/// # Ok(()) }
+/// ```
 pub struct ServerHandle {
     addr: SocketAddr,
     unix: Option<PathBuf>,
     state: Arc<ServerState>,
-    done: tokio::task::JoinHandle<()>,
+    backend: Backend,
+    done: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::ops::Deref for ServerHandle {
+    type Target = Backend;
+    fn deref(&self) -> &Backend {
+        &self.backend
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.state.shutdown.cancel();
+    }
 }
 
 impl ServerHandle {
@@ -34,28 +61,63 @@ impl ServerHandle {
         self.unix.as_deref()
     }
 
-    /// The server's state: its clock (tests move time with `state().clock.advance_ms`),
-    /// keyspace and configuration.
+    /// The server's internal state (test surface, not API: use the [`Backend`] controls).
+    #[doc(hidden)]
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }
 
     /// Close the listeners and every connection, and wait until they are gone.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.state.shutdown.cancel();
-        let _ = self.done.await;
+        if let Some(done) = self.done.take() {
+            let _ = done.await;
+        }
     }
 
     /// Wait until the server stops (SHUTDOWN from a client, or [`ServerHandle::shutdown`]).
-    pub async fn wait(self) {
-        let _ = self.done.await;
+    pub async fn wait(mut self) {
+        if let Some(done) = self.done.take() {
+            let _ = done.await;
+        }
     }
 }
 
-/// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; see
-/// [`listen`] for the `port 0` rule) and serve on the current runtime.
+/// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; port 0 picks a
+/// free port) and serve on the current runtime until the handle is dropped or shut down.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let server = resplock::start(resplock::Config::ephemeral()).await?;
+/// let url = format!("redis://{}", server.local_addr());
+/// server.shutdown().await;
+/// # Ok(()) }
+/// ```
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
     start_with_pidfile(config, None).await
+}
+
+/// Start `n` independent servers (each its own keyspace, clock, faults and configuration
+/// copy): on ports `config.port`..`config.port + n - 1`, or on `n` free ports when
+/// `config.port` is 0. A Redlock test's nodes:
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let nodes = resplock::start_many(resplock::Config::ephemeral(), 3).await?;
+/// let urls: Vec<String> = nodes.iter().map(|n| format!("redis://{}", n.local_addr())).collect();
+/// # Ok(()) }
+/// ```
+pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle>> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut c = config.clone();
+        if c.port != 0 {
+            c.port = u16::try_from(u32::from(config.port) + i as u32)
+                .map_err(|_| io::Error::other("port range past 65535"))?;
+        }
+        out.push(start(c).await?);
+    }
+    Ok(out)
 }
 
 /// [`start`], and remove `pidfile` when the server stops (the process wrote it).
@@ -77,8 +139,9 @@ pub(crate) async fn start_with_pidfile(
     Ok(ServerHandle {
         addr,
         unix,
+        backend: Backend::new(state.clone()),
         state,
-        done,
+        done: Some(done),
     })
 }
 
@@ -117,10 +180,25 @@ async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Opt
 }
 
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).
+/// Dropping it stops the server and joins the thread; it dereferences to [`Backend`].
+///
+/// ```no_run
+/// let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// let url = format!("redis://{}", server.local_addr());
+/// server.db(0).assert_missing("lock:a");
+/// ```
 pub struct BlockingServer {
     addr: SocketAddr,
     state: Arc<ServerState>,
+    backend: Backend,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::ops::Deref for BlockingServer {
+    type Target = Backend;
+    fn deref(&self) -> &Backend {
+        &self.backend
+    }
 }
 
 impl BlockingServer {
@@ -159,6 +237,7 @@ impl BlockingServer {
             .map_err(|_| io::Error::other("server thread died"))??;
         Ok(BlockingServer {
             addr,
+            backend: Backend::new(state.clone()),
             state,
             thread: Some(thread),
         })
@@ -169,7 +248,8 @@ impl BlockingServer {
         self.addr
     }
 
-    /// The server's state (clock, keyspace, configuration).
+    /// The server's internal state (test surface, not API: use the [`Backend`] controls).
+    #[doc(hidden)]
     pub fn state(&self) -> &Arc<ServerState> {
         &self.state
     }

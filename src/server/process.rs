@@ -59,6 +59,51 @@ pub fn run(startup: Startup, argv: &[String]) -> i32 {
     rt.block_on(serve(config))
 }
 
+/// `--instances N`: N independent servers (own keyspace, clock and faults) in this process,
+/// on ports P..P+N-1 (`--port 0`: N free ports). Prints one address per line once all
+/// listen, so a Redlock test reads its N nodes from standard output. Stops on SIGINT/SIGTERM
+/// (each instance also stops alone on SHUTDOWN; the process exits when all have).
+pub fn run_many(startup: Startup, n: usize) -> i32 {
+    let config = startup.config;
+    log::init(Level::from_u8(config.loglevel as u8), None);
+    let rt = match runtime(&config) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("resplock: {e}");
+            return 1;
+        }
+    };
+    rt.block_on(async move {
+        let signals = shutdown_signals();
+        let servers = match super::start_many(config, n).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("resplock: cannot listen: {e}");
+                return 1;
+            }
+        };
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            for s in &servers {
+                let _ = writeln!(out, "{}", s.local_addr());
+            }
+            let _ = out.flush();
+        }
+        let states: Vec<_> = servers.iter().map(|s| s.state().clone()).collect();
+        tokio::spawn(async move {
+            log::warning(wait_signal(signals).await);
+            for s in states {
+                s.shutdown.cancel();
+            }
+        });
+        for s in servers {
+            s.wait().await;
+        }
+        0
+    })
+}
+
 /// The runtime: one worker per CPU, at least two even on one CPU (a running script occupies
 /// one, and another must keep answering BUSY, SCRIPT KILL and SHUTDOWN NOSAVE);
 /// `RESPLOCK_WORKERS=N` overrides. `io-threads` is accepted and does not change it.

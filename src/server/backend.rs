@@ -1,0 +1,545 @@
+//! The test backend's controls, without a client: direct access to the data (miniredis's
+//! `Set`/`Get`/`Dump`/`Check*`), the clock, faults, snapshots and simulated restarts, and
+//! counters. [`ServerHandle`](super::ServerHandle) and [`BlockingServer`](super::BlockingServer)
+//! both dereference to a [`Backend`], so `server.advance(..)` and `server.db(0).get(..)` work on
+//! either. Every operation runs holding the server lock, like a command.
+
+use crate::cmd::faults::{Action, Target};
+use crate::cmd::testctl::{self, Restore};
+use crate::cmd::ServerState;
+use crate::keyspace::Snapshot;
+use crate::reply::Reply;
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Controls of one running server (see the module documentation).
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// let server = resplock::start(resplock::Config::ephemeral()).await?;
+/// server.db(0).set("lock:a", "owner-1");
+/// server.db(0).set_ttl("lock:a", std::time::Duration::from_secs(30));
+/// server.advance(std::time::Duration::from_secs(31));
+/// server.db(0).assert_missing("lock:a");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Backend {
+    state: Arc<ServerState>,
+}
+
+/// What a simulated [`Backend::restart`] comes back with.
+#[derive(Clone, Debug)]
+pub enum Restart {
+    /// No data: a restart without persistence.
+    Empty,
+    /// The data as it is (connections and the script cache still go).
+    Keep,
+    /// An older copy from [`Backend::snapshot`]: the writes made since are lost, as in a
+    /// failover to a replica that had not received them.
+    From(Arc<Snapshot>),
+}
+
+/// Which commands a fault from [`Backend::fail`] or [`Backend::delay`] hits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hit {
+    /// Every command.
+    All,
+    /// One command by name (`set`, `eval`, `client|kill`).
+    Command(String),
+    /// Commands whose name matches a glob (`*set*`).
+    Matching(String),
+    /// Every command of one client (its CLIENT ID).
+    Client(u64),
+}
+
+impl Backend {
+    pub(super) fn new(state: Arc<ServerState>) -> Self {
+        Backend { state }
+    }
+
+    /// Database `index` (0..databases), for direct reads and writes.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.db(1).set("k", "v");
+    /// assert_eq!(server.db(1).get("k").as_deref(), Some(&b"v"[..]));
+    /// # }
+    /// ```
+    pub fn db(&self, index: usize) -> Db {
+        assert!(
+            index < self.state.keyspace.databases(),
+            "resplock: no database {index} (the server has {})",
+            self.state.keyspace.databases()
+        );
+        Db {
+            state: self.state.clone(),
+            index,
+        }
+    }
+
+    /// Every key of every database with its value and time to live, one line each, sorted:
+    /// `db0 "lock:a" "owner-1" ttl=29999ms`. Meant for `assert_eq!` and failure messages.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.db(0).set("a", "1");
+    /// assert_eq!(server.dump(), "db0 \"a\" \"1\"\n");
+    /// # }
+    /// ```
+    pub fn dump(&self) -> String {
+        let mut out = String::new();
+        for i in 0..self.state.keyspace.databases() {
+            out.push_str(&self.db(i).dump());
+        }
+        out
+    }
+
+    /// Remove every key of every database.
+    pub fn flush_all(&self) {
+        crate::cmd::direct::run(&self.state, 0, &[Bytes::from_static(b"FLUSHALL")]);
+    }
+
+    // ------------------------------------------------------------------------- the clock
+
+    /// The server's time, Unix milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.state.clock.now_ms()
+    }
+
+    /// Move the server's clock forward (miniredis's `FastForward`): TTLs run out, expired
+    /// keys go at once (with their `expired` events), blocked clients' timeouts fire.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.db(0).set("lease", "w1");
+    /// server.db(0).set_ttl("lease", std::time::Duration::from_secs(10));
+    /// server.advance(std::time::Duration::from_millis(10_001));
+    /// server.db(0).assert_missing("lease");
+    /// # }
+    /// ```
+    pub fn advance(&self, by: Duration) {
+        let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.move_clock(|c| c.advance_ms(ms));
+    }
+
+    /// Set the server's clock to `at` (miniredis's `SetTime`); it keeps running from there
+    /// unless frozen.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.set_time(std::time::UNIX_EPOCH + std::time::Duration::from_secs(4_102_444_800));
+    /// assert_eq!(server.now_ms() / 1000, 4_102_444_800);
+    /// # }
+    /// ```
+    pub fn set_time(&self, at: SystemTime) {
+        let ms = match at.duration_since(UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+        };
+        self.move_clock(|c| c.set_ms(ms));
+    }
+
+    /// Stop the server's clock: time moves only by [`Backend::advance`] and
+    /// [`Backend::set_time`]. The script time limit (BUSY) still runs on real time.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.freeze();
+    /// let t = server.now_ms();
+    /// assert_eq!(server.now_ms(), t);
+    /// server.resume();
+    /// # }
+    /// ```
+    pub fn freeze(&self) {
+        self.state.clock.freeze();
+    }
+
+    /// Let a frozen clock run again, from where it stands.
+    pub fn resume(&self) {
+        self.state.clock.resume();
+    }
+
+    fn move_clock(&self, change: impl FnOnce(&crate::clock::Clock)) {
+        crate::cmd::direct::locked(&self.state, || testctl::move_clock(&self.state, change));
+    }
+
+    // ---------------------------------------------------------------------------- faults
+
+    /// The next `times` commands `hit` matches (every one with None) fail with `error`
+    /// (an error line without the `-`, e.g. `"ERR injected"`); miniredis's `SetError`,
+    /// targeted. Returns the rule's id for [`Backend::clear_fault`].
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// use resplock::Hit;
+    /// server.fail(Hit::Command("set".into()), "READONLY You can't write against a read only replica.", Some(1));
+    /// # }
+    /// ```
+    pub fn fail(&self, hit: Hit, error: &str, times: Option<u64>) -> u64 {
+        let line = error.strip_prefix('-').unwrap_or(error);
+        assert!(
+            !line.is_empty() && !line.contains(['\r', '\n']),
+            "resplock: an injected error is one non-empty line"
+        );
+        let action = Action::Error(Bytes::copy_from_slice(line.as_bytes()));
+        self.state.faults.add(target(hit), action, times)
+    }
+
+    /// Hold the replies of the next `times` commands `hit` matches for `by`.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// use resplock::Hit;
+    /// // Every EVAL answers 200 ms late: a lock acquisition that outlives its validity.
+    /// server.delay(Hit::Command("eval".into()), std::time::Duration::from_millis(200), None);
+    /// # }
+    /// ```
+    pub fn delay(&self, hit: Hit, by: Duration, times: Option<u64>) -> u64 {
+        self.state.faults.add(target(hit), Action::Delay(by), times)
+    }
+
+    /// Close the connection of the next `times` requests `hit` matches without running them
+    /// (`after_running`: run them, then close before the reply, a write whose reply is lost).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// use resplock::Hit;
+    /// // The next SET runs, but its client never hears back (a lock it does not know it holds).
+    /// server.drop_requests(Hit::Command("set".into()), true, Some(1));
+    /// # }
+    /// ```
+    pub fn drop_requests(&self, hit: Hit, after_running: bool, times: Option<u64>) -> u64 {
+        let action = if after_running {
+            Action::DropAfter
+        } else {
+            Action::Drop
+        };
+        self.state.faults.add(target(hit), action, times)
+    }
+
+    /// Remove one fault rule by id, or all of them and the pause with None. Returns how many
+    /// rules went.
+    pub fn clear_fault(&self, id: Option<u64>) -> usize {
+        if id.is_none() {
+            self.state.faults.unpause();
+            self.state.faults.refuse_connections(false);
+        }
+        self.state.faults.clear(id)
+    }
+
+    /// Answer nothing for `d` (connections stay open; requests wait, then run).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.pause(std::time::Duration::from_secs(2)); // a GC pause, a stopped VM
+    /// # }
+    /// ```
+    pub fn pause(&self, d: Duration) {
+        self.state.faults.pause(d);
+    }
+
+    /// End a [`Backend::pause`] early.
+    pub fn unpause(&self) {
+        self.state.faults.unpause();
+    }
+
+    /// Close every client connection, as a network partition or proxy restart would.
+    /// Returns how many were closed.
+    pub fn disconnect_all(&self) -> usize {
+        crate::cmd::faults::disconnect(&self.state, |_| true)
+    }
+
+    /// Close one client's connection (its CLIENT ID); whether it was connected.
+    pub fn disconnect_client(&self, id: u64) -> bool {
+        crate::cmd::faults::disconnect(&self.state, |c| c.id == id) == 1
+    }
+
+    /// Close new connections at once (`true`) or accept them again (`false`).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// server.refuse_connections(true); // the node is unreachable
+    /// server.disconnect_all();
+    /// # }
+    /// ```
+    pub fn refuse_connections(&self, on: bool) {
+        self.state.faults.refuse_connections(on);
+    }
+
+    // ---------------------------------------------------------- snapshots and restarts
+
+    /// A copy of the whole dataset now, for [`Restart::From`].
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        crate::cmd::direct::locked(&self.state, || {
+            testctl::take_snapshot(&self.state, testctl::DEFAULT_SNAPSHOT)
+        })
+    }
+
+    /// Simulate a restart without persistence (miniredis's `Restart`, and its failover
+    /// variant): every connection closes, the script cache empties and the data becomes
+    /// `with`'s. The address, configuration, clock and fault rules stay.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// let before = server.snapshot();
+    /// server.db(0).set("lock:a", "owner-1");
+    /// server.restart(resplock::Restart::From(before)); // the lock was lost in the failover
+    /// server.db(0).assert_missing("lock:a");
+    /// # }
+    /// ```
+    pub fn restart(&self, with: Restart) {
+        let restore = match with {
+            Restart::Empty => Restore::Empty,
+            Restart::Keep => Restore::Keep,
+            Restart::From(s) => Restore::From(s),
+        };
+        crate::cmd::direct::locked(&self.state, || {
+            testctl::restart(&self.state, &restore, None)
+        });
+    }
+
+    // -------------------------------------------------------------------------- counters
+
+    /// Commands received since the start (INFO's total_commands_processed).
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// let before = server.commands_processed();
+    /// // ... the code under test talks to the server ...
+    /// assert!(server.commands_processed() >= before);
+    /// # }
+    /// ```
+    pub fn commands_processed(&self) -> u64 {
+        self.state.stats.total_commands.load(Ordering::Relaxed)
+    }
+
+    /// Connections accepted since the start (INFO's total_connections_received).
+    pub fn connections_received(&self) -> u64 {
+        self.state.stats.total_connections.load(Ordering::Relaxed)
+    }
+
+    /// Clients connected now.
+    pub fn connected_clients(&self) -> usize {
+        self.state.clients.lock().len()
+    }
+}
+
+fn target(hit: Hit) -> Target {
+    match hit {
+        Hit::All => Target::All,
+        Hit::Command(c) => Target::Command(c.to_ascii_lowercase()),
+        Hit::Matching(p) => Target::Match(p),
+        Hit::Client(id) => Target::Client(id),
+    }
+}
+
+/// One database of a running server, read and written directly (no client, no network).
+/// The writes are commands run as a client would run them: WATCH, keyspace events and
+/// blocked clients see them.
+pub struct Db {
+    state: Arc<ServerState>,
+    index: usize,
+}
+
+impl Db {
+    /// Run any command on this database and return its reply (RESP3-typed). Blocking
+    /// commands, subscriptions, MULTI and scripts need a client and get an error reply.
+    ///
+    /// ```no_run
+    /// # fn demo(server: &resplock::BlockingServer) {
+    /// let reply = server.db(0).command(&["HSET", "h", "f", "v"]);
+    /// assert_eq!(reply, resplock::Reply::Int(1));
+    /// # }
+    /// ```
+    pub fn command<A: AsRef<[u8]>>(&self, args: &[A]) -> Reply {
+        let args: Vec<Bytes> = args
+            .iter()
+            .map(|a| Bytes::copy_from_slice(a.as_ref()))
+            .collect();
+        crate::cmd::direct::run(&self.state, self.index, &args)
+    }
+
+    /// SET `key` to `value` (no expiry).
+    pub fn set(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        let r = self.command(&[b"SET".as_slice(), key.as_ref(), value.as_ref()]);
+        assert!(!is_error(&r), "resplock: SET failed: {}", show(&r));
+    }
+
+    /// The string at `key`; None if it is missing or holds another type.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Option<Bytes> {
+        match self.command(&[b"GET".as_slice(), key.as_ref()]) {
+            Reply::Bulk(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Delete `key`; whether it existed.
+    pub fn del(&self, key: impl AsRef<[u8]>) -> bool {
+        self.command(&[b"DEL".as_slice(), key.as_ref()]) == Reply::Int(1)
+    }
+
+    /// Whether `key` exists (and has not expired by the server's clock).
+    pub fn exists(&self, key: impl AsRef<[u8]>) -> bool {
+        self.command(&[b"EXISTS".as_slice(), key.as_ref()]) == Reply::Int(1)
+    }
+
+    /// Time left to live; None if `key` is missing or has no expiry.
+    pub fn ttl(&self, key: impl AsRef<[u8]>) -> Option<Duration> {
+        match self.command(&[b"PTTL".as_slice(), key.as_ref()]) {
+            Reply::Int(ms) if ms >= 0 => Some(Duration::from_millis(ms as u64)),
+            _ => None,
+        }
+    }
+
+    /// Give `key` a time to live (PEXPIRE); whether the key exists.
+    pub fn set_ttl(&self, key: impl AsRef<[u8]>, ttl: Duration) -> bool {
+        let ms = ttl.as_millis().to_string();
+        self.command(&[b"PEXPIRE".as_slice(), key.as_ref(), ms.as_bytes()]) == Reply::Int(1)
+    }
+
+    /// The keys of this database, sorted.
+    pub fn keys(&self) -> Vec<Bytes> {
+        let mut keys = match self.command(&[b"KEYS".as_slice(), b"*"]) {
+            Reply::Array(ks) | Reply::Set(ks) => ks
+                .into_iter()
+                .filter_map(|k| match k {
+                    Reply::Bulk(b) => Some(b),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        keys.sort();
+        keys
+    }
+
+    /// Remove every key of this database.
+    pub fn flush(&self) {
+        self.command(&[b"FLUSHDB".as_slice()]);
+    }
+
+    /// Panic with a readable message unless `key` holds the string `expected`.
+    pub fn assert_value(&self, key: impl AsRef<[u8]>, expected: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        let r = self.command(&[b"GET".as_slice(), key]);
+        let want = Reply::Bulk(Bytes::copy_from_slice(expected.as_ref()));
+        assert!(
+            r == want,
+            "resplock: db{} key {} holds {}, expected {}",
+            self.index,
+            quote(key),
+            show(&r),
+            show(&want)
+        );
+    }
+
+    /// Panic with a readable message if `key` exists.
+    pub fn assert_missing(&self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        if self.exists(key) {
+            panic!(
+                "resplock: db{} key {} exists, expected none: {}",
+                self.index,
+                quote(key),
+                self.dump_key(key)
+            );
+        }
+    }
+
+    /// Panic with a readable message unless `key`'s time to live is `expected`, to the
+    /// millisecond with a frozen clock, within the second below it with a running one.
+    pub fn assert_ttl(&self, key: impl AsRef<[u8]>, expected: Duration) {
+        let key = key.as_ref();
+        let got = self.ttl(key);
+        let slack = if self.state.clock.is_frozen() {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(1)
+        };
+        let ok = got.is_some_and(|t| t <= expected && t + slack >= expected);
+        assert!(
+            ok,
+            "resplock: db{} key {} has ttl {:?}, expected {:?}",
+            self.index,
+            quote(key),
+            got,
+            expected
+        );
+    }
+
+    /// This database's part of [`Backend::dump`].
+    pub fn dump(&self) -> String {
+        self.keys()
+            .iter()
+            .map(|k| format!("{}\n", self.dump_key(k)))
+            .collect()
+    }
+
+    fn dump_key(&self, key: &[u8]) -> String {
+        let kind = match self.command(&[b"TYPE".as_slice(), key]) {
+            Reply::Simple(t) => t,
+            _ => Bytes::new(),
+        };
+        let read: &[&[u8]] = match kind.as_ref() {
+            b"string" => &[b"GET", key],
+            b"list" => &[b"LRANGE", key, b"0", b"-1"],
+            b"hash" => &[b"HGETALL", key],
+            b"set" => &[b"SMEMBERS", key],
+            b"zset" => &[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"],
+            _ => &[b"TYPE", key],
+        };
+        let mut value = self.command(read);
+        if let Reply::Set(items) | Reply::Array(items) = &mut value {
+            if kind.as_ref() == b"set" {
+                items.sort_by_key(show);
+            }
+        }
+        if let Reply::Map(pairs) = &mut value {
+            pairs.sort_by_key(|(k, _)| show(k));
+        }
+        let ttl = match self.ttl(key) {
+            Some(t) => format!(" ttl={}ms", t.as_millis()),
+            None => String::new(),
+        };
+        format!("db{} {} {}{ttl}", self.index, quote(key), show(&value))
+    }
+}
+
+fn is_error(r: &Reply) -> bool {
+    matches!(r, Reply::Error(_))
+}
+
+fn quote(b: &[u8]) -> String {
+    format!("\"{}\"", b.escape_ascii()).replace("\\'", "'")
+}
+
+/// A reply as a test failure shows it: strings quoted, collections bracketed.
+fn show(r: &Reply) -> String {
+    let list = |items: &[Reply], open: &str, close: &str| {
+        let inner: Vec<String> = items.iter().map(show).collect();
+        format!("{open}{}{close}", inner.join(", "))
+    };
+    match r {
+        Reply::Simple(s) => String::from_utf8_lossy(s).into_owned(),
+        Reply::Error(e) => format!("(error) {}", String::from_utf8_lossy(e)),
+        Reply::Int(i) => i.to_string(),
+        Reply::Bulk(b) | Reply::Verbatim(b) => quote(b),
+        Reply::BigNumber(b) => String::from_utf8_lossy(b).into_owned(),
+        Reply::Nil | Reply::NilArray => "(nil)".into(),
+        Reply::Array(a) | Reply::Push(a) => list(a, "[", "]"),
+        Reply::Set(a) => list(a, "{", "}"),
+        Reply::Map(m) => {
+            let inner: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", show(k), show(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+        Reply::Double(d) => d.to_string(),
+        Reply::Bool(b) => b.to_string(),
+        Reply::NoReply => "(no reply)".into(),
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Run every lock library's scenario live against resplock:
+#   tests/clients/run-all.sh target/release/resplock [SCENARIO...]
+# Installs the libraries from the package registries (a Python venv, npm, cargo) under
+# target/clients/, then gives each scenario three fresh instances
+# (resplock --instances 3 --port 0 --enable-test-commands yes) in RESPLOCK_NODES. Needs
+# python3, node/npm, cargo and redis-cli. Ends with one line "N passed, M failed" (steps).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(realpath "${1:?usage: run-all.sh path/to/resplock [scenario...]}")
+shift
+HERE="$ROOT/tests/clients"
+WORK="$ROOT/target/clients"
+mkdir -p "$WORK"
+
+ALL=(redis-py-lock redis-py-asyncio-lock pottery-redlock python-redis-lock redlock-py
+  node-redlock4 rust-redlock rust-rslock redis-cli-eval)
+SCENARIOS=("${@:-${ALL[@]}}")
+wants() { [[ " ${SCENARIOS[*]} " == *" $1 "* ]]; }
+
+echo "== installing the lock libraries"
+if wants redis-py-lock || wants redis-py-asyncio-lock || wants pottery-redlock ||
+  wants python-redis-lock || wants redlock-py; then
+  [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
+  "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HERE/python/requirements.txt" || exit 1
+fi
+if wants node-redlock4; then
+  (cd "$HERE/node" && npm ci --silent --no-audit --no-fund) || exit 1
+fi
+if wants rust-redlock || wants rust-rslock; then
+  cargo build -q --release --manifest-path "$HERE/rust/Cargo.toml" || exit 1
+fi
+
+command_for() {
+  case $1 in
+    redis-py-lock) echo "$WORK/venv/bin/python $HERE/python/redis_py_lock.py" ;;
+    redis-py-asyncio-lock) echo "$WORK/venv/bin/python $HERE/python/redis_py_asyncio_lock.py" ;;
+    pottery-redlock) echo "$WORK/venv/bin/python $HERE/python/pottery_redlock.py" ;;
+    python-redis-lock) echo "$WORK/venv/bin/python $HERE/python/python_redis_lock.py" ;;
+    redlock-py) echo "$WORK/venv/bin/python $HERE/python/redlock_py.py" ;;
+    node-redlock4) echo "node $HERE/node/redlock4.js" ;;
+    rust-redlock) echo "$HERE/rust/target/release/resplock-lock-clients redlock" ;;
+    rust-rslock) echo "$HERE/rust/target/release/resplock-lock-clients rslock" ;;
+    redis-cli-eval) echo "bash $HERE/cli/scenario.sh" ;;
+    *) return 1 ;;
+  esac
+}
+
+passed=0
+failed=0
+broken=()
+for s in "${SCENARIOS[@]}"; do
+  cmd=$(command_for "$s") || { echo "unknown scenario $s"; broken+=("$s"); continue; }
+  echo "== $s"
+  out="$WORK/$s.nodes"
+  "$BIN" --port 0 --instances 3 --enable-test-commands yes >"$out" 2>"$WORK/$s.log" &
+  pid=$!
+  for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done
+  if [ "$(wc -l <"$out")" -lt 3 ]; then
+    echo "resplock did not start"; cat "$WORK/$s.log"; kill "$pid" 2>/dev/null; broken+=("$s"); continue
+  fi
+  log="$WORK/$s.out"
+  RESPLOCK_NODES=$(paste -sd, "$out") SCENARIO="$s" timeout 300 $cmd >"$log" 2>&1
+  rc=$?
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  grep -E '^(ok|FAIL|n/a) ' "$log"
+  p=$(grep -c '^ok ' "$log")
+  f=$(grep -c '^FAIL ' "$log")
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ $rc -ne 0 ] || [ "$f" -ne 0 ]; then
+    broken+=("$s")
+    [ "$f" -ne 0 ] || { echo "$s exited with status $rc:"; tail -20 "$log"; }
+  fi
+done
+[ ${#broken[@]} -eq 0 ] || echo "scenarios with failures: ${broken[*]}"
+echo "lock clients: $passed passed, $failed failed"
+[ ${#broken[@]} -eq 0 ]
