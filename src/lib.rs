@@ -28,7 +28,8 @@ pub(crate) mod glob;
 #[doc(hidden)]
 pub mod keyspace;
 pub(crate) mod log;
-pub(crate) mod num;
+#[doc(hidden)]
+pub mod num;
 pub(crate) mod outbox;
 #[doc(hidden)]
 pub mod protocol;

@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use resplock::reply::Reply;
+use resplock::Reply;
 use resplock::script::{EvalKind, Host, Scripting};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -42,7 +42,7 @@ fn tick() {
         if s.running_for()
             .is_some_and(|t| t > Duration::from_millis(50))
         {
-            let _ = s.kill();
+            let _ = s.kill(true);
         }
     }
 }

@@ -10,7 +10,7 @@ use resplock::protocol::{
     encode, parse_request, Limits, ParseState, ProtocolError, PROTO_INLINE_MAX_SIZE,
     UNAUTH_MAX_BULK,
 };
-use resplock::reply::Reply;
+use resplock::Reply;
 
 type Outcome = (Vec<Vec<Bytes>>, Option<ProtocolError>);
 

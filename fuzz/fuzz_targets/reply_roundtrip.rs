@@ -12,7 +12,7 @@ use redis_protocol::resp2::types::OwnedFrame as F2;
 use redis_protocol::resp3::types::OwnedFrame as F3;
 use resplock::num::format_double;
 use resplock::protocol::encode;
-use resplock::reply::Reply;
+use resplock::Reply;
 
 /// Text for a simple string or error: printable ASCII (the decoder keeps errors as `String`).
 fn line(u: &mut Unstructured) -> Result<Bytes> {
