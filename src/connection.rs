@@ -15,6 +15,7 @@
 //! not read.
 
 mod input;
+mod pool;
 
 use crate::cmd::client::{Client, ClientInfo};
 use crate::cmd::client_limits::SoftLimitClock;
@@ -24,7 +25,7 @@ use crate::outbox::{PushQueue, Taken};
 use crate::protocol::{encode, size_hint, Limits};
 use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
-use input::{Input, READ_CHUNK};
+use input::Input;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -132,7 +133,8 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     let mut taken = Taken::default();
     let (mut rd, mut wr) = stream.split();
     let mut input = Input::new();
-    let mut out = BytesMut::with_capacity(READ_CHUNK);
+    // Lent by the pool while there are replies to write (see `pool`).
+    let mut out = BytesMut::new();
     let mut soft_clock = SoftLimitClock::default();
     loop {
         // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
@@ -140,16 +142,10 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         // hours, so it keeps no buffers meanwhile: it waits for readiness, not into a buffer.
         let blocked = client.is_blocked();
         let deadline = client.block_deadline;
-        if blocked {
-            input.release_if_empty();
-            if out.is_empty() && out.capacity() > 0 {
-                out = BytesMut::new();
-            }
-        }
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
             _ = info.kill.cancelled() => break,
-            r = input.read_from(&mut rd, blocked) => {
+            r = input.read_from(&mut rd) => {
                 match r {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
@@ -162,11 +158,13 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                 }
                 // A blocked client's later requests stay buffered until it is served.
                 if !client.is_blocked() {
+                    lend(&mut out);
                     process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
                 }
             }
             _ = push.notified() => {
                 // A served or unblocked client's reply arrives here, like a pushed message.
+                lend(&mut out);
                 if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
                     break;
                 }
@@ -176,6 +174,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             }
             // Redis times a client out once its deadline is strictly in the past.
             _ = state.clock.sleep_until(deadline.saturating_add(1)), if blocked && deadline > 0 => {
+                lend(&mut out);
                 if let Some(reply) = cmd::blocking::timed_out(&state, &mut client).await {
                     client.push.take(usize::MAX, &mut taken);
                     taken.write_to(&mut out);
@@ -207,12 +206,15 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             if !written {
                 break;
             }
-            out.clear();
             if out.capacity() > 1024 * 1024 {
-                out = BytesMut::with_capacity(READ_CHUNK);
+                // A big reply's buffer is freed (never pooled) and its pages go back.
+                out = BytesMut::new();
                 input::release_freed_memory();
             }
         }
+        // Everything written: the buffers go back to the pool until bytes move again, so an
+        // idle or blocked client holds none.
+        pool::give(&mut out);
         if client.close_after_reply {
             break;
         }
@@ -222,6 +224,13 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
     cmd::client::disconnect(&state, &client);
     let _ = wr.shutdown().await;
+}
+
+/// Make sure `out` has a buffer before replies are written to it.
+fn lend(out: &mut BytesMut) {
+    if out.capacity() == 0 {
+        *out = pool::take();
+    }
 }
 
 /// Move queued pushes to `out`, unless a script is running: Redis writes what a script

@@ -9,9 +9,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 
 /// Room made for an ordinary read.
-pub(super) const READ_CHUNK: usize = 16 * 1024;
-/// A buffer left with more capacity than this once empty is given back.
-const SHRINK_ABOVE: usize = 1024 * 1024;
+pub(super) const READ_CHUNK: usize = super::pool::CHUNK;
 
 /// See the module documentation.
 pub(super) struct Input {
@@ -26,28 +24,28 @@ impl Input {
     /// An empty query buffer.
     pub(super) fn new() -> Self {
         Input {
-            buf: BytesMut::with_capacity(READ_CHUNK),
+            // Lent by the pool when bytes arrive (see `super::pool`).
+            buf: BytesMut::new(),
             state: ParseState::default(),
             big_seen: false,
         }
     }
 
     /// Read what the peer sent: at most what the current big argument still needs, else up
-    /// to a chunk. `Ok(0)`: the peer closed. A blocked client (BLPOP...) waits for readiness
-    /// first and only then gives itself a buffer, so thousands of clients waiting hold none.
+    /// to a chunk. `Ok(0)`: the peer closed. A client waits for readiness first and only then
+    /// takes a buffer from the pool, so thousands of idle or blocked clients hold none (a TLS
+    /// stream cannot wait that way and reads into its buffer).
     pub(super) async fn read_from<R: super::ReadHalf>(
         &mut self,
         rd: &mut R,
-        blocked: bool,
     ) -> std::io::Result<usize> {
-        if blocked && rd.waits_for_readiness() {
+        if rd.waits_for_readiness() && self.state.big_arg_missing(&self.buf).is_none() {
             loop {
                 rd.readable().await?;
-                if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
-                    self.buf.reserve(READ_CHUNK);
-                }
+                self.make_room();
                 match rd.try_read_buf(&mut self.buf) {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    // A readiness that found nothing: wait again without the buffer.
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.release_if_empty(),
                     r => return r,
                 }
             }
@@ -64,10 +62,17 @@ impl Input {
                 .read_buf(&mut self.buf)
                 .await;
         }
-        if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
+        self.make_room();
+        rd.read_buf(&mut self.buf).await
+    }
+
+    /// Room for one ordinary read: a pooled buffer if none is held.
+    fn make_room(&mut self) {
+        if self.buf.capacity() == 0 && self.buf.is_empty() {
+            self.buf = super::pool::take();
+        } else if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
             self.buf.reserve(READ_CHUNK);
         }
-        rd.read_buf(&mut self.buf).await
     }
 
     /// The next complete request, if one has arrived (see [`parse_request`]).
@@ -85,13 +90,14 @@ impl Input {
         self.buf.len()
     }
 
-    /// Hold no memory while nothing is buffered (a blocked client may wait for hours).
+    /// Hold no memory while nothing is buffered (an idle or blocked client may wait for
+    /// hours): the buffer goes back to the pool.
     pub(super) fn release_if_empty(&mut self) {
         if self.buf.is_empty()
             && self.buf.capacity() > 0
             && self.state.big_arg_missing(&self.buf).is_none()
         {
-            self.buf = BytesMut::new();
+            super::pool::give(&mut self.buf);
         }
     }
 
@@ -101,11 +107,10 @@ impl Input {
         self.state = ParseState::default();
     }
 
-    /// Give back the memory of a large request once it has been served.
+    /// Once everything buffered has been served, give the buffer back (a big one is freed,
+    /// not pooled) and the memory of a large request to the OS.
     pub(super) fn shrink_if_idle(&mut self) {
-        if self.buf.is_empty() && self.buf.capacity() > SHRINK_ABOVE {
-            self.buf = BytesMut::with_capacity(READ_CHUNK);
-        }
+        self.release_if_empty();
         if self.big_seen && self.state.big_arg_missing(&self.buf).is_none() {
             self.big_seen = false;
             release_freed_memory();
