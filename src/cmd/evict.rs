@@ -206,6 +206,10 @@ fn perform_evictions(state: &ServerState) -> bool {
         d.lock(&key).remove(&key, now);
         state.keyspace.report_pending();
         ev.evicted_keys.fetch_add(1, Ordering::Relaxed);
+        // Redis's signalModifiedKey: WATCH fails, and tracking clients are told before the
+        // reply of the command that made room.
+        super::watch::key_modified(state, db, &key);
+        super::tracking::key_modified(state, 0, &key);
         notify::keyspace_event(state, notify::EVICTED, "evicted", &key, db);
         evicted += 1;
         used = crate::alloc::used_memory().unwrap_or(0);

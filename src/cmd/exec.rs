@@ -151,7 +151,7 @@ async fn run_checked(
         && client.multi.as_ref().is_some_and(|m| {
             m.queued
                 .iter()
-                .any(|q| q.cmd.has(flags::WRITE | flags::MAY_REPLICATE))
+                .any(|q| super::pause::may_replicate(state, q.cmd, &q.args, false))
         });
     if !super::pause::wait_if_paused(state, client, cmd, &args, exec_writes).await {
         return Reply::NoReply;

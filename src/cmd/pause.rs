@@ -77,33 +77,31 @@ impl Pause {
 }
 
 /// Whether a WRITE pause holds this command back: Redis's is_may_replicate_command.
-fn may_replicate(cmd: &Command, args: &[Bytes], exec_writes: bool) -> bool {
-    if cmd.has(flags::WRITE | flags::MAY_REPLICATE) {
-        if matches!(cmd.name, "eval" | "evalsha") {
-            return !script_declares_no_writes(cmd.name, args);
-        }
-        return true;
+pub(super) fn may_replicate(
+    state: &ServerState,
+    cmd: &Command,
+    args: &[Bytes],
+    exec_writes: bool,
+) -> bool {
+    if let Some(writes) = script_writes(state, cmd, args) {
+        return writes;
     }
-    exec_writes
+    cmd.has(flags::WRITE | flags::MAY_REPLICATE) || exec_writes
 }
 
-/// An EVAL body whose shebang line declares `flags=no-writes` (Redis takes the command's
-/// flags from the script then).
-fn script_declares_no_writes(name: &str, args: &[Bytes]) -> bool {
-    if name != "eval" {
-        return false;
-    }
-    let Some(body) = args.get(1) else {
-        return false;
+/// For EVAL, EVALSHA and FCALL of a script that declares its flags: whether it may write.
+/// Redis then takes the command's flags from the script's (scriptFlagsToCmdFlags), so a
+/// `no-writes` script is not held by a WRITE pause. None: the command's own flags decide.
+fn script_writes(state: &ServerState, cmd: &Command, args: &[Bytes]) -> Option<bool> {
+    use crate::script::script_flags as sf;
+    let (fcall, by_sha) = match cmd.name {
+        "eval" => (false, false),
+        "evalsha" => (false, true),
+        "fcall" => (true, false),
+        _ => return None,
     };
-    if !body.starts_with(b"#!") {
-        return false;
-    }
-    let line = body.split(|&c| c == b'\n').next().unwrap_or(b"");
-    let line = String::from_utf8_lossy(line);
-    line.split_whitespace()
-        .filter_map(|w| w.strip_prefix("flags="))
-        .any(|f| f.split(',').any(|x| x == "no-writes"))
+    let f = state.scripting.flags_now(fcall, by_sha, args.get(1)?)?;
+    (f & sf::EVAL_COMPAT == 0).then_some(f & sf::NO_WRITES == 0)
 }
 
 /// Wait while a pause holds this command back (`exec_writes`: an EXEC whose queued commands
@@ -122,7 +120,7 @@ pub async fn wait_if_paused(
         let held = match kind {
             PauseKind::Off => false,
             PauseKind::All => true,
-            PauseKind::Write => may_replicate(cmd, args, exec_writes),
+            PauseKind::Write => may_replicate(state, cmd, args, exec_writes),
         };
         if !held {
             break true;

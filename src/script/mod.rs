@@ -258,6 +258,23 @@ impl Scripting {
         engine::shebang_flags(body_or_sha).ok().map(|(f, _)| f)
     }
 
+    /// The flags a script command will run with, for decisions taken before it runs that
+    /// must not wait for a running script (CLIENT PAUSE WRITE): an EVAL body's shebang, a
+    /// cached script's or a function's flags. None when unknown or while the interpreter is
+    /// busy (the caller then goes by the command's own flags).
+    pub fn flags_now(&self, fcall: bool, by_sha: bool, arg: &[u8]) -> Option<u32> {
+        if !fcall && !by_sha {
+            return engine::shebang_flags(arg).ok().map(|(f, _)| f);
+        }
+        let g = self.engine.try_lock()?;
+        let eng = g.as_ref()?;
+        if fcall {
+            return eng.libs.function(arg).map(|f| f.flags);
+        }
+        let key = String::from_utf8_lossy(arg).to_ascii_lowercase();
+        eng.scripts.get(&key).map(|s| s.flags)
+    }
+
     /// The flags of function `name` (None: no such function), read before FCALL runs.
     pub fn function_flags(&self, name: &[u8]) -> Option<u32> {
         let g = self.engine.lock();
