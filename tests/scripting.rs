@@ -664,6 +664,38 @@ async fn memory_hungry_script_gets_an_error_and_server_keeps_serving() {
     }
 }
 
+/// Replies are pushed into Lua under protection: running out of script memory while a big
+/// `redis.call` reply is converted fails the script, not the server, and leaks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_call_replies_that_exhaust_script_memory_fail_the_script_only() {
+    let s = server().await;
+    s.state().scripting.set_memory_limit(8 << 20);
+    let mut r = Raw::connect(&s).await;
+    let fill = "return redis.call('set', KEYS[1], string.rep('x', 1000000))";
+    assert_eq!(cmd!(r, "EVAL", fill, "1", "big"), b"+OK\r\n");
+    // Each GET answers a new 1 MB string (Lua interns strings, so equal ones would not add up).
+    let hog = "local t = {} for i = 1, 100 do redis.call('append', KEYS[1], 'y') t[i] = redis.call('get', KEYS[1]) end return #t";
+    for _ in 0..3 {
+        let rep = cmd!(r, "EVAL", hog, "1", "big");
+        let text = String::from_utf8_lossy(&rep).to_string();
+        assert!(
+            text.starts_with("-ERR ") && text.contains("not enough memory"),
+            "{text}"
+        );
+    }
+    // A pcall'd failure is a value the script can look at, then the script goes on.
+    let caught = "local ok = pcall(function() local t = {} for i = 1, 100 do redis.call('append', KEYS[1], 'y') t[i] = redis.call('get', KEYS[1]) end end) return tostring(ok)";
+    assert_eq!(cmd!(r, "EVAL", caught, "1", "big"), b"$5\r\nfalse\r\n");
+    // Writes made before the failure stay (scripts do not roll back), and the value reads
+    // back whole through the script path.
+    let len = cmd!(r, "STRLEN", "big");
+    assert!(len.len() > 9 && len.starts_with(b":100"), "{len:?}");
+    assert_eq!(
+        cmd!(r, "EVAL", "return #redis.call('get', KEYS[1])", "1", "big"),
+        len
+    );
+}
+
 #[tokio::test]
 async fn script_time_and_select_stay_inside_the_script() {
     let s = server().await;

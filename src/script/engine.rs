@@ -3,10 +3,12 @@
 //! libraries ([`super::functions`]). Built lazily on first use; SCRIPT FLUSH empties the script
 //! cache without dropping it, so libraries survive.
 
-use super::{ffi, functions::Libraries, libs, redis_lib, script_flags, RunCtx};
+use super::raw::HostSlot;
+use super::{ffi, functions::Libraries, libs, redis_lib, script_flags, RunCtx, SlotRef};
 use crate::error::{self, RedisError};
 use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table};
 use std::collections::HashMap;
+use std::os::raw::c_int;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -22,8 +24,6 @@ pub(super) struct Script {
 
 /// What running a function needs besides the function itself (luaEngineCtx).
 pub(super) struct FunctionEnv {
-    /// The error handler functions run under.
-    pub handler: Function,
     /// The (empty, read-only) table functions see as their globals.
     pub env: Table,
     /// `env`'s metatable: `__index` is `globals`, or the loading API during FUNCTION LOAD.
@@ -34,8 +34,6 @@ pub(super) struct FunctionEnv {
     pub library_api: Table,
     /// [`ffi::load_library`].
     pub load: Function,
-    /// [`ffi::run_function`].
-    pub run: Function,
 }
 
 pub(super) struct Engine {
@@ -43,13 +41,19 @@ pub(super) struct Engine {
     pub scripts: HashMap<String, Script>,
     pub libs: Libraries,
     pub functions: FunctionEnv,
-    /// EVAL's error handler (the `__redis__err__handler` global).
-    pub eval_handler: Function,
-    /// [`ffi::run_eval`].
-    pub run_eval: Function,
     pub runs: u64,
     /// The interpreter's memory after its last full collection.
     pub collected_at: usize,
+    /// The memory limit last given to the interpreter.
+    pub limit_set: usize,
+    /// Where `redis.call` finds the running script's host (boxed: its address is an upvalue).
+    pub slot: Box<HostSlot>,
+    /// Registry references of [`ffi::run_eval`] and EVAL's handler, as `raw::run` pushes them.
+    pub eval_runner: [c_int; 2],
+    /// Registry references of [`ffi::run_function`], the function environment and handler.
+    pub function_runner: [c_int; 3],
+    /// Keeps the runner references alive.
+    _anchors: Vec<RegistryKey>,
 }
 
 impl Engine {
@@ -65,13 +69,14 @@ impl Engine {
         };
         let c = |f| unsafe { lua.create_c_function(f) };
         let make_tramp = c(ffi::make_tramp)?;
+        let slot = Box::new(HostSlot::default());
         let libs_t = lua.create_table()?;
         for (name, api) in [
             ("redis_eval", redis_lib::Api::Eval),
             ("redis_function", redis_lib::Api::Function),
             ("redis_load", redis_lib::Api::Load),
         ] {
-            libs_t.raw_set(name, redis_lib::redis_lib(&lua, &make_tramp, api)?)?;
+            libs_t.raw_set(name, redis_lib::redis_lib(&lua, &make_tramp, api, &slot)?)?;
         }
         libs_t.raw_set("cjson_eval", libs::cjson(&lua, &make_tramp)?)?;
         libs_t.raw_set("cjson_function", libs::cjson(&lua, &make_tramp)?)?;
@@ -93,22 +98,33 @@ impl Engine {
                 ))?;
         let eval_handler: Function = lua.globals().raw_get("__redis__err__handler")?;
         lua.set_app_data(RunCtx {
-            host: None,
+            slot: SlotRef(&*slot),
             rand,
             loading: None,
         });
+        let run_eval = c(ffi::run_eval)?;
+        let run_function = c(ffi::run_function)?;
+        let anchors = vec![
+            lua.create_registry_value(&run_eval)?,
+            lua.create_registry_value(&eval_handler)?,
+            lua.create_registry_value(&run_function)?,
+            lua.create_registry_value(&env)?,
+            lua.create_registry_value(&handler)?,
+        ];
         Ok(Engine {
+            eval_runner: [anchors[0].id(), anchors[1].id()],
+            function_runner: [anchors[2].id(), anchors[3].id(), anchors[4].id()],
+            _anchors: anchors,
+            slot,
+            limit_set: usize::MAX,
             functions: FunctionEnv {
-                handler,
                 env,
                 env_meta,
                 globals,
                 library_api,
                 load: c(ffi::load_library)?,
-                run: c(ffi::run_function)?,
             },
-            run_eval: c(ffi::run_eval)?,
-            eval_handler,
+
             lua,
             scripts: HashMap::new(),
             libs: Libraries::default(),

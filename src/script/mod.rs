@@ -15,6 +15,7 @@ mod ffi;
 mod function_cmds;
 mod functions;
 mod libs;
+mod raw;
 mod redis_lib;
 
 pub use engine::sha1_hex;
@@ -25,7 +26,7 @@ use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use engine::{sha_str, Engine};
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Lua, Table, Value};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -146,20 +147,28 @@ pub struct Scripting {
 /// What the interpreter keeps in its app data: the host of the running script (only while
 /// one runs), the random state, and the library FUNCTION LOAD is building (only meanwhile).
 pub(crate) struct RunCtx {
-    host: Option<HostPtr>,
+    slot: SlotRef,
     rand: Arc<AtomicU64>,
     loading: Option<functions::Loading>,
 }
 
 /// The running script's host, borrowed for the duration of [`Scripting::run`].
+#[derive(Clone, Copy)]
 struct HostPtr(*mut (dyn Host + 'static));
 // SAFETY: set and cleared on the thread that runs the script, used only by Lua callbacks
 // that run inside that call on the same thread.
 unsafe impl Send for HostPtr {}
 
+/// The engine's [`raw::HostSlot`], for callbacks that reach it through the app data.
+struct SlotRef(*const raw::HostSlot);
+// SAFETY: the slot lives as long as the engine, which owns the interpreter holding this.
+unsafe impl Send for SlotRef {}
+
 /// Run `f` with the running script's host; None outside a script run.
 fn with_host<R>(lua: &Lua, f: impl FnOnce(&mut dyn Host) -> R) -> Option<R> {
-    let ptr = lua.app_data_ref::<RunCtx>()?.host.as_ref()?.0;
+    let slot = lua.app_data_ref::<RunCtx>()?.slot.0;
+    // SAFETY: the slot outlives the interpreter's callbacks (see `SlotRef`).
+    let ptr = unsafe { (*slot).0.get() }?.0;
     // SAFETY: the pointer is valid while a script runs (see `Scripting::run`), and callbacks
     // only run inside that call; the app-data borrow is released before `f` runs.
     Some(f(unsafe { &mut *ptr }))
@@ -176,7 +185,8 @@ pub struct EvalKind {
 
 /// One run of a script or function, for [`Scripting::run`].
 struct Job<'a> {
-    func: Function,
+    /// Registry reference of the compiled script or the function's callback.
+    func: std::os::raw::c_int,
     /// The script's SHA or the function's name, as error messages call it.
     name: &'a str,
     keys: &'a [Bytes],
@@ -361,7 +371,7 @@ impl Scripting {
             };
             let sha = sha_str(&sha_buf);
             let (func, sflags) = match eng.scripts.get(sha) {
-                Some(sc) if !sha.is_empty() => (registry_fn(&eng.lua, &sc.func)?, sc.flags),
+                Some(sc) if !sha.is_empty() => (sc.func.id(), sc.flags),
                 _ => return Err(RedisError::new(error::NOSCRIPT)),
             };
             let compat = sflags & script_flags::EVAL_COMPAT != 0;
@@ -395,7 +405,7 @@ impl Scripting {
             }
             host.set_readonly(readonly || f.flags & script_flags::NO_WRITES != 0);
             let job = Job {
-                func: registry_fn(&eng.lua, &f.callback)?,
+                func: f.callback.id(),
                 name: &f.name,
                 keys: &args[3..3 + numkeys],
                 argv: &args[3 + numkeys..],
@@ -410,27 +420,16 @@ impl Scripting {
     /// luaCallFunction: run one script or function to its reply, with the hook, the memory
     /// limit and the running state FUNCTION STATS and the KILL commands read.
     fn run(&self, eng: &mut Engine, host: &mut dyn Host, job: Job, args: &[Bytes]) -> Reply {
-        let lua = &eng.lua;
-        let to_lua_err = |e: mlua::Error| Reply::error(error::err(format!("ERR {e}")));
-        let keys = match convert::str_array(lua, job.keys) {
-            Ok(t) => t,
-            Err(e) => return to_lua_err(e),
-        };
-        let argv = match convert::str_array(lua, job.argv) {
-            Ok(t) => t,
-            Err(e) => return to_lua_err(e),
-        };
         let limit = self.memory_limit.load(Ordering::Relaxed);
-        let _ = lua.set_memory_limit(limit);
-
-        // SAFETY (lifetime erasure): the pointer is cleared below before `host` goes out of
-        // scope, and Lua callbacks only run inside the calls below.
+        if limit != eng.limit_set {
+            let _ = eng.lua.set_memory_limit(limit);
+            eng.limit_set = limit;
+        }
+        // SAFETY (lifetime erasure): the slot is cleared below before `host` goes out of
+        // scope, and Lua callbacks only run inside the call below.
         let host_ptr: *mut (dyn Host + '_) = host;
         let host_ptr: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host_ptr) };
-        match lua.app_data_mut::<RunCtx>() {
-            Some(mut rc) => rc.host = Some(HostPtr(host_ptr)),
-            None => return Reply::error(error::err("ERR Lua init failed: no script context")),
-        }
+        eng.slot.0.set(Some(HostPtr(host_ptr)));
         self.hook.kill.store(false, Ordering::Release);
         self.wrote.store(false, Ordering::Release);
         *self.current.lock() = Some(Running {
@@ -442,41 +441,65 @@ impl Scripting {
         });
         self.running.store(true, Ordering::Release);
         let hook: *const HookState = &*self.hook;
-        set_hook(lua, hook, HOOK_EVERY);
-
-        let result = if job.is_eval {
-            eng.run_eval
-                .call::<(bool, Value)>((&eng.eval_handler, job.func, keys, argv))
-        } else {
-            let env = &eng.functions;
-            env.run
-                .call::<(bool, Value)>((&env.env, &env.handler, job.func, keys, argv))
+        let params = raw::RunParams {
+            runner: if job.is_eval {
+                &eng.eval_runner
+            } else {
+                &eng.function_runner
+            },
+            func: job.func,
+            keys: job.keys,
+            argv: job.argv,
+            hook,
+            hook_every: HOOK_EVERY,
         };
-
-        set_hook(lua, hook, 0);
+        let mut scalar = raw::Scalar::Other;
+        let lua = &eng.lua;
+        // SAFETY: the references in `params` are live registry entries, `hook` outlives the
+        // call, and `raw::run` keeps the rule of its module.
+        let result =
+            unsafe { lua.exec_raw::<(bool, Value)>((), |l| raw::run(l, &params, &mut scalar)) };
+        if result.is_err() {
+            // The run failed before its script did (out of memory building KEYS): the hook
+            // may still be installed.
+            set_hook(lua, hook, 0);
+        }
         self.running.store(false, Ordering::Release);
         *self.current.lock() = None;
-        if let Some(mut rc) = lua.app_data_mut::<RunCtx>() {
-            rc.host = None;
-        }
+        eng.slot.0.set(None);
         let resp = host.resp();
         let name = job.name;
-        let reply = match result {
-            Ok((true, v)) => convert::lua_to_reply(&v, resp, 0),
-            Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, name)),
-            Ok((false, v)) => {
-                let msg = match &v {
-                    Value::String(s) => s.to_string_lossy(),
-                    _ => "execution failure".to_string(),
-                };
-                Reply::error(run_error(name, &msg))
-            }
-            Err(mlua::Error::MemoryError(_)) => Reply::error(run_error(name, "not enough memory")),
-            Err(e) => Reply::error(run_error(name, &e.to_string())),
+        let reply = match (result, scalar) {
+            (Ok(_), raw::Scalar::Nil) => Reply::Nil,
+            (Ok(_), raw::Scalar::Bool(b)) => convert::bool_reply(b, resp),
+            (Ok(_), raw::Scalar::Int(n)) => Reply::Int(n),
+            (Ok(_), raw::Scalar::Str(b)) => Reply::Bulk(b),
+            (result, _) => match result {
+                Ok((true, v)) => convert::lua_to_reply(&v, resp, 0),
+                Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, name)),
+                Ok((false, v)) => {
+                    let msg = match &v {
+                        Value::String(s) => s.to_string_lossy(),
+                        _ => "execution failure".to_string(),
+                    };
+                    Reply::error(run_error(name, &msg))
+                }
+                Err(mlua::Error::MemoryError(_)) => {
+                    Reply::error(run_error(name, "not enough memory"))
+                }
+                Err(e) => Reply::error(run_error(name, &e.to_string())),
+            },
         };
         eng.runs += 1;
         if eng.runs.is_multiple_of(50) || matches!(reply, Reply::Error(_)) {
-            let _ = lua.gc_step();
+            // As luaCallFunction: a collection step of 50 every 50 runs (LUA_GC_CYCLE_PERIOD),
+            // so garbage from the runs between is taken back without a full cycle's latency.
+            // SAFETY: one lua_gc call, protected by exec_raw.
+            let _ = unsafe {
+                lua.exec_raw::<()>((), |l| {
+                    mlua::ffi::lua_gc(l, mlua::ffi::LUA_GCSTEP, 50);
+                })
+            };
         }
         // A script that left a lot of garbage (a big string built, a big table returned) is
         // collected at once, so the interpreter's memory goes back instead of lingering until
@@ -497,12 +520,6 @@ impl Scripting {
         self.function_counts
             .store(((libs as u64) << 32) | funcs as u64, Ordering::Relaxed);
     }
-}
-
-/// A function kept in the Lua registry.
-fn registry_fn(lua: &Lua, key: &mlua::RegistryKey) -> Result<Function, RedisError> {
-    lua.registry_value(key)
-        .map_err(|e| error::err(format!("ERR {e}")))
 }
 
 /// The number of keys of an EVAL/FCALL call (`args[2]`), checked against the arguments.

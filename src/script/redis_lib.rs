@@ -122,7 +122,12 @@ pub(super) enum Api {
     Load,
 }
 
-pub(super) fn redis_lib(lua: &Lua, mt: &Function, api: Api) -> mlua::Result<Table> {
+pub(super) fn redis_lib(
+    lua: &Lua,
+    mt: &Function,
+    api: Api,
+    slot: &super::raw::HostSlot,
+) -> mlua::Result<Table> {
     let r = lua.create_table()?;
     r.raw_set("log", lib_fn(lua, mt, log)?)?;
     for (k, v) in [
@@ -139,14 +144,8 @@ pub(super) fn redis_lib(lua: &Lua, mt: &Function, api: Api) -> mlua::Result<Tabl
         r.raw_set("register_function", lib_fn(lua, mt, register_function)?)?;
         return Ok(r);
     }
-    r.raw_set(
-        "call",
-        packed_lib_fn(lua, mt, |lua, a| redis_call(lua, a, true))?,
-    )?;
-    r.raw_set(
-        "pcall",
-        packed_lib_fn(lua, mt, |lua, a| redis_call(lua, a, false))?,
-    )?;
+    r.raw_set("call", super::raw::call_fn(lua, true, slot)?)?;
+    r.raw_set("pcall", super::raw::call_fn(lua, false, slot)?)?;
     r.raw_set("setresp", lib_fn(lua, mt, setresp)?)?;
     r.raw_set("sha1hex", lib_fn(lua, mt, sha1hex)?)?;
     r.raw_set(
@@ -321,45 +320,6 @@ pub(super) fn lua_args(a: MultiValue) -> mlua::Result<Result<Vec<Bytes>, &'stati
         return Ok(Ok(out));
     }
     Ok(a.into_iter().map(one).collect())
-}
-
-/// redis.call (raise = true) and redis.pcall (scriptCall's checks, then the command).
-fn redis_call(lua: &Lua, a: MultiValue, raise_err: bool) -> mlua::Result<Out> {
-    let fail = |lua: &Lua, msg: &str| -> mlua::Result<Out> {
-        let t = convert::error_table(lua, msg.as_bytes())?;
-        Ok(if raise_err {
-            Out::Raise(Value::Table(t))
-        } else {
-            Out::Ok(vec![Value::Table(t)])
-        })
-    };
-    let args = match lua_args(a)? {
-        Ok(v) => v,
-        Err(msg) => return fail(lua, msg),
-    };
-    let Some(outcome) = with_host(lua, |h| h.call(&args).map(|r| (r, h.resp()))) else {
-        return fail(lua, error::LUA_CALL_OUTSIDE);
-    };
-    let (reply, resp) = match outcome {
-        Ok(r) => r,
-        Err(msg) => {
-            // Refused before running: the error is counted once, here (scriptCall).
-            let t = convert::error_table(lua, msg.as_bytes())?;
-            t.raw_set("ignore_error_stats_update", true)?;
-            return Ok(if raise_err {
-                Out::Raise(Value::Table(t))
-            } else {
-                Out::Ok(vec![Value::Table(t)])
-            });
-        }
-    };
-    let is_err = reply.is_error();
-    let v = convert::reply_to_lua(lua, &reply, resp)?;
-    Ok(if is_err && raise_err {
-        Out::Raise(v)
-    } else {
-        Out::Ok(vec![v])
-    })
 }
 
 /// lua_isstring's strings: strings and numbers, as text.
