@@ -44,6 +44,12 @@ pub fn format_double(d: f64) -> String {
     format_g(d, 17)
 }
 
+/// 10^i as f64, exact for these i.
+const POW10: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18,
+];
+
 /// printf's `%.{p}g` (glibc's spelling of infinities and NaNs).
 pub fn format_g(d: f64, p: usize) -> String {
     if !d.is_finite() {
@@ -56,6 +62,11 @@ pub fn format_g(d: f64, p: usize) -> String {
     }
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    // An integer of at most `p` digits prints as itself (no exponent, nothing to round): the
+    // common case (script arguments, counters) skips the exact decimal expansion below.
+    if p <= 18 && d.fract() == 0.0 && d.abs() < POW10[p] {
+        return (d as i64).to_string();
     }
     let e = format!("{:.*e}", p - 1, d);
     let (mant, exp) = e.split_once('e').expect("exponent");
@@ -101,5 +112,43 @@ mod tests {
         assert_eq!(format_double(123456.0), "123456");
         assert_eq!(format_double(1e-5), "1.0000000000000001e-05");
         assert_eq!(format_double(f64::INFINITY), "inf");
+    }
+
+    /// `%.{p}g` through the C library, the reference.
+    fn c_format(d: f64, p: usize) -> String {
+        let mut buf = [0u8; 64];
+        let fmt = format!("%.{p}g\0");
+        // SAFETY: the buffer's size is passed, the format takes exactly one double.
+        let n = unsafe {
+            libc::snprintf(
+                buf.as_mut_ptr() as *mut libc::c_char,
+                buf.len(),
+                fmt.as_ptr() as *const libc::c_char,
+                d,
+            )
+        };
+        String::from_utf8_lossy(&buf[..n as usize]).into_owned()
+    }
+
+    #[test]
+    fn integers_print_as_c_prints_them_around_every_digit_count() {
+        let mut values = vec![1.0, -1.0, 9.0, 10.0, 2f64.powi(53), 2f64.powi(53) + 2.0];
+        for e in 1..=19 {
+            let p = 10f64.powi(e);
+            values.extend([p, -p, p - 1.0, p + 1.0, p * 0.5, -(p - 1.0), p * 3.0 + 7.0]);
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push((x >> (x % 60)) as f64);
+            values.push(-((x >> 11) as f64));
+        }
+        for d in values {
+            for p in [14, 17] {
+                assert_eq!(format_g(d, p), c_format(d, p), "{d} at %.{p}g");
+            }
+        }
     }
 }

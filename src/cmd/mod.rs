@@ -305,14 +305,16 @@ fn families() -> Vec<&'static [Command]> {
     ]
 }
 
-type Table = HashMap<&'static str, &'static Command>;
+/// Every request looks its command up here: aHash, not SipHash (names are not attacker-chosen
+/// keys that stay, so flooding is not a concern; SipHash was a visible share of a call).
+type Table = HashMap<&'static str, &'static Command, ahash::RandomState>;
 
 /// The command table, and apart from it the `RESPLOCK.*` rows (flag TEST_ONLY), which only
 /// [`resolve_for`] finds, on servers started with `enable_test_commands`.
 fn tables() -> &'static (Table, Table) {
     static TABLES: OnceLock<(Table, Table)> = OnceLock::new();
     TABLES.get_or_init(|| {
-        let (mut m, mut test) = (HashMap::new(), HashMap::new());
+        let (mut m, mut test) = (Table::default(), Table::default());
         for fam in families() {
             for c in fam {
                 let t = if c.has(flags::TEST_ONLY) {

@@ -55,12 +55,23 @@ impl Observe {
 
 /// `get`, or `client|list` for a subcommand (args\[0\] names the container).
 pub fn full_name(cmd: &Command, args: &[Bytes]) -> String {
+    name_in(cmd, args, &mut [0u8; 96]).to_string()
+}
+
+/// [`full_name`] without allocating: a subcommand's `parent|sub` is written into `buf`.
+fn name_in<'a>(cmd: &Command, args: &[Bytes], buf: &'a mut [u8; 96]) -> &'a str {
     if cmd.name.as_bytes().eq_ignore_ascii_case(&args[0]) {
-        cmd.name.to_string()
-    } else {
-        let parent = super::lookup(&args[0]).map_or("", |p| p.name);
-        format!("{parent}|{}", cmd.name)
+        return cmd.name;
     }
+    let parent = super::lookup(&args[0]).map_or("", |p| p.name);
+    let len = parent.len() + 1 + cmd.name.len();
+    if len > buf.len() {
+        return cmd.name;
+    }
+    buf[..parent.len()].copy_from_slice(parent.as_bytes());
+    buf[parent.len()] = b'|';
+    buf[parent.len() + 1..len].copy_from_slice(cmd.name.as_bytes());
+    std::str::from_utf8(&buf[..len]).unwrap_or(cmd.name)
 }
 
 /// Writes that add to the change count themselves: FLUSHALL (a save after it starts the count
@@ -124,10 +135,15 @@ pub fn after_script(
 }
 
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
-    let name = full_name(cmd, args);
+    let mut buf = [0u8; 96];
+    let name = name_in(cmd, args, &mut buf);
     let us = took.as_micros() as u64;
     let mut stats = state.observe.cmdstats.lock();
-    let s = stats.entry(name).or_default();
+    // The name is allocated once, when the command first runs, not on every call.
+    if !stats.contains_key(name) {
+        stats.insert(name.to_string(), CmdStat::default());
+    }
+    let s = stats.get_mut(name).expect("inserted above");
     s.calls += 1;
     s.usec += us;
     if matches!(reply, Reply::Error(_)) {

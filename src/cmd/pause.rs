@@ -64,9 +64,16 @@ impl Pause {
 
     /// The pause in force at `now_ms` (an expired one is cleared).
     pub fn in_force(&self, now_ms: i64) -> (PauseKind, i64) {
+        self.in_force_at(|| now_ms)
+    }
+
+    /// [`Pause::in_force`] reading the time only when a pause may be in force: every command
+    /// asks, and a clock read cost more than the rest of the question.
+    pub fn in_force_at(&self, now_ms: impl FnOnce() -> i64) -> (PauseKind, i64) {
         if !self.any.load(Ordering::Relaxed) {
             return (PauseKind::Off, 0);
         }
+        let now_ms = now_ms();
         let mut c = self.current.lock();
         if c.0 != PauseKind::Off && c.1 < now_ms {
             *c = (PauseKind::Off, 0);
@@ -146,5 +153,5 @@ pub async fn wait_if_paused(
 
 /// Whether any pause is in force now (expiry keeps keys while one is).
 pub fn is_paused(state: &ServerState) -> bool {
-    state.pause.in_force(state.clock.now_ms()).0 != PauseKind::Off
+    state.pause.in_force_at(|| state.clock.now_ms()).0 != PauseKind::Off
 }
