@@ -51,6 +51,18 @@ fn shard() -> &'static AtomicIsize {
 }
 
 /// A global allocator that counts the bytes live in `A` (see the module documentation).
+///
+/// ```
+/// // In a binary (not in a test, which keeps the system allocator):
+/// #[global_allocator]
+/// static ALLOC: resplock::alloc::Counting<std::alloc::System> = resplock::alloc::Counting(std::alloc::System);
+///
+/// fn main() {
+///     let v = vec![0u8; 1 << 20];
+///     assert!(resplock::alloc::used_memory().unwrap() >= 1 << 20);
+///     drop(v);
+/// }
+/// ```
 pub struct Counting<A>(pub A);
 
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
@@ -90,6 +102,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 
 /// Bytes allocated and not freed, if the process counts them ([`Counting`] is its global
 /// allocator); None otherwise.
+///
+/// ```
+/// // A test binary does not install `Counting` as its allocator: nothing is counted.
+/// assert_eq!(resplock::alloc::used_memory(), None);
+/// ```
 pub fn used_memory() -> Option<usize> {
     if !INSTALLED.load(Ordering::Relaxed) {
         return None;

@@ -60,11 +60,23 @@ fn system_us() -> i64 {
 
 impl Clock {
     /// A clock reading the system time, running.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// let system_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    /// assert!((clock.now_ms() - system_ms).abs() < 1_000);
+    /// ```
     pub fn new() -> Self {
         Clock::default()
     }
 
     /// Microseconds since the Unix epoch.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// assert_eq!(clock.now_us() / 1000, clock.now_ms());
+    /// ```
     pub fn now_us(&self) -> i64 {
         // Acquire pairs with `resume`'s release: a reader that sees the clock running sees
         // the offset it resumed with.
@@ -76,16 +88,38 @@ impl Clock {
     }
 
     /// Milliseconds since the Unix epoch.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.set_ms(1_700_000_000_000);
+    /// clock.freeze();
+    /// assert_eq!(clock.now_ms(), clock.now_ms());
+    /// ```
     pub fn now_ms(&self) -> i64 {
         self.now_us().div_euclid(1000)
     }
 
     /// Whether the clock is frozen ([`Clock::freeze`]).
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// assert!(!clock.is_frozen());
+    /// clock.freeze();
+    /// assert!(clock.is_frozen());
+    /// ```
     pub fn is_frozen(&self) -> bool {
         self.frozen_us.load(Ordering::Acquire) != RUNNING
     }
 
     /// Move this clock forward (or back, with a negative value) by `ms` milliseconds.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// let t = clock.now_ms();
+    /// clock.advance_ms(1_500);
+    /// assert_eq!(clock.now_ms(), t + 1_500);
+    /// ```
     pub fn advance_ms(&self, ms: i64) {
         let us = ms.saturating_mul(1000);
         {
@@ -103,6 +137,13 @@ impl Clock {
 
     /// Set this clock to `unix_ms` (milliseconds since the epoch); a frozen clock stays
     /// frozen there, a running one runs on from there.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// clock.set_ms(1_700_000_000_000);
+    /// assert_eq!(clock.now_ms(), 1_700_000_000_000);
+    /// ```
     pub fn set_ms(&self, unix_ms: i64) {
         let us = clamp_us(unix_ms.saturating_mul(1000));
         {
@@ -117,6 +158,14 @@ impl Clock {
     }
 
     /// Stop the clock where it stands: it reads the same until moved or resumed.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// let t = clock.now_us();
+    /// std::thread::sleep(std::time::Duration::from_millis(2));
+    /// assert_eq!(clock.now_us(), t);
+    /// ```
     pub fn freeze(&self) {
         let _g = self.change.lock();
         if self.frozen_us.load(Ordering::Relaxed) == RUNNING {
@@ -125,6 +174,13 @@ impl Clock {
     }
 
     /// Let a frozen clock run again from the time it stands at.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// clock.resume();
+    /// assert!(!clock.is_frozen());
+    /// ```
     pub fn resume(&self) {
         let _g = self.change.lock();
         let frozen = self.frozen_us.load(Ordering::Relaxed);
@@ -136,6 +192,16 @@ impl Clock {
     }
 
     /// Back to the system time, running (a restarted test server).
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// clock.advance_ms(86_400_000);
+    /// clock.reset();
+    /// assert!(!clock.is_frozen());
+    /// let system_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    /// assert!((clock.now_ms() - system_ms).abs() < 1_000);
+    /// ```
     pub fn reset(&self) {
         {
             let _g = self.change.lock();
@@ -147,6 +213,15 @@ impl Clock {
 
     /// Resolve at the next move of this clock (advance, set, reset). Register before reading
     /// the clock (`let m = clock.moved(); ... m.await`) so a move in between is not missed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let clock = std::sync::Arc::new(resplock::Clock::new());
+    /// let moved = clock.moved();
+    /// clock.advance_ms(10);
+    /// moved.await; // resolves: the clock moved after registering
+    /// # }
+    /// ```
     pub fn moved(&self) -> tokio::sync::futures::Notified<'_> {
         self.moved.notified()
     }
@@ -154,6 +229,17 @@ impl Clock {
     /// Resolve once this clock reads `ms` (Unix time in milliseconds) or later: after the
     /// real time left, or at once when the clock is moved past it. A frozen clock only gets
     /// there by being moved.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let clock = resplock::Clock::new();
+    /// clock.freeze();
+    /// let deadline = clock.now_ms() + 60_000;
+    /// let sleep = clock.sleep_until(deadline);
+    /// clock.advance_ms(60_000); // a frozen clock gets there only by being moved
+    /// sleep.await;
+    /// # }
+    /// ```
     pub async fn sleep_until(&self, ms: i64) {
         loop {
             // Registered before the clock is read, so a move in between is not missed.

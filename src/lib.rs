@@ -58,6 +58,11 @@ pub use version::REDIS_VERSION;
 
 /// Whether resplock implements a command of this name (any case): the command line's
 /// `rename-command` checks names against it, as redis-server does against its table.
+///
+/// ```
+/// assert!(resplock::command_exists("SET"));
+/// assert!(!resplock::command_exists("xadd"));
+/// ```
 pub fn command_exists(name: &str) -> bool {
     cmd::lookup(name.as_bytes()).is_some()
 }

@@ -48,30 +48,63 @@ pub enum Reply {
 
 impl Reply {
     /// `+OK`.
+    ///
+    /// ```
+    /// assert_eq!(resplock::Reply::ok(), resplock::Reply::simple("OK"));
+    /// ```
     pub const fn ok() -> Reply {
         Reply::Simple(Bytes::from_static(b"OK"))
     }
     /// A status reply.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert_eq!(server.db(0).command(&["PING"]), resplock::Reply::simple("PONG"));
+    /// ```
     pub const fn simple(s: &'static str) -> Reply {
         Reply::Simple(Bytes::from_static(s.as_bytes()))
     }
     /// A bulk string.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("k", "v");
+    /// assert_eq!(server.db(0).command(&["GET", "k"]), resplock::Reply::bulk(bytes::Bytes::from_static(b"v")));
+    /// ```
     pub fn bulk(b: impl Into<Bytes>) -> Reply {
         Reply::Bulk(b.into())
     }
     /// A bulk string copied from `s`.
+    ///
+    /// ```
+    /// assert_eq!(resplock::Reply::bulk_str("v"), resplock::Reply::bulk_static("v"));
+    /// ```
     pub fn bulk_str(s: &str) -> Reply {
         Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
     }
     /// A bulk string of static text.
+    ///
+    /// ```
+    /// assert!(!resplock::Reply::bulk_static("owner-1").is_error());
+    /// ```
     pub const fn bulk_static(s: &'static str) -> Reply {
         Reply::Bulk(Bytes::from_static(s.as_bytes()))
     }
     /// An error reply.
+    ///
+    /// ```
+    /// assert!(resplock::Reply::error("ERR no such key".into()).is_error());
+    /// ```
     pub fn error(e: RedisError) -> Reply {
         Reply::Error(e.into_bytes())
     }
     /// Whether this is an error reply.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert!(server.db(0).command(&["NOSUCHCOMMAND"]).is_error());
+    /// assert!(!server.db(0).command(&["PING"]).is_error());
+    /// ```
     pub fn is_error(&self) -> bool {
         matches!(self, Reply::Error(_))
     }

@@ -5,6 +5,10 @@
 pub const REDIS_VERSION: &str = "7.0.15";
 
 /// `REDIS_VERSION` as Redis's `REDIS_VERSION_NUM`: 7.0.15 -> 0x07000f.
+///
+/// ```
+/// assert_eq!(resplock::version::version_num(), 0x07000f); // 7.0.15
+/// ```
 pub fn version_num() -> i64 {
     let p: Vec<i64> = REDIS_VERSION
         .split('.')

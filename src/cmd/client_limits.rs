@@ -7,7 +7,7 @@
 use crate::config::Config;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-/// The limits, refreshed from `Config` by [`ServerState::config_changed`].
+/// The limits, refreshed from `Config` by `ServerState::config_changed`.
 #[derive(Default)]
 pub struct ClientLimits {
     proto_max_bulk_len: AtomicI64,

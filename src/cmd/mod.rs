@@ -74,6 +74,15 @@ use std::sync::OnceLock;
 /// Stack for the threads that run commands and scripts: scripts run inline on runtime
 /// workers, and the Lua bridges recurse per level of nesting (cjson and reply conversion stop
 /// at Redis's 1000 levels), which tokio's 2 MB default leaves too little margin for.
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_multi_thread()
+///     .thread_stack_size(resplock::WORKER_STACK_BYTES)
+///     .enable_all()
+///     .build()
+///     .unwrap();
+/// # drop(rt);
+/// ```
 pub const WORKER_STACK_BYTES: usize = 8 << 20;
 
 /// Handlers are synchronous and never touch a socket: they read arguments and the keyspace

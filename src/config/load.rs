@@ -10,6 +10,12 @@ use super::table::{lookup, Param, Scope};
 use super::{flags, Config};
 
 /// What the binary does after parsing its command line.
+///
+/// ```
+/// let argv: Vec<String> = ["resplock", "--version"].map(String::from).to_vec();
+/// let startup = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true).unwrap();
+/// assert_eq!(startup.action, resplock::config::Action::Version);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     /// Run the server with the parsed configuration.
@@ -28,6 +34,13 @@ pub enum Action {
 /// A parsed command line: the configuration, what to do, and the warnings to log before
 /// serving (directives accepted for compatibility that change nothing in resplock, and
 /// "Reading config from stdin" as Redis logs it).
+///
+/// ```
+/// let argv: Vec<String> = ["resplock", "--port", "7777", "--maxmemory", "10mb"].map(String::from).to_vec();
+/// let startup = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true).unwrap();
+/// assert_eq!(startup.config.port, 7777);
+/// assert!(startup.warnings.is_empty());
+/// ```
 #[derive(Clone, Debug)]
 pub struct Startup {
     /// The configuration to serve with.
@@ -40,6 +53,13 @@ pub struct Startup {
 
 /// Why the server does not start; the process prints [`Fatal::render`] (on stdout when
 /// [`Fatal::to_stdout`], as Redis logs it there) and exits with [`Fatal::exit_code`].
+///
+/// ```
+/// let argv: Vec<String> = ["resplock", "--no-such-directive", "1"].map(String::from).to_vec();
+/// let fatal = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true).unwrap_err();
+/// assert!(fatal.render().contains("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"));
+/// assert_eq!(fatal.exit_code(), 1);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fatal {
     /// A refused directive: Redis's `*** FATAL CONFIG FILE ERROR ***` block, with the line
@@ -59,16 +79,31 @@ pub enum Fatal {
 
 impl Fatal {
     /// Exit status: 1, as redis-server's `exit(1)`.
+    ///
+    /// ```
+    /// let fatal = resplock::config::Fatal::Refused("no sentinel".into());
+    /// assert_eq!(fatal.exit_code(), 1);
+    /// ```
     pub fn exit_code(&self) -> i32 {
         1
     }
 
     /// Whether redis-server prints this on standard output (its log) rather than stderr.
+    ///
+    /// ```
+    /// assert!(resplock::config::Fatal::Log("cannot open".into()).to_stdout());
+    /// assert!(!resplock::config::Fatal::Refused("no sentinel".into()).to_stdout());
+    /// ```
     pub fn to_stdout(&self) -> bool {
         matches!(self, Fatal::Log(_))
     }
 
     /// The exact text to print, final newline included.
+    ///
+    /// ```
+    /// let fatal = resplock::config::Fatal::Log("Fatal error, can't open config file '/nope'".into());
+    /// assert!(fatal.render().ends_with("\n"));
+    /// ```
     pub fn render(&self) -> String {
         match self {
             Fatal::Config { line, reason } => {
@@ -107,6 +142,10 @@ impl std::fmt::Display for Fatal {
 impl std::error::Error for Fatal {}
 
 /// What `--version` prints: redis-server's line, with resplock's allocator and version.
+///
+/// ```
+/// assert!(resplock::config::version_line().starts_with("Redis server v=7.0.15"));
+/// ```
 pub fn version_line() -> String {
     format!(
         "Redis server v={} sha=00000000:0 malloc=libc bits={} build=resplock-{}",
@@ -118,6 +157,10 @@ pub fn version_line() -> String {
 
 /// What `--help` prints: redis-server's usage under resplock's name, without the modes
 /// resplock lacks (Sentinel, the memory test).
+///
+/// ```
+/// assert!(resplock::config::usage_text().contains("--port"));
+/// ```
 pub fn usage_text() -> String {
     "Usage: ./resplock [/path/to/redis.conf] [options] [-]
        ./resplock - (read config from stdin)
@@ -169,6 +212,12 @@ fn absolute_path(name: &str) -> String {
 /// argument whatever it looks like, then every argument up to the next `--`; a bare `--save`
 /// means `""`). File, stdin and options are read in that order, so later directives override
 /// earlier ones (several `save` lines add up, as in Redis).
+///
+/// ```
+/// let argv: Vec<String> = ["resplock", "--port", "7777", "--maxmemory", "10mb"].map(String::from).to_vec();
+/// let startup = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true).unwrap();
+/// assert_eq!(startup.config.get("maxmemory").as_deref(), Some("10485760"));
+/// ```
 pub fn parse_command_line(
     argv: &[String],
     stdin: impl Read,

@@ -1,6 +1,6 @@
 //! Server settings: Redis 7.0's configuration table as the one source of truth.
 //!
-//! [`table::PARAMS`] lists every parameter redis-server 7.0.15 knows, with its type, bounds,
+//! `table::PARAMS` lists every parameter redis-server 7.0.15 knows, with its type, bounds,
 //! flags, default and checks. [`Config`] is the typed view the server reads: the parameters
 //! resplock acts on (or soon will) are fields; every other one is kept as the text CONFIG GET
 //! prints, so CONFIG GET/SET/REWRITE round-trip all of them. The command line and config
@@ -8,19 +8,21 @@
 //! `loadServerConfigFromString` to the byte, FATAL texts included.
 
 mod load;
-pub mod notify;
+pub(crate) mod notify;
 mod own_args;
 mod parse;
 mod rewrite;
-pub mod table;
+pub(crate) mod table;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
 pub use own_args::{take_own_args, OwnArgs};
-pub use parse::{memtoull, repr, split_args};
-pub use table::{flags, lookup, Kind, NumFmt, Param, Scope, Special, PARAMS};
+// The parameter table and its parsing are the server's business: CONFIG GET/SET and the
+// command line reach them through `Config`.
+pub(crate) use parse::{memtoull, repr, split_args};
+pub(crate) use table::{flags, lookup, Param, PARAMS};
 
 use parse::LoadState;
 
@@ -35,7 +37,7 @@ pub const DEFAULT_BIND: &str = "127.0.0.1";
 /// A parameter's value in the form Redis stores it (config.c's typed slots): what the
 /// parsers produce and the formatters print.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Value {
+pub(crate) enum Value {
     /// yes/no.
     Bool(bool),
     /// Redis's `long long`: a percentage is kept negated, an unsigned value as its bits.
@@ -74,6 +76,11 @@ impl Value {
 }
 
 /// `loglevel`, most to least verbose.
+///
+/// ```
+/// let config = resplock::Config::default();
+/// assert_eq!(config.loglevel, resplock::config::LogLevel::Notice);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
     /// Everything, for development.
@@ -97,12 +104,22 @@ impl LogLevel {
     }
 
     /// The name CONFIG GET prints.
+    ///
+    /// ```
+    /// use resplock::config::LogLevel;
+    /// assert_eq!(LogLevel::Warning.name(), "warning");
+    /// ```
     pub fn name(self) -> &'static str {
         table::enum_name(table::LOGLEVEL, self as u32)
     }
 }
 
 /// `enable-debug-command` (and Redis's other enable-* switches): who may use the feature.
+///
+/// ```
+/// use resplock::config::ProtectedAction;
+/// assert!(ProtectedAction::Local.allows(true) && !ProtectedAction::No.allows(true));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProtectedAction {
     /// Nobody.
@@ -123,6 +140,13 @@ impl ProtectedAction {
     }
 
     /// Redis's `allowProtectedAction`.
+    ///
+    /// ```
+    /// use resplock::config::ProtectedAction;
+    /// assert!(ProtectedAction::Local.allows(true));
+    /// assert!(!ProtectedAction::Local.allows(false));
+    /// assert!(ProtectedAction::Yes.allows(false));
+    /// ```
     pub fn allows(self, client_is_local: bool) -> bool {
         self == ProtectedAction::Yes || (self == ProtectedAction::Local && client_is_local)
     }
@@ -333,6 +357,11 @@ impl Default for Config {
 
 /// True for a parameter whose CONFIG SET argument must be redacted from logs, slowlog and
 /// MONITOR (Redis's SENSITIVE_CONFIG: requirepass, masterauth, masteruser).
+///
+/// ```
+/// assert!(resplock::config::is_sensitive(b"requirepass"));
+/// assert!(!resplock::config::is_sensitive(b"maxmemory"));
+/// ```
 pub fn is_sensitive(name: &[u8]) -> bool {
     lookup(name).is_some_and(|(p, _)| p.has(flags::SENSITIVE))
 }
@@ -355,6 +384,11 @@ impl Config {
 
     /// (hard limit bytes, soft limit bytes, soft seconds) of a client-output-buffer-limit
     /// class ("normal", "slave", "pubsub"); 0 means no limit. (0, 0, 0) for an unknown class.
+    ///
+    /// ```
+    /// let config = resplock::Config::default();
+    /// assert_eq!(config.output_buffer_limit("pubsub"), (32 << 20, 8 << 20, 60));
+    /// ```
     pub fn output_buffer_limit(&self, class: &str) -> (u64, u64, u64) {
         let words: Vec<&str> = self.client_output_buffer_limit.split(' ').collect();
         for c in words.chunks_exact(4) {
@@ -367,6 +401,12 @@ impl Config {
     }
 
     /// The `bind` addresses, in order (empty: none).
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// config.set_many(&[(b"bind", b"127.0.0.1 ::1")]).unwrap();
+    /// assert_eq!(config.bind_addresses(), vec!["127.0.0.1", "::1"]);
+    /// ```
     pub fn bind_addresses(&self) -> Vec<&str> {
         self.bind.split(' ').filter(|a| !a.is_empty()).collect()
     }
@@ -398,6 +438,12 @@ impl Config {
     }
 
     /// The value of one parameter (or alias), any case, as CONFIG GET prints it.
+    ///
+    /// ```
+    /// let config = resplock::Config::default();
+    /// assert_eq!(config.get("maxmemory-policy").as_deref(), Some("noeviction"));
+    /// assert_eq!(config.get("no-such-parameter"), None);
+    /// ```
     pub fn get(&self, name: &str) -> Option<String> {
         lookup(name.as_bytes()).map(|(p, _)| self.formatted(p))
     }
@@ -437,7 +483,13 @@ impl Config {
     ///
     /// Order: redis-server answers in the order of a hash table seeded at random on every
     /// start, so no order is promised; resplock gives each pattern's matches in turn, in
-    /// [`PARAMS`] order (Redis's config.c declaration order, an alias right after its name).
+    /// `PARAMS` order (Redis's config.c declaration order, an alias right after its name).
+    ///
+    /// ```
+    /// let config = resplock::Config::default();
+    /// let got = config.get_matching(&[b"maxmemory-p*"]);
+    /// assert_eq!(got, vec![("maxmemory-policy".to_string(), "noeviction".to_string())]);
+    /// ```
     pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let mut seen: HashSet<String> = HashSet::new();
         let mut out: Vec<(String, &'static Param)> = Vec::new();
@@ -472,6 +524,14 @@ impl Config {
     /// CONFIG SET of several pairs, all or nothing, as redis-server 7.0's `configSetCommand`,
     /// for a client that is not local (PROTECTED parameters are refused unless
     /// `enable-protected-configs yes`). See [`Config::set_many_from`].
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// let changed = config.set_many(&[(b"maxmemory", b"100mb")]).unwrap();
+    /// assert_eq!(changed, vec!["maxmemory"]);
+    /// assert_eq!(config.get("maxmemory").as_deref(), Some("104857600"));
+    /// assert!(config.set_many(&[(b"maxmemory", b"lots")]).is_err());
+    /// ```
     pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static str>, String> {
         self.set_many_from(pairs, false)
     }
@@ -490,6 +550,13 @@ impl Config {
     /// Ok lists the primary names whose value changed, in argument order, once each: the
     /// caller applies them (re-listen on a new port, reload TLS files...) and restores the
     /// previous Config if that fails, as Redis's apply functions do.
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// // enable-protected-configs is `no` by default: protected parameters are refused.
+    /// assert!(config.set_many_from(&[(b"dir", b"/tmp")], true).is_err());
+    /// assert!(config.set_many_from(&[(b"maxmemory", b"1mb")], false).is_ok());
+    /// ```
     pub fn set_many_from(
         &mut self,
         pairs: &[(&[u8], &[u8])],

@@ -146,7 +146,7 @@ fn format_memory(v: i64) -> String {
 
 impl Config {
     /// The new text of a config file whose old text is `old`, as CONFIG REWRITE writes it.
-    /// Appended parameters come in [`super::PARAMS`] order (Redis walks a randomly seeded
+    /// Appended parameters come in `PARAMS` order (Redis walks a randomly seeded
     /// hash table). `user` and `loadmodule` lines are kept as they are: resplock loads
     /// neither, so it has nothing to write in their place.
     pub fn rewrite_text(&self, old: &str) -> String {

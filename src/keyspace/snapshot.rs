@@ -7,6 +7,15 @@ use super::{Entry, Keyspace};
 use bytes::Bytes;
 
 /// A copy of every database's keys, values and expiry times.
+///
+/// ```
+/// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// server.db(0).set("lock:a", "owner-1");
+/// let snap: std::sync::Arc<resplock::Snapshot> = server.snapshot();
+/// server.db(0).set("lock:b", "owner-2");
+/// server.restart(resplock::Restart::From(snap)); // lock:b is lost, as in a failover
+/// server.db(0).assert_missing("lock:b");
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     /// Per database, its entries (key, entry), in no particular order.
@@ -15,16 +24,37 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Number of keys in all databases (expired ones not yet reclaimed included).
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("a", "1");
+    /// server.db(1).set("b", "2");
+    /// assert_eq!(server.snapshot().len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.dbs.iter().map(Vec::len).sum()
     }
 
     /// No key at all.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert!(server.snapshot().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The entries of database `db` (none if it does not exist).
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(1).set("b", "2");
+    /// let snap = server.snapshot();
+    /// assert_eq!(snap.db(1).len(), 1);
+    /// assert_eq!(&snap.db(1)[0].0[..], b"b");
+    /// assert!(snap.db(99).is_empty());
+    /// ```
     pub fn db(&self, db: usize) -> &[(Bytes, Entry)] {
         self.dbs.get(db).map_or(&[], Vec::as_slice)
     }

@@ -6,7 +6,7 @@
 //! reaches the server only through the [`Host`] its caller passes in (the command layer
 //! implements it, so `redis.call` goes through the same dispatch as a network client).
 //! Atomicity is the caller's business too: it runs [`Scripting::eval`] and
-//! [`Scripting::fcall`] holding the server lock. Both run through [`Scripting::run`]: the same
+//! [`Scripting::fcall`] holding the server lock. Both run through `Scripting::run`: the same
 //! hook (kill flag, long-run tick), memory limit, error shapes and reply conversion.
 
 mod convert;

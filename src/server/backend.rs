@@ -98,6 +98,14 @@ impl Backend {
     }
 
     /// Remove every key of every database.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("a", "1");
+    /// server.db(3).set("b", "2");
+    /// server.flush_all();
+    /// assert_eq!(server.dump(), "");
+    /// ```
     pub fn flush_all(&self) {
         crate::cmd::direct::run(&self.state, 0, &[Bytes::from_static(b"FLUSHALL")]);
     }
@@ -105,6 +113,14 @@ impl Backend {
     // ------------------------------------------------------------------------- the clock
 
     /// The server's time, Unix milliseconds.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.freeze();
+    /// let t = server.now_ms();
+    /// server.advance(std::time::Duration::from_millis(250));
+    /// assert_eq!(server.now_ms(), t + 250);
+    /// ```
     pub fn now_ms(&self) -> i64 {
         self.state.clock.now_ms()
     }
@@ -158,6 +174,15 @@ impl Backend {
     }
 
     /// Let a frozen clock run again, from where it stands.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.freeze();
+    /// server.resume();
+    /// let t = server.now_ms();
+    /// std::thread::sleep(std::time::Duration::from_millis(5));
+    /// assert!(server.now_ms() > t);
+    /// ```
     pub fn resume(&self) {
         self.state.clock.resume();
     }
@@ -222,6 +247,16 @@ impl Backend {
 
     /// Remove one fault rule by id, or all of them and the pause with None. Returns how many
     /// rules went.
+    ///
+    /// ```
+    /// use resplock::Hit;
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// let id = server.fail(Hit::Command("get".into()), "ERR injected", None);
+    /// server.fail(Hit::All, "ERR injected", Some(1));
+    /// assert_eq!(server.clear_fault(Some(id)), 1);
+    /// assert_eq!(server.clear_fault(Some(id)), 0); // already gone
+    /// assert_eq!(server.clear_fault(None), 1); // every other fault
+    /// ```
     pub fn clear_fault(&self, id: Option<u64>) -> usize {
         if id.is_none() {
             self.state.faults.unpause();
@@ -242,17 +277,43 @@ impl Backend {
     }
 
     /// End a [`Backend::pause`] early.
+    ///
+    /// ```
+    /// use std::io::{Read, Write};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.pause(std::time::Duration::from_secs(60));
+    /// server.unpause();
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"PING\r\n").unwrap();
+    /// let mut buf = [0u8; 7];
+    /// c.read_exact(&mut buf).unwrap();
+    /// assert_eq!(&buf, b"+PONG\r\n");
+    /// ```
     pub fn unpause(&self) {
         self.state.faults.unpause();
     }
 
     /// Close every client connection, as a network partition or proxy restart would.
     /// Returns how many were closed.
+    ///
+    /// ```
+    /// use std::io::Read;
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// # while server.connected_clients() == 0 { std::thread::sleep(std::time::Duration::from_millis(1)); }
+    /// assert_eq!(server.disconnect_all(), 1);
+    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
+    /// ```
     pub fn disconnect_all(&self) -> usize {
         crate::cmd::faults::disconnect(&self.state, |_| true)
     }
 
     /// Close one client's connection (its CLIENT ID); whether it was connected.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert!(!server.disconnect_client(12345)); // no such client
+    /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
         crate::cmd::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
@@ -272,6 +333,16 @@ impl Backend {
     // ---------------------------------------------------------- snapshots and restarts
 
     /// A copy of the whole dataset now, for [`Restart::From`].
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("lock:a", "owner-1");
+    /// let before = server.snapshot();
+    /// assert_eq!(before.len(), 1);
+    /// server.db(0).del("lock:a");
+    /// server.restart(resplock::Restart::From(before));
+    /// server.db(0).assert_value("lock:a", "owner-1");
+    /// ```
     pub fn snapshot(&self) -> Arc<Snapshot> {
         crate::cmd::direct::locked(&self.state, || {
             testctl::take_snapshot(&self.state, testctl::DEFAULT_SNAPSHOT)
@@ -317,11 +388,27 @@ impl Backend {
     }
 
     /// Connections accepted since the start (INFO's total_connections_received).
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// let _c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// # while server.connections_received() == 0 { std::thread::sleep(std::time::Duration::from_millis(1)); }
+    /// assert_eq!(server.connections_received(), 1);
+    /// ```
     pub fn connections_received(&self) -> u64 {
         self.state.stats.total_connections.load(Ordering::Relaxed)
     }
 
     /// Clients connected now.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert_eq!(server.connected_clients(), 0);
+    /// let c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// # while server.connected_clients() == 0 { std::thread::sleep(std::time::Duration::from_millis(1)); }
+    /// assert_eq!(server.connected_clients(), 1);
+    /// # drop(c);
+    /// ```
     pub fn connected_clients(&self) -> usize {
         self.state.clients.lock().len()
     }
@@ -363,12 +450,25 @@ impl Db {
     }
 
     /// SET `key` to `value` (no expiry).
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("lock:a", "owner-1");
+    /// server.db(0).assert_value("lock:a", "owner-1");
+    /// ```
     pub fn set(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let r = self.command(&[b"SET".as_slice(), key.as_ref(), value.as_ref()]);
         assert!(!is_error(&r), "resplock: SET failed: {}", show(&r));
     }
 
     /// The string at `key`; None if it is missing or holds another type.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert_eq!(server.db(0).get("nope"), None);
+    /// server.db(0).set("k", "v");
+    /// assert_eq!(server.db(0).get("k").as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn get(&self, key: impl AsRef<[u8]>) -> Option<Bytes> {
         match self.command(&[b"GET".as_slice(), key.as_ref()]) {
             Reply::Bulk(b) => Some(b),
@@ -377,16 +477,40 @@ impl Db {
     }
 
     /// Delete `key`; whether it existed.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("k", "v");
+    /// assert!(server.db(0).del("k"));
+    /// assert!(!server.db(0).del("k"));
+    /// ```
     pub fn del(&self, key: impl AsRef<[u8]>) -> bool {
         self.command(&[b"DEL".as_slice(), key.as_ref()]) == Reply::Int(1)
     }
 
     /// Whether `key` exists (and has not expired by the server's clock).
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("k", "v");
+    /// assert!(server.db(0).exists("k"));
+    /// assert!(!server.db(1).exists("k"));
+    /// ```
     pub fn exists(&self, key: impl AsRef<[u8]>) -> bool {
         self.command(&[b"EXISTS".as_slice(), key.as_ref()]) == Reply::Int(1)
     }
 
     /// Time left to live; None if `key` is missing or has no expiry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.freeze();
+    /// server.db(0).set("k", "v");
+    /// assert_eq!(server.db(0).ttl("k"), None);
+    /// server.db(0).set_ttl("k", Duration::from_secs(30));
+    /// assert_eq!(server.db(0).ttl("k"), Some(Duration::from_secs(30)));
+    /// ```
     pub fn ttl(&self, key: impl AsRef<[u8]>) -> Option<Duration> {
         match self.command(&[b"PTTL".as_slice(), key.as_ref()]) {
             Reply::Int(ms) if ms >= 0 => Some(Duration::from_millis(ms as u64)),
@@ -395,12 +519,31 @@ impl Db {
     }
 
     /// Give `key` a time to live (PEXPIRE); whether the key exists.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("lease", "w1");
+    /// assert!(server.db(0).set_ttl("lease", Duration::from_secs(10)));
+    /// assert!(!server.db(0).set_ttl("missing", Duration::from_secs(10)));
+    /// server.advance(Duration::from_secs(11));
+    /// server.db(0).assert_missing("lease");
+    /// ```
     pub fn set_ttl(&self, key: impl AsRef<[u8]>, ttl: Duration) -> bool {
         let ms = ttl.as_millis().to_string();
         self.command(&[b"PEXPIRE".as_slice(), key.as_ref(), ms.as_bytes()]) == Reply::Int(1)
     }
 
     /// The keys of this database, sorted.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("b", "2");
+    /// server.db(0).set("a", "1");
+    /// let mut keys = server.db(0).keys();
+    /// keys.sort();
+    /// assert_eq!(keys, vec!["a", "b"]);
+    /// ```
     pub fn keys(&self) -> Vec<Bytes> {
         let mut keys = match self.command(&[b"KEYS".as_slice(), b"*"]) {
             Reply::Array(ks) | Reply::Set(ks) => ks
@@ -417,11 +560,26 @@ impl Db {
     }
 
     /// Remove every key of this database.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("a", "1");
+    /// server.db(1).set("b", "2");
+    /// server.db(0).flush();
+    /// assert!(!server.db(0).exists("a"));
+    /// assert!(server.db(1).exists("b"));
+    /// ```
     pub fn flush(&self) {
         self.command(&[b"FLUSHDB".as_slice()]);
     }
 
     /// Panic with a readable message unless `key` holds the string `expected`.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).command(&["SET", "lock:a", "owner-1", "NX", "PX", "30000"]);
+    /// server.db(0).assert_value("lock:a", "owner-1");
+    /// ```
     pub fn assert_value(&self, key: impl AsRef<[u8]>, expected: impl AsRef<[u8]>) {
         let key = key.as_ref();
         let r = self.command(&[b"GET".as_slice(), key]);
@@ -437,6 +595,11 @@ impl Db {
     }
 
     /// Panic with a readable message if `key` exists.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).assert_missing("lock:a");
+    /// ```
     pub fn assert_missing(&self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
         if self.exists(key) {
@@ -451,6 +614,14 @@ impl Db {
 
     /// Panic with a readable message unless `key`'s time to live is `expected`, to the
     /// millisecond with a frozen clock, within the second below it with a running one.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.freeze();
+    /// server.db(0).command(&["SET", "lock:a", "owner-1", "PX", "30000"]);
+    /// server.db(0).assert_ttl("lock:a", Duration::from_secs(30));
+    /// ```
     pub fn assert_ttl(&self, key: impl AsRef<[u8]>, expected: Duration) {
         let key = key.as_ref();
         let got = self.ttl(key);
@@ -471,6 +642,12 @@ impl Db {
     }
 
     /// This database's part of [`Backend::dump`].
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(2).set("a", "1");
+    /// assert_eq!(server.db(2).dump(), "db2 \"a\" \"1\"\n");
+    /// ```
     pub fn dump(&self) -> String {
         self.keys()
             .iter()

@@ -52,11 +52,26 @@ impl Drop for ServerHandle {
 impl ServerHandle {
     /// The address of the first TCP listener (`0.0.0.0:0` when the server listens on its
     /// unix socket only).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// assert!(server.local_addr().ip().is_loopback());
+    /// assert_ne!(server.local_addr().port(), 0);
+    /// # server.shutdown().await; Ok(()) }
+    /// ```
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// The unix socket the server listens on, if any.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// assert_eq!(server.unix_socket(), None); // no `unixsocket` configured
+    /// # server.shutdown().await; Ok(()) }
+    /// ```
     pub fn unix_socket(&self) -> Option<&Path> {
         self.unix.as_deref()
     }
@@ -68,6 +83,15 @@ impl ServerHandle {
     }
 
     /// Close the listeners and every connection, and wait until they are gone.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// let addr = server.local_addr();
+    /// server.shutdown().await;
+    /// assert!(std::net::TcpStream::connect(addr).is_err());
+    /// # Ok(()) }
+    /// ```
     pub async fn shutdown(mut self) {
         self.state.shutdown.cancel();
         if let Some(done) = self.done.take() {
@@ -76,6 +100,16 @@ impl ServerHandle {
     }
 
     /// Wait until the server stops (SHUTDOWN from a client, or [`ServerHandle::shutdown`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// use std::io::Write;
+    /// let mut client = std::net::TcpStream::connect(server.local_addr())?;
+    /// client.write_all(b"SHUTDOWN NOSAVE\r\n")?;
+    /// server.wait().await; // returns once the server has stopped
+    /// # Ok(()) }
+    /// ```
     pub async fn wait(mut self) {
         if let Some(done) = self.done.take() {
             let _ = done.await;
@@ -203,6 +237,13 @@ impl std::ops::Deref for BlockingServer {
 
 impl BlockingServer {
     /// Start a server on a runtime of its own, on a new thread.
+    ///
+    /// ```
+    /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral())?;
+    /// server.db(0).set("lock:a", "owner-1");
+    /// assert_eq!(server.db(0).get("lock:a").as_deref(), Some(&b"owner-1"[..]));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn start(config: Config) -> io::Result<BlockingServer> {
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -244,6 +285,12 @@ impl BlockingServer {
     }
 
     /// The address of the first TCP listener.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// let url = format!("redis://{}", server.local_addr());
+    /// assert!(url.starts_with("redis://127.0.0.1:"));
+    /// ```
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
@@ -255,6 +302,13 @@ impl BlockingServer {
     }
 
     /// Stop the server and join its thread.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// let addr = server.local_addr();
+    /// server.shutdown();
+    /// assert!(std::net::TcpStream::connect(addr).is_err());
+    /// ```
     pub fn shutdown(mut self) {
         self.stop();
     }

@@ -10,6 +10,16 @@ use std::path::PathBuf;
 
 /// Run the server described by `startup` until it shuts down; returns the exit status.
 /// `argv` is the command line (its length decides Redis's "no config file" warning).
+///
+/// ```no_run
+/// // `no_run`: this serves until SHUTDOWN or a signal, as the `resplock` binary does.
+/// let argv: Vec<String> = vec!["resplock".into(), "--port".into(), "6390".into()];
+/// let startup = resplock::config::parse_command_line(&argv, std::io::empty(), |name| {
+///     resplock::command_exists(name)
+/// })
+/// .expect("a valid command line");
+/// std::process::exit(resplock::server::process::run(startup, &argv));
+/// ```
 pub fn run(startup: Startup, argv: &[String]) -> i32 {
     let config = startup.config;
     if let Some(dir) = &config.dir {
@@ -63,6 +73,16 @@ pub fn run(startup: Startup, argv: &[String]) -> i32 {
 /// on ports P..P+N-1 (`--port 0`: N free ports). Prints one address per line once all
 /// listen, so a Redlock test reads its N nodes from standard output. Stops on SIGINT/SIGTERM
 /// (each instance also stops alone on SHUTDOWN; the process exits when all have).
+///
+/// ```no_run
+/// // `no_run`: this serves three instances until a signal, as `resplock --instances 3` does.
+/// let argv: Vec<String> = vec!["resplock".into(), "--port".into(), "0".into()];
+/// let startup = resplock::config::parse_command_line(&argv, std::io::empty(), |name| {
+///     resplock::command_exists(name)
+/// })
+/// .expect("a valid command line");
+/// std::process::exit(resplock::server::process::run_many(startup, 3));
+/// ```
 pub fn run_many(startup: Startup, n: usize) -> i32 {
     let config = startup.config;
     log::init(Level::from_u8(config.loglevel as u8), None);
