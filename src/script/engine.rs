@@ -124,7 +124,6 @@ impl Engine {
                 library_api,
                 load: c(ffi::load_library)?,
             },
-
             lua,
             scripts: HashMap::new(),
             libs: Libraries::default(),

@@ -474,21 +474,19 @@ impl Scripting {
             (Ok(_), raw::Scalar::Bool(b)) => convert::bool_reply(b, resp),
             (Ok(_), raw::Scalar::Int(n)) => Reply::Int(n),
             (Ok(_), raw::Scalar::Str(b)) => Reply::Bulk(b),
-            (result, _) => match result {
-                Ok((true, v)) => convert::lua_to_reply(&v, resp, 0),
-                Ok((false, Value::Table(t))) => Reply::Error(error_from_table(&t, name)),
-                Ok((false, v)) => {
-                    let msg = match &v {
-                        Value::String(s) => s.to_string_lossy(),
-                        _ => "execution failure".to_string(),
-                    };
-                    Reply::error(run_error(name, &msg))
-                }
-                Err(mlua::Error::MemoryError(_)) => {
-                    Reply::error(run_error(name, "not enough memory"))
-                }
-                Err(e) => Reply::error(run_error(name, &e.to_string())),
-            },
+            (Ok((true, v)), _) => convert::lua_to_reply(&v, resp, 0),
+            (Ok((false, Value::Table(t))), _) => Reply::Error(error_from_table(&t, name)),
+            (Ok((false, v)), _) => {
+                let msg = match &v {
+                    Value::String(s) => s.to_string_lossy(),
+                    _ => "execution failure".to_string(),
+                };
+                Reply::error(run_error(name, &msg))
+            }
+            (Err(mlua::Error::MemoryError(_)), _) => {
+                Reply::error(run_error(name, "not enough memory"))
+            }
+            (Err(e), _) => Reply::error(run_error(name, &e.to_string())),
         };
         eng.runs += 1;
         if eng.runs.is_multiple_of(50) || matches!(reply, Reply::Error(_)) {
