@@ -2,11 +2,14 @@
 //! resplock: a Redis-compatible (RESP2/RESP3) lock server.
 //!
 //! Embed it in tests:
-//! ```no_run
-//! # async fn demo() -> std::io::Result<()> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
 //! let server = resplock::start(resplock::Config::ephemeral()).await?;
 //! let url = format!("redis://{}", server.local_addr());
 //! // ... point a client at `url` ...
+//! # assert!(url.starts_with("redis://127.0.0.1:"));
+//! server.db(0).set("lock:a", "owner-1"); // or reach the data directly
+//! server.db(0).assert_value("lock:a", "owner-1");
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```

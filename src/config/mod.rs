@@ -369,11 +369,11 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 impl Config {
     /// A configuration for tests: loopback, a free port, everything else default.
     ///
-    /// ```no_run
-    /// # async fn demo() -> std::io::Result<()> {
-    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
-    /// println!("redis://{}", server.local_addr());
-    /// # Ok(()) }
+    /// ```
+    /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral())?;
+    /// assert!(server.local_addr().ip().is_loopback());
+    /// assert_ne!(server.local_addr().port(), 0); // a free port was picked
+    /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn ephemeral() -> Self {
         Config {

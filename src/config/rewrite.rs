@@ -149,6 +149,12 @@ impl Config {
     /// Appended parameters come in `PARAMS` order (Redis walks a randomly seeded
     /// hash table). `user` and `loadmodule` lines are kept as they are: resplock loads
     /// neither, so it has nothing to write in their place.
+    ///
+    /// ```
+    /// let config = resplock::Config { port: 6390, ..resplock::Config::default() };
+    /// let text = config.rewrite_text("# my settings\nport 6379\n");
+    /// assert!(text.starts_with("# my settings\nport 6390\n"), "{text}");
+    /// ```
     pub fn rewrite_text(&self, old: &str) -> String {
         let mut st = State::from_text(old);
         for p in PARAMS {
@@ -265,6 +271,18 @@ impl Config {
     /// with [`Config::rewrite_text`], atomically (temporary file, fsync, rename). Errors are
     /// Redis's full texts: `ERR The server is running without a config file`,
     /// `ERR Rewriting config file: <reason>`.
+    ///
+    /// ```
+    /// let none = resplock::Config::default();
+    /// assert_eq!(none.rewrite().unwrap_err(), "ERR The server is running without a config file");
+    /// let path = std::env::temp_dir().join(format!("resplock-doc-{}.conf", std::process::id()));
+    /// std::fs::write(&path, "port 6379\n")?;
+    /// let config = resplock::Config { port: 6390, config_file: Some(path.clone()), ..none };
+    /// config.rewrite().unwrap();
+    /// assert!(std::fs::read_to_string(&path)?.starts_with("port 6390\n"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn rewrite(&self) -> Result<(), String> {
         let path = self
             .config_file

@@ -16,8 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Controls of one running server (see the module documentation).
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
 /// let server = resplock::start(resplock::Config::ephemeral()).await?;
 /// server.db(0).set("lock:a", "owner-1");
 /// server.db(0).set_ttl("lock:a", std::time::Duration::from_secs(30));
@@ -62,11 +62,10 @@ impl Backend {
 
     /// Database `index` (0..databases), for direct reads and writes.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.db(1).set("k", "v");
     /// assert_eq!(server.db(1).get("k").as_deref(), Some(&b"v"[..]));
-    /// # }
     /// ```
     pub fn db(&self, index: usize) -> Db {
         assert!(
@@ -83,11 +82,10 @@ impl Backend {
     /// Every key of every database with its value and time to live, one line each, sorted:
     /// `db0 "lock:a" "owner-1" ttl=29999ms`. Meant for `assert_eq!` and failure messages.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.db(0).set("a", "1");
     /// assert_eq!(server.dump(), "db0 \"a\" \"1\"\n");
-    /// # }
     /// ```
     pub fn dump(&self) -> String {
         let mut out = String::new();
@@ -128,13 +126,12 @@ impl Backend {
     /// Move the server's clock forward (miniredis's `FastForward`): TTLs run out, expired
     /// keys go at once (with their `expired` events), blocked clients' timeouts fire.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.db(0).set("lease", "w1");
     /// server.db(0).set_ttl("lease", std::time::Duration::from_secs(10));
     /// server.advance(std::time::Duration::from_millis(10_001));
     /// server.db(0).assert_missing("lease");
-    /// # }
     /// ```
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
@@ -144,11 +141,10 @@ impl Backend {
     /// Set the server's clock to `at` (miniredis's `SetTime`); it keeps running from there
     /// unless frozen.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.set_time(std::time::UNIX_EPOCH + std::time::Duration::from_secs(4_102_444_800));
     /// assert_eq!(server.now_ms() / 1000, 4_102_444_800);
-    /// # }
     /// ```
     pub fn set_time(&self, at: SystemTime) {
         let ms = match at.duration_since(UNIX_EPOCH) {
@@ -161,13 +157,12 @@ impl Backend {
     /// Stop the server's clock: time moves only by [`Backend::advance`] and
     /// [`Backend::set_time`]. The script time limit (BUSY) still runs on real time.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.freeze();
     /// let t = server.now_ms();
+    /// std::thread::sleep(std::time::Duration::from_millis(5));
     /// assert_eq!(server.now_ms(), t);
-    /// server.resume();
-    /// # }
     /// ```
     pub fn freeze(&self) {
         self.state.clock.freeze();
@@ -197,11 +192,16 @@ impl Backend {
     /// (an error line without the `-`, e.g. `"ERR injected"`); miniredis's `SetError`,
     /// targeted. Returns the rule's id for [`Backend::clear_fault`].
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
     /// use resplock::Hit;
+    /// use std::io::{BufRead, BufReader, Write};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.fail(Hit::Command("set".into()), "READONLY You can't write against a read only replica.", Some(1));
-    /// # }
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"SET k v\r\nSET k v\r\n").unwrap();
+    /// let mut lines = BufReader::new(c).lines().map(Result::unwrap);
+    /// assert_eq!(lines.next().unwrap(), "-READONLY You can't write against a read only replica.");
+    /// assert_eq!(lines.next().unwrap(), "+OK"); // only the first SET was hit
     /// ```
     pub fn fail(&self, hit: Hit, error: &str, times: Option<u64>) -> u64 {
         let line = error.strip_prefix('-').unwrap_or(error);
@@ -215,12 +215,17 @@ impl Backend {
 
     /// Hold the replies of the next `times` commands `hit` matches for `by`.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
     /// use resplock::Hit;
-    /// // Every EVAL answers 200 ms late: a lock acquisition that outlives its validity.
-    /// server.delay(Hit::Command("eval".into()), std::time::Duration::from_millis(200), None);
-    /// # }
+    /// use std::{io::{Read, Write}, time::{Duration, Instant}};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// // Every PING answers 200 ms late (a lock acquisition that outlives its validity).
+    /// server.delay(Hit::Command("ping".into()), Duration::from_millis(200), None);
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// let sent = Instant::now();
+    /// c.write_all(b"PING\r\n").unwrap();
+    /// c.read_exact(&mut [0u8; 7]).unwrap(); // +PONG
+    /// assert!(sent.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn delay(&self, hit: Hit, by: Duration, times: Option<u64>) -> u64 {
         self.state.faults.add(target(hit), Action::Delay(by), times)
@@ -229,12 +234,16 @@ impl Backend {
     /// Close the connection of the next `times` requests `hit` matches without running them
     /// (`after_running`: run them, then close before the reply, a write whose reply is lost).
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
     /// use resplock::Hit;
+    /// use std::io::{Read, Write};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// // The next SET runs, but its client never hears back (a lock it does not know it holds).
     /// server.drop_requests(Hit::Command("set".into()), true, Some(1));
-    /// # }
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"SET lock:a owner-1\r\n").unwrap();
+    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed without a reply
+    /// server.db(0).assert_value("lock:a", "owner-1");
     /// ```
     pub fn drop_requests(&self, hit: Hit, after_running: bool, times: Option<u64>) -> u64 {
         let action = if after_running {
@@ -267,10 +276,15 @@ impl Backend {
 
     /// Answer nothing for `d` (connections stay open; requests wait, then run).
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
-    /// server.pause(std::time::Duration::from_secs(2)); // a GC pause, a stopped VM
-    /// # }
+    /// ```
+    /// use std::{io::{Read, Write}, time::{Duration, Instant}};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// let paused = Instant::now();
+    /// server.pause(Duration::from_millis(200)); // a GC pause, a stopped VM
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"PING\r\n").unwrap();
+    /// c.read_exact(&mut [0u8; 7]).unwrap(); // +PONG, once the pause is over
+    /// assert!(paused.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn pause(&self, d: Duration) {
         self.state.faults.pause(d);
@@ -320,11 +334,14 @@ impl Backend {
 
     /// Close new connections at once (`true`) or accept them again (`false`).
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// use std::io::{Read, Write};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.refuse_connections(true); // the node is unreachable
-    /// server.disconnect_all();
-    /// # }
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// let _ = c.write_all(b"PING\r\n");
+    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed at once, no reply
+    /// assert_eq!(server.connections_received(), 0);
     /// ```
     pub fn refuse_connections(&self, on: bool) {
         self.state.faults.refuse_connections(on);
@@ -353,13 +370,12 @@ impl Backend {
     /// variant): every connection closes, the script cache empties and the data becomes
     /// `with`'s. The address, configuration, clock and fault rules stay.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// let before = server.snapshot();
     /// server.db(0).set("lock:a", "owner-1");
     /// server.restart(resplock::Restart::From(before)); // the lock was lost in the failover
     /// server.db(0).assert_missing("lock:a");
-    /// # }
     /// ```
     pub fn restart(&self, with: Restart) {
         let restore = match with {
@@ -376,12 +392,14 @@ impl Backend {
 
     /// Commands received since the start (INFO's total_commands_processed).
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// use std::io::{Read, Write};
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// let before = server.commands_processed();
-    /// // ... the code under test talks to the server ...
-    /// assert!(server.commands_processed() >= before);
-    /// # }
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"PING\r\nPING\r\n").unwrap();
+    /// c.read_exact(&mut [0u8; 14]).unwrap(); // +PONG twice
+    /// assert_eq!(server.commands_processed(), before + 2);
     /// ```
     pub fn commands_processed(&self) -> u64 {
         self.state.stats.total_commands.load(Ordering::Relaxed)
@@ -435,11 +453,10 @@ impl Db {
     /// Run any command on this database and return its reply (RESP3-typed). Blocking
     /// commands, subscriptions, MULTI and scripts need a client and get an error reply.
     ///
-    /// ```no_run
-    /// # fn demo(server: &resplock::BlockingServer) {
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// let reply = server.db(0).command(&["HSET", "h", "f", "v"]);
     /// assert_eq!(reply, resplock::Reply::Int(1));
-    /// # }
     /// ```
     pub fn command<A: AsRef<[u8]>>(&self, args: &[A]) -> Reply {
         let args: Vec<Bytes> = args

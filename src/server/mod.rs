@@ -21,10 +21,11 @@ use tokio_util::task::TaskTracker;
 /// guard); [`ServerHandle::wait`] keeps it serving until a client's SHUTDOWN. It dereferences
 /// to [`Backend`]: direct access, the clock, faults and restarts.
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
 /// let server = resplock::start(resplock::Config::ephemeral()).await?;
-/// server.db(0).set("k", "v");
+/// server.db(0).set("k", "v"); // Backend's controls, through Deref
+/// assert_eq!(server.db(0).get("k").as_deref(), Some(&b"v"[..]));
 /// drop(server); // the listeners and connections close
 /// # Ok(()) }
 /// ```
@@ -120,10 +121,15 @@ impl ServerHandle {
 /// Listen as `config` says (every `bind` address on `port`, and `unixsocket`; port 0 picks a
 /// free port) and serve on the current runtime until the handle is dropped or shut down.
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// let server = resplock::start(resplock::Config::ephemeral()).await?;
-/// let url = format!("redis://{}", server.local_addr());
+/// let mut client = tokio::net::TcpStream::connect(server.local_addr()).await?;
+/// client.write_all(b"PING\r\n").await?;
+/// let mut reply = [0u8; 7];
+/// client.read_exact(&mut reply).await?;
+/// assert_eq!(&reply, b"+PONG\r\n");
 /// server.shutdown().await;
 /// # Ok(()) }
 /// ```
@@ -135,10 +141,13 @@ pub async fn start(config: Config) -> io::Result<ServerHandle> {
 /// copy): on ports `config.port`..`config.port + n - 1`, or on `n` free ports when
 /// `config.port` is 0. A Redlock test's nodes:
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
 /// let nodes = resplock::start_many(resplock::Config::ephemeral(), 3).await?;
 /// let urls: Vec<String> = nodes.iter().map(|n| format!("redis://{}", n.local_addr())).collect();
+/// nodes[0].db(0).set("lock:a", "owner-1"); // each node has its own keyspace
+/// nodes[1].db(0).assert_missing("lock:a");
+/// assert!(urls[0] != urls[1] && urls[1] != urls[2]);
 /// # Ok(()) }
 /// ```
 pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle>> {
@@ -216,10 +225,12 @@ async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Opt
 /// A server on its own runtime thread, for blocking code (`#[test]` without async).
 /// Dropping it stops the server and joins the thread; it dereferences to [`Backend`].
 ///
-/// ```no_run
+/// ```
 /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
 /// let url = format!("redis://{}", server.local_addr());
+/// # assert!(url.starts_with("redis://127.0.0.1:"));
 /// server.db(0).assert_missing("lock:a");
+/// drop(server); // stops the server and joins its thread
 /// ```
 pub struct BlockingServer {
     addr: SocketAddr,
