@@ -13,6 +13,18 @@
 //!   protected mode off (the options given later still win).
 
 /// What [`take_own_args`] found.
+///
+/// ```
+/// let mut argv: Vec<String> = ["resplock", "--enable-test-commands", "yes", "--healthcheck", "6390"]
+///     .iter().map(|s| s.to_string()).collect();
+/// let own = resplock::config::take_own_args(&mut argv).unwrap();
+/// let want = resplock::config::OwnArgs {
+///     enable_test_commands: true,
+///     instances: None,
+///     healthcheck: Some("6390".into()),
+/// };
+/// assert_eq!(own, want);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OwnArgs {
     /// `--enable-test-commands yes`.

@@ -31,6 +31,16 @@ pub struct Backend {
 }
 
 /// What a simulated [`Backend::restart`] comes back with.
+///
+/// ```
+/// use resplock::Restart;
+/// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// server.db(0).set("lock:a", "owner-1");
+/// server.restart(Restart::Keep); // connections and scripts go, the data stays
+/// server.db(0).assert_value("lock:a", "owner-1");
+/// server.restart(Restart::Empty); // a restart without persistence
+/// assert_eq!(server.dump(), "");
+/// ```
 #[derive(Clone, Debug)]
 pub enum Restart {
     /// No data: a restart without persistence.
@@ -43,6 +53,18 @@ pub enum Restart {
 }
 
 /// Which commands a fault from [`Backend::fail`] or [`Backend::delay`] hits.
+///
+/// ```
+/// use resplock::Hit;
+/// use std::io::{BufRead, BufReader, Write};
+/// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// server.fail(Hit::Matching("*set*".into()), "ERR injected", None);
+/// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+/// c.write_all(b"HSET h f v\r\nGET k\r\n").unwrap();
+/// let mut lines = BufReader::new(c).lines().map(Result::unwrap);
+/// assert_eq!(lines.next().unwrap(), "-ERR injected"); // HSET matches `*set*`
+/// assert_eq!(lines.next().unwrap(), "$-1"); // GET does not
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Hit {
     /// Every command.
@@ -444,6 +466,15 @@ fn target(hit: Hit) -> Target {
 /// One database of a running server, read and written directly (no client, no network).
 /// The writes are commands run as a client would run them: WATCH, keyspace events and
 /// blocked clients see them.
+///
+/// ```
+/// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// let db = server.db(2);
+/// db.set("lock:a", "owner-1");
+/// db.set_ttl("lock:a", std::time::Duration::from_secs(30));
+/// assert_eq!(db.keys(), ["lock:a"]);
+/// server.db(0).assert_missing("lock:a"); // another database
+/// ```
 pub struct Db {
     state: Arc<ServerState>,
     index: usize,
@@ -557,9 +588,7 @@ impl Db {
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// server.db(0).set("b", "2");
     /// server.db(0).set("a", "1");
-    /// let mut keys = server.db(0).keys();
-    /// keys.sort();
-    /// assert_eq!(keys, vec!["a", "b"]);
+    /// assert_eq!(server.db(0).keys(), ["a", "b"]);
     /// ```
     pub fn keys(&self) -> Vec<Bytes> {
         let mut keys = match self.command(&[b"KEYS".as_slice(), b"*"]) {
