@@ -91,9 +91,10 @@ impl Clock {
     ///
     /// ```
     /// let clock = resplock::Clock::new();
-    /// clock.set_ms(1_700_000_000_000);
     /// clock.freeze();
-    /// assert_eq!(clock.now_ms(), clock.now_ms());
+    /// clock.set_ms(1_700_000_000_000);
+    /// clock.advance_ms(250);
+    /// assert_eq!(clock.now_ms(), 1_700_000_000_250);
     /// ```
     pub fn now_ms(&self) -> i64 {
         self.now_us().div_euclid(1000)
@@ -219,7 +220,8 @@ impl Clock {
     /// let clock = std::sync::Arc::new(resplock::Clock::new());
     /// let moved = clock.moved();
     /// clock.advance_ms(10);
-    /// moved.await; // resolves: the clock moved after registering
+    /// // resolves: the clock moved after registering
+    /// tokio::time::timeout(std::time::Duration::from_secs(10), moved).await.unwrap();
     /// # }
     /// ```
     pub fn moved(&self) -> tokio::sync::futures::Notified<'_> {
@@ -237,7 +239,7 @@ impl Clock {
     /// let deadline = clock.now_ms() + 60_000;
     /// let sleep = clock.sleep_until(deadline);
     /// clock.advance_ms(60_000); // a frozen clock gets there only by being moved
-    /// sleep.await;
+    /// tokio::time::timeout(std::time::Duration::from_secs(10), sleep).await.unwrap();
     /// # }
     /// ```
     pub async fn sleep_until(&self, ms: i64) {

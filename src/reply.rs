@@ -9,7 +9,12 @@ use bytes::Bytes;
 /// embedding API's direct access returns it as RESP3 types.
 ///
 /// ```
-/// assert_eq!(resplock::Reply::Int(1), resplock::Reply::Int(1));
+/// use resplock::Reply;
+/// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+/// let db = server.db(0);
+/// assert_eq!(db.command(&["INCR", "n"]), Reply::Int(1));
+/// assert_eq!(db.command(&["GET", "missing"]), Reply::Nil);
+/// assert_eq!(db.command(&["HGETALL", "missing"]), Reply::Map(vec![])); // RESP3 types
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
@@ -85,7 +90,10 @@ impl Reply {
     /// A bulk string of static text.
     ///
     /// ```
-    /// assert!(!resplock::Reply::bulk_static("owner-1").is_error());
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// server.db(0).set("lock:a", "owner-1");
+    /// let reply = server.db(0).command(&["GET", "lock:a"]);
+    /// assert_eq!(reply, resplock::Reply::bulk_static("owner-1"));
     /// ```
     pub const fn bulk_static(s: &'static str) -> Reply {
         Reply::Bulk(Bytes::from_static(s.as_bytes()))

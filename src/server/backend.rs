@@ -348,7 +348,15 @@ impl Backend {
     ///
     /// ```
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
-    /// assert!(!server.disconnect_client(12345)); // no such client
+    /// use std::io::{BufRead, BufReader, Write};
+    /// let mut c = BufReader::new(std::net::TcpStream::connect(server.local_addr()).unwrap());
+    /// c.get_mut().write_all(b"CLIENT ID\r\n").unwrap();
+    /// let mut line = String::new();
+    /// c.read_line(&mut line).unwrap(); // ":<id>\r\n"
+    /// let id: u64 = line.trim()[1..].parse().unwrap();
+    /// assert!(server.disconnect_client(id));
+    /// assert_eq!(c.read_line(&mut line).unwrap(), 0); // closed by the server
+    /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
         crate::cmd::faults::disconnect(&self.state, |c| c.id == id) == 1
