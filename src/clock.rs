@@ -38,7 +38,14 @@ pub struct Clock {
     /// when the clock is moved, so a deadline the move passed fires without waiting for real
     /// time to catch up.
     moved: Notify,
+    /// The system time of the last read (µs): [`Clock::recent_ms`] without a read. On a line
+    /// of its own, so the store every read makes does not evict the fields readers load.
+    last_system_us: Padded,
 }
+
+#[derive(Debug)]
+#[repr(align(64))]
+struct Padded(AtomicI64);
 
 impl Default for Clock {
     fn default() -> Self {
@@ -47,6 +54,7 @@ impl Default for Clock {
             frozen_us: AtomicI64::new(RUNNING),
             change: Mutex::new(()),
             moved: Notify::new(),
+            last_system_us: Padded(AtomicI64::new(system_us())),
         }
     }
 }
@@ -84,7 +92,33 @@ impl Clock {
         if frozen != RUNNING {
             return frozen;
         }
-        system_us() + self.offset_us.load(Ordering::Relaxed)
+        let now = system_us();
+        self.last_system_us.0.store(now, Ordering::Relaxed);
+        now + self.offset_us.load(Ordering::Relaxed)
+    }
+
+    /// Milliseconds since the Unix epoch as of the last read of this clock, without reading
+    /// the system clock (Redis's cached `server.unixtime`): for bookkeeping that tolerates
+    /// being a little behind, such as a client's last interaction. The server reads its clock
+    /// for every command and in its background cycles (`hz` times a second); a moved or
+    /// frozen clock is seen at once.
+    ///
+    /// ```
+    /// let clock = resplock::Clock::new();
+    /// let read = clock.now_ms();
+    /// assert!(clock.recent_ms() >= read - 1 && clock.recent_ms() <= read);
+    /// clock.advance_ms(60_000);
+    /// assert!(clock.recent_ms() >= read + 59_999);
+    /// clock.freeze();
+    /// assert_eq!(clock.recent_ms(), clock.now_ms());
+    /// ```
+    pub fn recent_ms(&self) -> i64 {
+        let frozen = self.frozen_us.load(Ordering::Acquire);
+        if frozen != RUNNING {
+            return frozen.div_euclid(1000);
+        }
+        (self.last_system_us.0.load(Ordering::Relaxed) + self.offset_us.load(Ordering::Relaxed))
+            .div_euclid(1000)
     }
 
     /// Milliseconds since the Unix epoch.

@@ -142,15 +142,17 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         // hours, so it keeps no buffers meanwhile: it waits for readiness, not into a buffer.
         let blocked = client.is_blocked();
         let deadline = client.block_deadline;
+        if info.kill.is_cancelled() || state.shutdown.is_cancelled() {
+            break;
+        }
         tokio::select! {
-            _ = state.shutdown.cancelled() => break,
-            _ = info.kill.cancelled() => break,
             r = input.read_from(&mut rd) => {
                 match r {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
                 }
-                info.last_active_ms.store(state.clock.now_ms().max(0) as u64, Ordering::Relaxed);
+                // Redis's lastinteraction = server.unixtime: the time last read is near enough.
+                info.last_active_ms.store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
                 if state.client_limits.query_buffer_over(input.pending_bytes()) {
                     // Redis closes the client rather than grow the server, without a reply.
                     crate::log::warning(&format!("Closing client that reached max query buffer length: id={id}"));
@@ -162,7 +164,11 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                     process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
                 }
             }
+            // One doorbell for pushes, CLIENT KILL and shutdown (see `crate::wake`).
             _ = push.notified() => {
+                if info.kill.is_cancelled() || state.shutdown.is_cancelled() {
+                    break;
+                }
                 // A served or unblocked client's reply arrives here, like a pushed message.
                 lend(&mut out);
                 if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
@@ -296,11 +302,9 @@ async fn process_input(
                 drop(reply);
                 cmd::client_state::write_after_reply(client, out);
                 if client.subscription_count() == 0
-                    && state.client_limits.normal_output_over(
-                        out.len(),
-                        soft_clock,
-                        state.clock.now_ms(),
-                    )
+                    && state
+                        .client_limits
+                        .normal_output_over(out.len(), soft_clock, || state.clock.now_ms())
                 {
                     crate::log::warning(&format!(
                         "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",

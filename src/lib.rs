@@ -49,6 +49,7 @@ pub(crate) mod tls;
 #[doc(hidden)]
 pub mod types;
 pub mod version;
+pub(crate) mod wake;
 
 pub use clock::Clock;
 pub use config::Config;

@@ -7,13 +7,12 @@
 
 use crate::protocol::encode;
 use crate::reply::Reply;
+use crate::wake::{Cancel, Rung};
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
-use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 /// Redis's default `client-output-buffer-limit`.
 pub const DEFAULT_OUTPUT_BUFFER_LIMITS: &str = crate::config::DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT;
@@ -144,21 +143,21 @@ pub struct PushQueue {
     /// Whether `backlog` holds frames (written under its lock): lets the connection skip the
     /// lock after every reply when nothing is queued.
     nonempty: AtomicBool,
-    wake: Notify,
     /// The client's protocol (2 or 3), read by publishers to pick the encoding.
     resp: AtomicU8,
     /// Set once the client is being closed for its backlog: nothing more is queued.
     closing: AtomicBool,
-    kill: CancellationToken,
+    /// The client's CLIENT KILL; its doorbell is the one the connection waits on, so a
+    /// queued frame rings it too.
+    kill: Cancel,
 }
 
 impl PushQueue {
-    pub fn new(id: u64, kill: CancellationToken) -> Arc<Self> {
+    pub fn new(id: u64, kill: Cancel) -> Arc<Self> {
         Arc::new(PushQueue {
             id,
             backlog: Mutex::new(Backlog::default()),
             nonempty: AtomicBool::new(false),
-            wake: Notify::new(),
             resp: AtomicU8::new(2),
             closing: AtomicBool::new(false),
             kill,
@@ -183,9 +182,10 @@ impl PushQueue {
         self.resp.load(Ordering::Relaxed)
     }
 
-    /// Resolves once frames may be waiting (possibly spuriously: `take` may find none).
-    pub async fn notified(&self) {
-        self.wake.notified().await
+    /// Resolves once frames may be waiting (possibly spuriously: `take` may find none), or
+    /// the client was killed (the caller checks).
+    pub fn notified(&self) -> Rung<'_> {
+        self.kill.bell().rung()
     }
 
     /// Take queued frames, in order, until at least `max_bytes` are taken (at least one
@@ -209,7 +209,7 @@ impl PushQueue {
         }
         drop(b);
         if more {
-            self.wake.notify_one();
+            self.kill.bell().ring();
         }
         more
     }
@@ -246,7 +246,7 @@ impl PushQueue {
         let frame = buf.freeze();
         let wake = self.append(&mut self.backlog.lock(), &frame);
         if wake {
-            self.wake.notify_one();
+            self.kill.bell().ring();
         }
     }
 
@@ -255,7 +255,7 @@ impl PushQueue {
     pub fn push_own_encoded(&self, frame: Bytes) {
         let wake = self.append(&mut self.backlog.lock(), &frame);
         if wake {
-            self.wake.notify_one();
+            self.kill.bell().ring();
         }
     }
 
@@ -276,7 +276,7 @@ impl PushQueue {
         let wake = self.append(&mut b, frame);
         drop(b);
         if wake {
-            self.wake.notify_one();
+            self.kill.bell().ring();
         }
         true
     }

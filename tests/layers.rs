@@ -14,6 +14,8 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("num", &[]),
     ("glob", &[]),
     ("clock", &[]),
+    // Lock-free wake-ups a connection waits on (CLIENT KILL, shutdown, pushes).
+    ("wake", &[]),
     ("version", &[]),
     ("rdb", &[]),
     ("log", &[]),
@@ -26,7 +28,7 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("keyspace", &["types", "num", "clock", "error"]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
-    ("outbox", &["protocol", "reply", "config", "log"]),
+    ("outbox", &["protocol", "reply", "config", "log", "wake"]),
     // Pub/sub registry: channels -> subscribers' queues; no command table.
     ("pubsub", &["outbox", "protocol", "glob", "config", "reply"]),
     // Lua: reaches the server only through the `Host` trait the commands implement.
@@ -39,13 +41,13 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb",
+            "clock", "config", "version", "alloc", "log", "rdb", "wake",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
     (
         "connection",
-        &["cmd", "protocol", "outbox", "reply", "error", "log"],
+        &["cmd", "protocol", "outbox", "reply", "error", "log", "wake"],
     ),
     // Listeners, lifecycle and the embedding API.
     (

@@ -4,11 +4,11 @@
 use super::ServerState;
 use crate::outbox::PushQueue;
 use crate::pubsub::ClientSubs;
+use crate::wake::Cancel;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 pub struct ClientInfo {
     pub id: u64,
@@ -29,8 +29,9 @@ pub struct ClientInfo {
     pub subscriptions: AtomicUsize,
     pub pattern_subscriptions: AtomicUsize,
     pub shard_subscriptions: AtomicUsize,
-    /// Cancelled by CLIENT KILL: the connection closes.
-    pub kill: CancellationToken,
+    /// Cancelled by CLIENT KILL: the connection closes. Its doorbell also wakes the
+    /// connection for pushes (see [`crate::wake`]).
+    pub kill: Cancel,
     /// The ACL user the client is authenticated as (CLIENT LIST's user).
     pub user: Mutex<String>,
     /// Connected over the unix socket (CLIENT LIST's `U` flag; local for protected mode).
@@ -61,7 +62,7 @@ impl ClientInfo {
             subscriptions: AtomicUsize::new(0),
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
-            kill: CancellationToken::new(),
+            kill: Cancel::new(),
             user: Mutex::new("default".into()),
             unix_socket: Default::default(),
             extra: Default::default(),

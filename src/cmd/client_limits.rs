@@ -58,7 +58,7 @@ impl ClientLimits {
         &self,
         pending: usize,
         clock: &mut SoftLimitClock,
-        now_ms: i64,
+        now_ms: impl FnOnce() -> i64,
     ) -> bool {
         let r = Ordering::Relaxed;
         let (hard, soft) = (self.normal_hard.load(r), self.normal_soft.load(r));
@@ -66,6 +66,8 @@ impl ClientLimits {
         let hard_hit = hard != 0 && used >= hard;
         let mut soft_hit = soft != 0 && used >= soft;
         if soft_hit {
+            // The clock is read only past the soft limit: not on every reply.
+            let now_ms = now_ms();
             if clock.since_ms == 0 {
                 clock.since_ms = now_ms.max(1);
                 soft_hit = false;

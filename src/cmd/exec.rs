@@ -172,13 +172,15 @@ async fn run_checked(
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, parent, args).await;
     }
-    let held = match acquire(state, cmd).await {
+    let (held, waited) = match acquire(state, cmd).await {
         Ok(held) => held,
         Err(e) => return reject(state, client, Some((cmd, parent)), e),
     };
-    if held.is_some() {
+    if waited {
         // Time passed while waiting for the lock: the command sees the clock as it runs.
         now = state.clock.now_ms();
+    }
+    if held.is_some() {
         // EXEC counts as denyoom when a queued command is (Redis's mstate.cmd_flags).
         let queued_denyoom = multi::is_exec(cmd, parent)
             && client
@@ -228,20 +230,21 @@ fn reject(
 /// Take the server lock for `cmd`: at once, or after a short holder, or asynchronously
 /// behind a script. `Ok(None)`: a script is past busy-reply-threshold and `cmd` may run
 /// meanwhile without the lock (ALLOW_BUSY: handshake, SCRIPT KILL, SHUTDOWN). `Err`: BUSY.
+/// The flag says whether it had to wait (then the caller's reading of the clock is stale).
 async fn acquire<'a>(
     state: &'a ServerState,
     cmd: &Command,
-) -> Result<Option<Held<'a>>, RedisError> {
+) -> Result<(Option<Held<'a>>, bool), RedisError> {
     if let Some(h) = state.lock.try_lock() {
-        return Ok(Some(h));
+        return Ok((Some(h), false));
     }
     loop {
         if let Some(h) = state.lock.lock_briefly() {
-            return Ok(Some(h));
+            return Ok((Some(h), true));
         }
         if script_busy(state) {
             if cmd.has(flags::ALLOW_BUSY) {
-                return Ok(None);
+                return Ok((None, true));
             }
             return Err(state.scripting.busy_error());
         }
@@ -327,8 +330,8 @@ async fn run_script_command(
         // (see `hand_off_if_long`), so nothing waits behind it for more than about
         // INLINE_GRACE.
         let held = match acquire(state, cmd).await {
-            Ok(Some(held)) => held,
-            Ok(None) => return Reply::error(state.scripting.busy_error()),
+            Ok((Some(held), _)) => held,
+            Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
         };
         if let Err(e) = before_script(state, cmd, kind, &args) {

@@ -463,6 +463,16 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     if let Err(e) = acl::load_file(state) {
         crate::log::warning(&e.to_string());
     }
+    // Shutdown wakes every connection through its doorbell (connections wait on nothing
+    // shared, see `crate::wake`); a connection made later sees the flag before it waits.
+    let weak = std::sync::Arc::downgrade(state);
+    state.shutdown.on_cancel(Box::new(move || {
+        if let Some(s) = weak.upgrade() {
+            for c in s.clients.lock().values() {
+                c.kill.bell().ring();
+            }
+        }
+    }));
     // Active and lazy expiry report removed keys here: publish `expired` events. Weak, so the
     // keyspace's hook does not keep its own server alive.
     let weak = std::sync::Arc::downgrade(state);

@@ -4,13 +4,13 @@ use crate::clock::Clock;
 use crate::cmd::client::ClientInfo;
 use crate::config::Config;
 use crate::keyspace::{AccessPolicy, Keyspace};
+use crate::wake::Cancel;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
 pub struct Stats {
@@ -33,7 +33,7 @@ pub struct ServerState {
     next_client_id: AtomicU64,
     pub stats: Stats,
     /// Cancelled to stop the server (SHUTDOWN, ServerHandle::shutdown).
-    pub shutdown: CancellationToken,
+    pub shutdown: Cancel,
     pub started: Instant,
     /// The server clock at the start, Unix seconds (INFO's uptime, as Redis's stat_starttime:
     /// a test that moves the clock moves the uptime with it).
@@ -112,7 +112,7 @@ impl ServerState {
             clients: Mutex::new(BTreeMap::new()),
             next_client_id: AtomicU64::new(1),
             stats: Stats::default(),
-            shutdown: CancellationToken::new(),
+            shutdown: Cancel::new(),
             started: Instant::now(),
             started_s: Default::default(),
             run_id,
