@@ -59,11 +59,26 @@ impl Default for Clock {
     }
 }
 
-fn system_us() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_micros() as i64
+/// The system time, µs since the epoch (CLOCK_REALTIME, as Redis's ustime). Command timing
+/// reads it once and takes both the command's server time ([`Clock::at_us`]) and the start
+/// of its duration from that one read.
+pub(crate) fn system_us() -> i64 {
+    // clock_gettime straight: SystemTime's checked subtraction and Duration arithmetic cost
+    // about a third as much again as the read itself, on every command.
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write to; CLOCK_REALTIME always exists.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) } != 0 {
+        return SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_micros() as i64;
+    }
+    #[allow(clippy::useless_conversion)] // time_t and c_long are i64 here, not everywhere
+    let us = i64::from(ts.tv_sec) * 1_000_000 + i64::from(ts.tv_nsec) / 1_000;
+    us
 }
 
 impl Clock {
@@ -92,9 +107,17 @@ impl Clock {
         if frozen != RUNNING {
             return frozen;
         }
-        let now = system_us();
-        self.last_system_us.0.store(now, Ordering::Relaxed);
-        now + self.offset_us.load(Ordering::Relaxed)
+        self.at_us(system_us())
+    }
+
+    /// The server time (µs) when the system clock read `system` (a [`system_us`] just taken).
+    pub(crate) fn at_us(&self, system: i64) -> i64 {
+        let frozen = self.frozen_us.load(Ordering::Acquire);
+        if frozen != RUNNING {
+            return frozen;
+        }
+        self.last_system_us.0.store(system, Ordering::Relaxed);
+        system + self.offset_us.load(Ordering::Relaxed)
     }
 
     /// Milliseconds since the Unix epoch as of the last read of this clock, without reading
@@ -307,6 +330,29 @@ fn clamp_us(us: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn system_us_agrees_with_system_time() {
+        let std_us = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as i64;
+        let ours = system_us();
+        assert!((ours - std_us).abs() < 1_000_000, "{ours} vs {std_us}");
+        assert!(system_us() >= ours);
+    }
+
+    #[test]
+    fn a_command_time_taken_from_one_read_follows_moves_and_freezes() {
+        let clock = Clock::new();
+        let read = system_us();
+        assert_eq!(clock.at_us(read), read);
+        clock.advance_ms(5_000);
+        assert_eq!(clock.at_us(read), read + 5_000_000);
+        clock.freeze();
+        let frozen = clock.now_us();
+        assert_eq!(clock.at_us(system_us()), frozen);
+    }
 
     #[tokio::test]
     async fn moving_the_clock_ends_a_sleep_without_waiting() {

@@ -322,4 +322,6 @@ async fn process_input(
             }
         }
     }
+    // The batch is over: the next request reads the clock afresh.
+    client.recent_us = 0;
 }

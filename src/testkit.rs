@@ -60,6 +60,8 @@ impl Harness {
             &mut self.client,
             args,
         ));
+        // Each request stands alone (a connection clears this after a pipelined batch).
+        self.client.recent_us = 0;
         let mut out = BytesMut::new();
         self.client.push.take(usize::MAX, &mut self.taken);
         self.taken.write_to(&mut out);

@@ -7,7 +7,9 @@ use crate::pubsub::ClientSubs;
 use crate::wake::Cancel;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use std::sync::Arc;
 
 pub struct ClientInfo {
@@ -23,9 +25,10 @@ pub struct ClientInfo {
     pub resp: AtomicU8,
     /// Server clock (Unix ms) at the last command (CLIENT LIST's idle).
     pub last_active_ms: AtomicU64,
-    /// The last command: (container name, name), e.g. (Some("client"), "list") (CLIENT LIST's
-    /// cmd). Static names, so recording it per command allocates nothing.
-    pub last_cmd: Mutex<(Option<&'static str>, &'static str)>,
+    /// The last command and its container, e.g. `list` in `client` (CLIENT LIST's cmd), or
+    /// null. Rows of the static command table, so recording them per command is two stores.
+    last_cmd: AtomicPtr<super::Command>,
+    last_parent: AtomicPtr<super::Command>,
     pub subscriptions: AtomicUsize,
     pub pattern_subscriptions: AtomicUsize,
     pub shard_subscriptions: AtomicUsize,
@@ -58,7 +61,8 @@ impl ClientInfo {
             db: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(0),
-            last_cmd: Mutex::new((None, "NULL")),
+            last_cmd: AtomicPtr::new(std::ptr::null_mut()),
+            last_parent: AtomicPtr::new(std::ptr::null_mut()),
             subscriptions: AtomicUsize::new(0),
             pattern_subscriptions: AtomicUsize::new(0),
             shard_subscriptions: AtomicUsize::new(0),
@@ -81,10 +85,18 @@ impl ClientInfo {
         self.unix_socket.load(Ordering::Relaxed)
     }
 
-    pub fn touch(&self, parent: Option<&'static str>, cmd: &'static str, now_ms: i64) {
+    pub fn touch(
+        &self,
+        parent: Option<&'static super::Command>,
+        cmd: &'static super::Command,
+        now_ms: i64,
+    ) {
         self.last_active_ms
             .store(now_ms.max(0) as u64, Ordering::Relaxed);
-        *self.last_cmd.lock() = (parent, cmd);
+        let ptr = |c: &'static super::Command| c as *const super::Command as *mut super::Command;
+        self.last_parent
+            .store(parent.map_or(std::ptr::null_mut(), ptr), Ordering::Relaxed);
+        self.last_cmd.store(ptr(cmd), Ordering::Relaxed);
     }
 
     /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
@@ -97,9 +109,17 @@ impl ClientInfo {
 
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
     pub fn last_cmd_name(&self) -> String {
-        match *self.last_cmd.lock() {
-            (Some(p), c) => format!("{p}|{c}"),
-            (None, c) => c.to_string(),
+        // SAFETY: both are null or point into the static command table.
+        let (parent, cmd) = unsafe {
+            (
+                self.last_parent.load(Ordering::Relaxed).as_ref(),
+                self.last_cmd.load(Ordering::Relaxed).as_ref(),
+            )
+        };
+        match (parent, cmd) {
+            (_, None) => "NULL".to_string(),
+            (Some(p), Some(c)) => format!("{}|{}", p.name, c.name),
+            (None, Some(c)) => c.name.to_string(),
         }
     }
 }
@@ -126,6 +146,12 @@ pub struct Client {
     /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
     /// (ms), 0 for never.
     pub block_deadline: i64,
+    /// System time (µs) at the end of this client's previous command, while the connection
+    /// runs a batch of pipelined requests (0 otherwise): the next command's time and start,
+    /// so a pipeline reads the clock once per command. Cleared after the batch.
+    pub(crate) recent_us: i64,
+    /// System time (µs) the current command started at (its duration's start).
+    pub(crate) started_us: i64,
 }
 
 impl Client {
@@ -143,6 +169,8 @@ impl Client {
             pubsub: ClientSubs::default(),
             multi: None,
             block_deadline: 0,
+            recent_us: 0,
+            started_us: 0,
         }
     }
 
@@ -163,6 +191,8 @@ impl Client {
             pubsub: ClientSubs::default(),
             multi: None,
             block_deadline: 0,
+            recent_us: 0,
+            started_us: 0,
         }
     }
 

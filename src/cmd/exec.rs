@@ -62,8 +62,15 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
         return reject(state, client, Some((cmd, parent)), e);
     }
-    let now = state.clock.now_ms();
-    client.info.touch(parent.map(|p| p.name), cmd.name, now);
+    // One read of the clock gives the command's time and the start of its duration (for
+    // commandstats and the slow log); the previous command of a pipeline lends its end.
+    let system = match std::mem::take(&mut client.recent_us) {
+        0 => crate::clock::system_us(),
+        t => t,
+    };
+    client.started_us = system;
+    let now = state.clock.at_us(system).div_euclid(1000);
+    client.info.touch(parent, cmd, now);
     let rejected = |e| Some((cmd, parent, RedisError::new(e)));
     let refusal = if !client.authenticated
         && !cmd.has(flags::NO_AUTH)
@@ -178,7 +185,9 @@ async fn run_checked(
     };
     if waited {
         // Time passed while waiting for the lock: the command sees the clock as it runs.
-        now = state.clock.now_ms();
+        let system = crate::clock::system_us();
+        client.started_us = system;
+        now = state.clock.at_us(system).div_euclid(1000);
     }
     if held.is_some() {
         // EXEC counts as denyoom when a queued command is (Redis's mstate.cmd_flags).

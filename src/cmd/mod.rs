@@ -436,14 +436,25 @@ fn resolve_with(
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
-    let started = std::time::Instant::now();
+    // Timed on the system clock, as Redis's call() with ustime(). A client's own command
+    // starts when `execute` read the clock; a script's or transaction's commands read it.
+    let top = !ctx.in_script && !ctx.in_exec;
+    let started = match std::mem::take(&mut ctx.client.started_us) {
+        t if t != 0 && top => t,
+        _ => crate::clock::system_us(),
+    };
     track_events(ctx.state, ctx.now);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
-    observe::after_call(ctx, cmd, args, &reply, started.elapsed());
+    let ended = crate::clock::system_us();
+    if top {
+        ctx.client.recent_us = ended;
+    }
+    let took = std::time::Duration::from_micros(ended.saturating_sub(started).max(0) as u64);
+    observe::after_call(ctx, cmd, args, &reply, took);
     reply
 }
 

@@ -122,8 +122,12 @@ pub async fn wait_if_paused(
 ) -> bool {
     let mut counted = false;
     let ok = loop {
-        let now = state.clock.now_ms();
-        let (kind, end) = state.pause.in_force(now);
+        // The clock is read only while a pause may be in force (every command asks).
+        let mut now = 0;
+        let (kind, end) = state.pause.in_force_at(|| {
+            now = state.clock.now_ms();
+            now
+        });
         let held = match kind {
             PauseKind::Off => false,
             PauseKind::All => true,

@@ -257,7 +257,9 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
     let (found, old, ttl) = match shard.get(s.key, ctx.now) {
         None => (false, None, 0),
         Some(e) => match &e.value {
-            Value::Str(v) => (true, Some(v.clone()), e.expires_at()),
+            // Cloned only for SET ... GET: a stored value's first clone allocates (it is
+            // promoted to a shared buffer), which SET NX on a held lock must not pay.
+            Value::Str(v) => (true, s.get.then(|| v.clone()), e.expires_at()),
             _ if s.get => {
                 drop(shard);
                 note_read(ctx, s.key, true);

@@ -119,15 +119,16 @@ impl Shard {
         }
     }
 
-    /// Remove `key` if its time ran out; true if it is (still) present afterwards.
-    fn expire_if_needed(&mut self, key: &[u8], now: i64) -> bool {
+    /// Remove `key` if its time ran out; its index if it is (still) present afterwards, so
+    /// the caller reaches the entry without hashing the key again.
+    fn live_index(&mut self, key: &[u8], now: i64) -> Option<usize> {
         match self.map.get_index_of(key) {
-            None => false,
+            None => None,
             Some(i) => {
                 let (_, e) = self.map.get_index(i).expect("index");
                 if e.is_expired(now) {
                     if KEEP_EXPIRED.with(|t| t.get()) {
-                        return false;
+                        return None;
                     }
                     let started = Instant::now();
                     let (k, value) = self.map.swap_remove_index(i).expect("index");
@@ -139,9 +140,9 @@ impl Shard {
                         l.borrow_mut()
                             .push((self.db, k.into_bytes(), KeyEvent::Expired))
                     });
-                    false
+                    None
                 } else {
-                    true
+                    Some(i)
                 }
             }
         }
@@ -154,36 +155,27 @@ impl Shard {
 
     /// Like [`Shard::get`], for changing the entry.
     pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
-        if self.expire_if_needed(key, now) {
-            let e = self.map.get_mut(key)?;
-            e.touch(now, access::context().1);
-            Some(e)
-        } else {
-            None
-        }
+        let i = self.live_index(key, now)?;
+        let (_, e) = self.map.get_index_mut(i)?;
+        e.touch(now, access::context().1);
+        Some(e)
     }
 
     /// The live entry of `key` without counting an access (Redis's LOOKUP_NOTOUCH).
     pub fn peek(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
-        if self.expire_if_needed(key, now) {
-            self.map.get(key)
-        } else {
-            None
-        }
+        let i = self.live_index(key, now)?;
+        self.map.get_index(i).map(|(_, e)| e)
     }
 
     /// Like [`Shard::peek`], for changing the entry (a second lookup of a key the command
     /// already counted an access to).
     pub fn peek_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
-        if self.expire_if_needed(key, now) {
-            self.map.get_mut(key)
-        } else {
-            None
-        }
+        let i = self.live_index(key, now)?;
+        self.map.get_index_mut(i).map(|(_, e)| e)
     }
 
     pub fn contains(&mut self, key: &[u8], now: i64) -> bool {
-        self.expire_if_needed(key, now)
+        self.live_index(key, now).is_some()
     }
 
     /// Insert or replace `key`; the key's bytes are copied so the entry does not pin the
@@ -219,10 +211,8 @@ impl Shard {
 
     /// Remove a live key; None if it is missing or expired.
     pub fn remove(&mut self, key: &[u8], now: i64) -> Option<Entry> {
-        if !self.expire_if_needed(key, now) {
-            return None;
-        }
-        let (_, e) = self.map.swap_remove(key)?;
+        let i = self.live_index(key, now)?;
+        let (_, e) = self.map.swap_remove_index(i)?;
         if e.expires_at() != 0 {
             self.volatile -= 1;
         }
@@ -231,12 +221,12 @@ impl Shard {
 
     /// Set or clear the expiry of a live key. Returns false if the key is missing.
     pub fn set_expiry(&mut self, key: &[u8], at: i64, now: i64) -> bool {
-        if !self.expire_if_needed(key, now) {
+        let Some(i) = self.live_index(key, now) else {
             return false;
-        }
-        match self.map.get_mut(key) {
+        };
+        match self.map.get_index_mut(i) {
             None => false,
-            Some(e) => {
+            Some((_, e)) => {
                 let was = e.expires_at() != 0;
                 e.set_expires_at(at);
                 let is = at != 0;

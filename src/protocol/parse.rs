@@ -151,7 +151,13 @@ fn parse_multibulk(
     }
     state.remaining = count as usize;
     state.pos = nl + 2;
-    state.spans = Vec::with_capacity((count as usize).min(1024));
+    // The spans list is kept between requests (no allocation per request), unless a long
+    // request left it big.
+    if state.spans.capacity() > 16 {
+        state.spans = Vec::new();
+    }
+    state.spans.clear();
+    state.spans.reserve((count as usize).min(1024));
     state.args = Vec::new();
     parse_bulks(buf, state, limits)
 }
@@ -232,11 +238,8 @@ fn parse_bulks(
     let frame = buf.split_to(state.pos).freeze();
     state.pos = 0;
     let mut args = std::mem::take(&mut state.args);
-    args.extend(
-        std::mem::take(&mut state.spans)
-            .into_iter()
-            .map(|(s, l)| frame.slice(s..s + l)),
-    );
+    args.reserve_exact(state.spans.len());
+    args.extend(state.spans.drain(..).map(|(s, l)| frame.slice(s..s + l)));
     Ok(Some(args))
 }
 
