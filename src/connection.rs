@@ -64,25 +64,17 @@ pub trait ReadHalf: AsyncRead + Unpin + Send {
     }
     /// Wait until the socket is readable.
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
-    /// Read what is there without waiting.
-    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize>;
 }
 
 impl ReadHalf for tokio::net::tcp::OwnedReadHalf {
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         tokio::net::tcp::OwnedReadHalf::readable(self)
     }
-    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
-        tokio::net::tcp::OwnedReadHalf::try_read_buf(self, buf)
-    }
 }
 
 impl ReadHalf for tokio::net::unix::OwnedReadHalf {
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         tokio::net::unix::OwnedReadHalf::readable(self)
-    }
-    fn try_read_buf(&self, buf: &mut BytesMut) -> std::io::Result<usize> {
-        tokio::net::unix::OwnedReadHalf::try_read_buf(self, buf)
     }
 }
 
@@ -93,9 +85,6 @@ impl ReadHalf for tokio::io::ReadHalf<tokio_rustls::server::TlsStream<tokio::net
     }
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         std::future::ready(Ok(()))
-    }
-    fn try_read_buf(&self, _buf: &mut BytesMut) -> std::io::Result<usize> {
-        Err(std::io::ErrorKind::WouldBlock.into())
     }
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# cpu_per_request.sh ROUNDS LABEL=SERVER... -- REDIS-BENCHMARK-ARGS...
+#
+# Server CPU per request, side by side: each SERVER (the word `redis` for redis-server 7.0,
+# else a resplock command line, e.g. `RESPLOCK_WORKERS=2 target/release/resplock`) is started
+# pinned to CPU 1 on a free loopback port, loaded by redis-benchmark pinned to CPU 0
+# (50 clients, N requests, keys drawn from 100,000), and measured with `perf stat`: task-clock
+# (CPU time of every thread of the server) and context switches, divided by the requests.
+# Servers alternate within each round, so drift of a shared machine hits all of them.
+# What profiling found and fixed was measured with this; see issue 10's notes.
+#
+#   benches/cpu_per_request.sh 3 redis=redis now=target/release/resplock -- get key:__rand_int__
+#   N=1000000 benches/cpu_per_request.sh 3 redis=redis now=target/release/resplock -- \
+#       -P 16 set lock:__rand_int__ tok PX 30000 NX
+#   PRE='return redis.call("get",KEYS[1])' benches/cpu_per_request.sh 3 redis=redis \
+#       now=target/release/resplock -- evalsha <sha1 of PRE> 1 k:__rand_int__
+#
+# Environment: N (requests, default 300000), C (clients, default 50), PRE (a script to
+# SCRIPT LOAD first). Needs redis-server, redis-benchmark, redis-cli, perf, taskset.
+set -u
+ROUNDS=${1:?rounds}
+shift
+SERVERS=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do SERVERS+=("$1"); shift; done
+[ $# -gt 0 ] || { echo "usage: $0 ROUNDS LABEL=SERVER... -- BENCH-ARGS..." >&2; exit 2; }
+shift
+N=${N:-300000}
+C=${C:-50}
+STAT=$(mktemp)
+trap 'rm -f "$STAT"' EXIT
+port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+for r in $(seq 1 "$ROUNDS"); do
+  for spec in "${SERVERS[@]}"; do
+    label=${spec%%=*}
+    server=${spec#*=}
+    P=$(port)
+    if [ "$server" = redis ]; then
+      taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
+    else
+      # shellcheck disable=SC2086 # the command line may carry VAR=value words
+      taskset -c 1 env $server --port "$P" >/dev/null 2>&1 &
+    fi
+    SP=$!
+    for _ in $(seq 100); do redis-cli -p "$P" PING >/dev/null 2>&1 && break; sleep 0.05; done
+    redis-cli -p "$P" SET key:__rand_int__ x >/dev/null
+    [ -n "${PRE:-}" ] && redis-cli -p "$P" SCRIPT LOAD "$PRE" >/dev/null
+    perf stat -e task-clock,context-switches -p "$SP" -o "$STAT" 2>/dev/null &
+    PS=$!
+    sleep 0.1
+    rps=$(taskset -c 0 redis-benchmark -p "$P" -c "$C" -n "$N" -r 100000 -q "$@" 2>&1 |
+      tr '\r' '\n' | grep "requests per second" | tail -1 |
+      awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}')
+    kill -INT "$PS"
+    wait "$PS"
+    tc=$(awk '/task-clock/ {gsub(",", "", $1); print $1}' "$STAT")
+    cs=$(awk '/context-switches/ {gsub(",", "", $1); print $1}' "$STAT")
+    awk -v l="$label" -v r="$r" -v rps="$rps" -v tc="$tc" -v cs="$cs" -v n="$N" \
+      'BEGIN { printf "%-10s round %d  rps %10s  cpu_us/req %.2f  ctx_switches/req %.3f\n", l, r, rps, tc * 1000 / n, cs / n }'
+    kill "$SP"
+    wait "$SP" 2>/dev/null
+  done
+done
