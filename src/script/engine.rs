@@ -7,7 +7,6 @@ use super::raw::HostSlot;
 use super::{ffi, functions::Libraries, libs, redis_lib, script_flags, RunCtx, SlotRef};
 use crate::error::{self, RedisError};
 use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table};
-use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -38,7 +37,8 @@ pub(super) struct FunctionEnv {
 
 pub(super) struct Engine {
     pub lua: Lua,
-    pub scripts: HashMap<String, Script>,
+    /// aHash: EVALSHA looks a script up twice per call (flags, then the run).
+    pub scripts: ahash::AHashMap<String, Script>,
     pub libs: Libraries,
     pub functions: FunctionEnv,
     pub runs: u64,
@@ -125,7 +125,7 @@ impl Engine {
                 load: c(ffi::load_library)?,
             },
             lua,
-            scripts: HashMap::new(),
+            scripts: ahash::AHashMap::new(),
             libs: Libraries::default(),
             runs: 0,
             collected_at: 0,
@@ -166,7 +166,7 @@ impl Engine {
     /// SCRIPT FLUSH: forget every cached script. The interpreter and the function libraries
     /// stay; EVAL's `cjson` starts over with its defaults, as in Redis's fresh interpreter.
     pub fn flush_scripts(&mut self) -> mlua::Result<()> {
-        self.scripts = HashMap::new();
+        self.scripts = ahash::AHashMap::new();
         self.lua.expire_registry_values();
         let make_tramp = unsafe { self.lua.create_c_function(ffi::make_tramp)? };
         let cjson = libs::cjson(&self.lua, &make_tramp)?;

@@ -258,8 +258,11 @@ impl Scripting {
     pub fn flags_of(&self, by_sha: bool, body_or_sha: &[u8]) -> Option<u32> {
         let g = self.engine.lock();
         if by_sha {
-            let key = String::from_utf8_lossy(body_or_sha).to_ascii_lowercase();
-            return g.as_ref()?.scripts.get(&key).map(|s| s.flags);
+            return g
+                .as_ref()?
+                .scripts
+                .get(sha_key(body_or_sha)?.as_str())
+                .map(|s| s.flags);
         }
         let sha = sha1_hex(body_or_sha);
         if let Some(sc) = g.as_ref().and_then(|e| e.scripts.get(&sha)) {
@@ -281,8 +284,7 @@ impl Scripting {
         if fcall {
             return eng.libs.function(arg).map(|f| f.flags);
         }
-        let key = String::from_utf8_lossy(arg).to_ascii_lowercase();
-        eng.scripts.get(&key).map(|s| s.flags)
+        eng.scripts.get(sha_key(arg)?.as_str()).map(|s| s.flags)
     }
 
     /// The flags of function `name` (None: no such function), read before FCALL runs.
@@ -577,4 +579,19 @@ fn set_hook(lua: &Lua, hook: *const HookState, count: i32) {
             ffi::set_hook(state, hook_addr as *const HookState, count);
         })
     };
+}
+
+/// A SHA as the script cache keys it (lower case), on the stack: every EVALSHA asks for its
+/// flags before it runs. None when it is not 40 bytes (no cached script has such a name).
+struct ShaKey([u8; 40]);
+
+impl ShaKey {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or("")
+    }
+}
+
+fn sha_key(sha: &[u8]) -> Option<ShaKey> {
+    let given = <&[u8; 40]>::try_from(sha).ok()?;
+    Some(ShaKey(given.map(|c| c.to_ascii_lowercase())))
 }
