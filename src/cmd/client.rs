@@ -33,7 +33,7 @@ pub struct ClientInfo {
     pub pattern_subscriptions: AtomicUsize,
     pub shard_subscriptions: AtomicUsize,
     /// Cancelled by CLIENT KILL: the connection closes. Its doorbell also wakes the
-    /// connection for pushes (see [`crate::wake`]).
+    /// connection for pushes (see `crate::wake`).
     pub kill: Cancel,
     /// The ACL user the client is authenticated as (CLIENT LIST's user).
     pub user: Mutex<String>,
