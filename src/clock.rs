@@ -116,13 +116,18 @@ impl Clock {
         if frozen != RUNNING {
             return frozen;
         }
-        self.last_system_us.0.store(system, Ordering::Relaxed);
+        // Stored at most about once a millisecond (what `recent_ms` resolves): a store per
+        // command would move the line between the cores of two workers on every command.
+        let last = self.last_system_us.0.load(Ordering::Relaxed);
+        if system.abs_diff(last) >= 1000 {
+            self.last_system_us.0.store(system, Ordering::Relaxed);
+        }
         system + self.offset_us.load(Ordering::Relaxed)
     }
 
-    /// Milliseconds since the Unix epoch as of the last read of this clock, without reading
-    /// the system clock (Redis's cached `server.unixtime`): for bookkeeping that tolerates
-    /// being a little behind, such as a client's last interaction. The server reads its clock
+    /// Milliseconds since the Unix epoch as of the last read of this clock (to within a
+    /// millisecond), without reading the system clock (Redis's cached `server.unixtime`): for
+    /// bookkeeping that tolerates being a little behind, such as a client's last interaction. The server reads its clock
     /// for every command and in its background cycles (`hz` times a second); a moved or
     /// frozen clock is seen at once.
     ///
