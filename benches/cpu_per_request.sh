@@ -7,7 +7,7 @@
 # (50 clients, N requests, keys drawn from 100,000), and measured with `perf stat`: task-clock
 # (CPU time of every thread of the server) and context switches, divided by the requests.
 # Servers alternate within each round, so drift of a shared machine hits all of them.
-# What profiling found and fixed was measured with this; see issue 10's notes.
+# Finer than /proc clock ticks: what per-request savings found by profiling are measured with.
 #
 #   benches/cpu_per_request.sh 3 redis=redis now=target/release/resplock -- get key:__rand_int__
 #   N=1000000 benches/cpu_per_request.sh 3 redis=redis now=target/release/resplock -- \
