@@ -38,8 +38,9 @@ pub struct Clock {
     /// when the clock is moved, so a deadline the move passed fires without waiting for real
     /// time to catch up.
     moved: Notify,
-    /// The system time of the last read (µs): [`Clock::recent_ms`] without a read. On a line
-    /// of its own, so the store every read makes does not evict the fields readers load.
+    /// The system time of a recent read (µs, stored at most once a millisecond):
+    /// [`Clock::recent_ms`] without a read. On a line of its own, so its stores do not evict
+    /// the fields every reader loads.
     last_system_us: Padded,
 }
 
@@ -127,9 +128,9 @@ impl Clock {
 
     /// Milliseconds since the Unix epoch as of the last read of this clock (to within a
     /// millisecond), without reading the system clock (Redis's cached `server.unixtime`): for
-    /// bookkeeping that tolerates being a little behind, such as a client's last interaction. The server reads its clock
-    /// for every command and in its background cycles (`hz` times a second); a moved or
-    /// frozen clock is seen at once.
+    /// bookkeeping that tolerates being a little behind, such as a client's last
+    /// interaction. The server reads its clock for every command and in its background
+    /// cycles (`hz` times a second); a moved or frozen clock is seen at once.
     ///
     /// ```
     /// let clock = resplock::Clock::new();

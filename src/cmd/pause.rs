@@ -62,13 +62,9 @@ impl Pause {
         self.changed.notify_waiters();
     }
 
-    /// The pause in force at `now_ms` (an expired one is cleared).
-    pub fn in_force(&self, now_ms: i64) -> (PauseKind, i64) {
-        self.in_force_at(|| now_ms)
-    }
-
-    /// [`Pause::in_force`] reading the time only when a pause may be in force: every command
-    /// asks, and a clock read cost more than the rest of the question.
+    /// The pause in force now (an expired one is cleared), reading the time only when a pause
+    /// may be in force: every command asks, and a clock read cost more than the rest of the
+    /// question.
     pub fn in_force_at(&self, now_ms: impl FnOnce() -> i64) -> (PauseKind, i64) {
         if !self.any.load(Ordering::Relaxed) {
             return (PauseKind::Off, 0);

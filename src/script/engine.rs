@@ -241,6 +241,14 @@ pub(super) fn sha1_hex_buf(b: &[u8]) -> [u8; 40] {
 }
 
 /// A hex SHA buffer as text (it is always ASCII).
+/// A SHA as the script cache keys it (lower case), on the stack: EVALSHA asks for it twice
+/// per call (its flags, then the run). None when it is not 40 bytes (no cached script has
+/// such a name).
+pub(super) fn lower_sha(sha: &[u8]) -> Option<[u8; 40]> {
+    let given = <&[u8; 40]>::try_from(sha).ok()?;
+    Some(given.map(|c| c.to_ascii_lowercase()))
+}
+
 pub(super) fn sha_str(buf: &[u8; 40]) -> &str {
     std::str::from_utf8(buf).unwrap_or("")
 }

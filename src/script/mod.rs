@@ -261,7 +261,7 @@ impl Scripting {
             return g
                 .as_ref()?
                 .scripts
-                .get(sha_key(body_or_sha)?.as_str())
+                .get(sha_str(&engine::lower_sha(body_or_sha)?))
                 .map(|s| s.flags);
         }
         let sha = sha1_hex(body_or_sha);
@@ -284,7 +284,9 @@ impl Scripting {
         if fcall {
             return eng.libs.function(arg).map(|f| f.flags);
         }
-        eng.scripts.get(sha_key(arg)?.as_str()).map(|s| s.flags)
+        eng.scripts
+            .get(sha_str(&engine::lower_sha(arg)?))
+            .map(|s| s.flags)
     }
 
     /// The flags of function `name` (None: no such function), read before FCALL runs.
@@ -361,13 +363,13 @@ impl Scripting {
     pub fn eval(&self, host: &mut dyn Host, kind: EvalKind, args: &[Bytes]) -> Reply {
         let r = self.with_engine(|eng| {
             // evalShaCommand refuses a SHA of the wrong length before anything else.
-            let given = <&[u8; 40]>::try_from(&args[1][..]).ok();
+            let given = engine::lower_sha(&args[1]);
             if kind.by_sha && given.is_none() {
                 return Err(RedisError::new(error::NOSCRIPT));
             }
             let numkeys = numkeys(args, error::NOT_INTEGER)?;
             let sha_buf = if let (true, Some(given)) = (kind.by_sha, given) {
-                given.map(|c| c.to_ascii_lowercase())
+                given
             } else {
                 eng.compile_buf(&args[1])?
             };
@@ -579,19 +581,4 @@ fn set_hook(lua: &Lua, hook: *const HookState, count: i32) {
             ffi::set_hook(state, hook_addr as *const HookState, count);
         })
     };
-}
-
-/// A SHA as the script cache keys it (lower case), on the stack: every EVALSHA asks for its
-/// flags before it runs. None when it is not 40 bytes (no cached script has such a name).
-struct ShaKey([u8; 40]);
-
-impl ShaKey {
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.0).unwrap_or("")
-    }
-}
-
-fn sha_key(sha: &[u8]) -> Option<ShaKey> {
-    let given = <&[u8; 40]>::try_from(sha).ok()?;
-    Some(ShaKey(given.map(|c| c.to_ascii_lowercase())))
 }
