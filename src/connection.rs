@@ -25,6 +25,7 @@ use crate::outbox::{PushQueue, Taken};
 use crate::protocol::{encode, size_hint, Limits};
 use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
+use futures_util::FutureExt;
 use input::Input;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -190,14 +191,22 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                 .stats
                 .net_output_bytes
                 .fetch_add(out.len() as u64, Ordering::Relaxed);
+            // Nearly every batch of replies fits the socket's buffer: one write, tried
+            // without building the futures below (each registers with a token's lock).
+            let sent = match wr.write(&out).now_or_never() {
+                Some(Ok(n)) => n,
+                Some(Err(_)) => break,
+                None => 0,
+            };
             // A peer that stops reading must not pin this task: CLIENT KILL, the pubsub
             // output-buffer limit and shutdown interrupt the write (written first if it can).
-            let written = tokio::select! {
-                biased;
-                r = wr.write_all(&out) => r.is_ok(),
-                _ = info.kill.cancelled() => false,
-                _ = state.shutdown.cancelled() => false,
-            };
+            let written = sent == out.len()
+                || tokio::select! {
+                    biased;
+                    r = wr.write_all(&out[sent..]) => r.is_ok(),
+                    _ = info.kill.cancelled() => false,
+                    _ = state.shutdown.cancelled() => false,
+                };
             if !written {
                 break;
             }

@@ -83,15 +83,17 @@ impl Cancel {
     }
 
     /// Cancel: waiters of [`Cancel::cancelled`] wake, the doorbell rings, the hook runs.
-    pub fn cancel(&self) {
+    /// True for the call that cancelled, false if it already was.
+    pub fn cancel(&self) -> bool {
         if self.0.cancelled.swap(true, Ordering::AcqRel) {
-            return;
+            return false;
         }
         self.0.token.cancel();
         self.0.bell.ring();
         if let Some(hook) = self.0.hook.get() {
             hook();
         }
+        true
     }
 
     /// Whether [`Cancel::cancel`] was called (one atomic load).

@@ -207,3 +207,62 @@ async fn memory_doctor_calls_a_fresh_server_empty() {
     let want = format!("${}\r\n{text}\r\n", text.len());
     assert_eq!(cmd!(c, "MEMORY", "DOCTOR"), want.as_bytes());
 }
+
+/// The `cmdstat_<name>` line of INFO commandstats, without its timing fields.
+fn cmdstat(info: &[u8], name: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(info);
+    let prefix = format!("cmdstat_{name}:");
+    let line = text.lines().find(|l| l.starts_with(&prefix))?;
+    let fields: Vec<&str> = line[prefix.len()..]
+        .split(',')
+        .filter(|f| {
+            f.starts_with("calls=")
+                || f.starts_with("rejected_calls=")
+                || f.starts_with("failed_calls=")
+        })
+        .collect();
+    Some(fields.join(","))
+}
+
+#[tokio::test]
+async fn commandstats_count_calls_rejections_and_failures_per_server_and_subcommand() {
+    let a = server().await;
+    let b = server().await;
+    let mut c = Raw::connect(&a).await;
+    cmd!(c, "SET", "k", "v");
+    cmd!(c, "GET", "k");
+    cmd!(c, "GET", "k");
+    cmd!(c, "GET"); // wrong arity: rejected
+    cmd!(c, "INCR", "k"); // not an integer: failed
+    cmd!(c, "CLIENT", "ID");
+    // A script's own calls are counted under their names too.
+    cmd!(c, "EVAL", "return redis.call('get', KEYS[1])", "1", "k");
+    let info = cmd!(c, "INFO", "commandstats");
+    assert_eq!(
+        cmdstat(&info, "get").as_deref(),
+        Some("calls=3,rejected_calls=1,failed_calls=0")
+    );
+    assert_eq!(
+        cmdstat(&info, "incr").as_deref(),
+        Some("calls=1,rejected_calls=0,failed_calls=1")
+    );
+    assert_eq!(
+        cmdstat(&info, "client|id").as_deref(),
+        Some("calls=1,rejected_calls=0,failed_calls=0")
+    );
+    assert_eq!(cmdstat(&info, "client"), None);
+    // Another server in the same process keeps its own counts.
+    let mut d = Raw::connect(&b).await;
+    let other = cmd!(d, "INFO", "commandstats");
+    assert_eq!(cmdstat(&other, "get"), None);
+    assert_eq!(cmdstat(&other, "incr"), None);
+    // CONFIG RESETSTAT starts them again; it is counted itself, INFO not yet (as Redis).
+    cmd!(c, "CONFIG", "RESETSTAT");
+    let info = cmd!(c, "INFO", "commandstats");
+    assert_eq!(cmdstat(&info, "get"), None);
+    assert_eq!(cmdstat(&info, "info"), None);
+    assert_eq!(
+        cmdstat(&info, "config|resetstat").as_deref(),
+        Some("calls=1,rejected_calls=0,failed_calls=0")
+    );
+}

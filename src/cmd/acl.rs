@@ -323,10 +323,14 @@ pub fn check_script_call(
     parent: Option<&Command>,
     args: &[Bytes],
 ) -> Option<Reply> {
-    let user = state.acl.script_user.lock().clone();
-    if user == "default" && state.acl.default_open.load(Ordering::Relaxed) {
-        return None;
-    }
+    let user = {
+        // Decided under the lock for the common case, without copying the name per call.
+        let user = state.acl.script_user.lock();
+        if *user == "default" && state.acl.default_open.load(Ordering::Relaxed) {
+            return None;
+        }
+        user.clone()
+    };
     let d = check_user(state, &user, cmd, parent, args).err()?;
     log_denied(state, client, &user, "lua", cmd, parent, args, d);
     let why = match d {

@@ -267,8 +267,9 @@ pub fn disconnect(state: &ServerState, pick: impl Fn(&super::client::ClientInfo)
     let clients = state.clients.lock();
     let mut n = 0;
     for info in clients.values() {
-        if pick(info) {
-            info.kill.cancel();
+        // A client already closing (killed before, or by an earlier call) is not counted
+        // again: closing it twice is not two disconnections.
+        if pick(info) && info.kill.cancel() {
             n += 1;
         }
     }

@@ -76,7 +76,7 @@ pub type Events = BTreeMap<String, Series>;
 /// Redis's latencyAddSampleIfNeeded: record `ms` for `event` when the monitor is on and the
 /// duration reaches its threshold. Samples within the same second keep the worst.
 pub fn add_sample_if_needed(state: &ServerState, event: &str, ms: u64) {
-    let threshold = state.config.read().latency_monitor_threshold;
+    let threshold = state.observe.latency_threshold_ms();
     if threshold == 0 || ms < threshold {
         return;
     }
@@ -238,7 +238,7 @@ fn histogram_of(s: &CmdStat) -> Reply {
 }
 
 fn latency_histogram(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let stats = ctx.state.observe.cmdstats.lock();
+    let stats = ctx.state.observe.cmdstats();
     let with_data = |name: &str| stats.get(name).filter(|s| s.calls > 0);
     let mut out = Vec::new();
     if a.len() == 2 {

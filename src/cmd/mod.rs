@@ -343,6 +343,24 @@ fn table() -> &'static Table {
     &tables().0
 }
 
+/// Every row a request can run, test-only rows and subcommands included, with its container
+/// (`None` for a top-level command), numbered once per process in a fixed order: per-command
+/// counters are kept in an array by this number instead of a map by name (see `observe`).
+pub fn every_row() -> &'static [(&'static Command, Option<&'static Command>)] {
+    static ROWS: OnceLock<Vec<(&'static Command, Option<&'static Command>)>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        let (m, test) = tables();
+        let mut rows = Vec::new();
+        for c in m.values().chain(test.values()) {
+            rows.push((*c, None));
+            for sub in c.subcommands {
+                rows.push((sub, Some(*c)));
+            }
+        }
+        rows
+    })
+}
+
 /// All commands, sorted by name (COMMAND, COMMAND LIST, COMMAND COUNT).
 pub fn all_commands() -> Vec<&'static Command> {
     let mut v: Vec<_> = table().values().copied().collect();

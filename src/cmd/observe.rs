@@ -9,7 +9,8 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// One command's counters.
@@ -27,11 +28,87 @@ pub struct CmdStat {
     pub buckets: [u64; 32],
 }
 
-/// The server's records of its commands.
+/// One command's counters, added to without a lock: a map behind a mutex, looked up by name,
+/// cost every command a lock shared by all workers and a walk of string compares (Redis keeps
+/// them in the command's own struct).
 #[derive(Default)]
+struct Counters {
+    calls: AtomicU64,
+    usec: AtomicU64,
+    rejected_calls: AtomicU64,
+    failed_calls: AtomicU64,
+    buckets: [AtomicU64; 32],
+}
+
+impl Counters {
+    fn snapshot(&self) -> CmdStat {
+        let r = Ordering::Relaxed;
+        CmdStat {
+            calls: self.calls.load(r),
+            usec: self.usec.load(r),
+            rejected_calls: self.rejected_calls.load(r),
+            failed_calls: self.failed_calls.load(r),
+            buckets: std::array::from_fn(|i| self.buckets[i].load(r)),
+        }
+    }
+
+    fn reset(&self) {
+        let r = Ordering::Relaxed;
+        self.calls.store(0, r);
+        self.usec.store(0, r);
+        self.rejected_calls.store(0, r);
+        self.failed_calls.store(0, r);
+        for b in &self.buckets {
+            b.store(0, r);
+        }
+    }
+}
+
+/// Where each row of the command table keeps its counters: its number in
+/// [`super::every_row`], found by the row's address (a row is a static, so its address is its
+/// identity) or, for a row reached some other way, by its full name.
+struct RowIndex {
+    by_addr: ahash::AHashMap<usize, usize>,
+    by_name: ahash::AHashMap<String, usize>,
+}
+
+fn row_index() -> &'static RowIndex {
+    static INDEX: OnceLock<RowIndex> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut idx = RowIndex {
+            by_addr: Default::default(),
+            by_name: Default::default(),
+        };
+        for (i, (cmd, parent)) in super::every_row().iter().enumerate() {
+            idx.by_addr
+                .entry(*cmd as *const Command as usize)
+                .or_insert(i);
+            idx.by_name
+                .entry(super::fullname(*parent, cmd))
+                .or_insert(i);
+        }
+        idx
+    })
+}
+
+/// The counters' number for `cmd` run as `args` (or refused).
+fn row_of(cmd: &Command, args: Option<&[Bytes]>, parent: Option<&Command>) -> Option<usize> {
+    let idx = row_index();
+    if let Some(&i) = idx.by_addr.get(&(cmd as *const Command as usize)) {
+        return Some(i);
+    }
+    let name = match (args, parent) {
+        (Some(args), _) => full_name(cmd, args),
+        (None, p) => super::fullname(p, cmd),
+    };
+    idx.by_name.get(&name).copied()
+}
+
+/// The server's records of its commands.
 pub struct Observe {
-    /// By full name (`get`, `client|list`).
-    pub cmdstats: Mutex<BTreeMap<String, CmdStat>>,
+    /// Per row of [`super::every_row`]; read as a map by full name through
+    /// [`Observe::cmdstats`].
+    counters: Box<[Counters]>,
     /// Error replies by their first word (`ERR`, `WRONGTYPE`).
     pub errorstats: Mutex<BTreeMap<String, u64>>,
     /// Every error reply sent (INFO stats total_error_replies).
@@ -42,14 +119,81 @@ pub struct Observe {
     pub latency: Mutex<latency::Events>,
     /// MONITOR clients.
     pub monitors: monitor::Monitors,
+    /// latency-monitor-threshold (ms; 0 off), copied out of the config by
+    /// [`Observe::refresh`] so that every command does not read the config lock.
+    latency_threshold_ms: AtomicU64,
+    /// slowlog-log-slower-than (us; negative off), copied as above.
+    slowlog_slower_than_us: AtomicI64,
+    /// slowlog-max-len, copied as above.
+    slowlog_max_len: AtomicU64,
+}
+
+impl Default for Observe {
+    fn default() -> Self {
+        let config = crate::config::Config::default();
+        let o = Observe {
+            counters: super::every_row()
+                .iter()
+                .map(|_| Counters::default())
+                .collect(),
+            errorstats: Default::default(),
+            total_error_replies: Default::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
+            monitors: Default::default(),
+            latency_threshold_ms: Default::default(),
+            slowlog_slower_than_us: Default::default(),
+            slowlog_max_len: Default::default(),
+        };
+        o.refresh(&config);
+        o
+    }
 }
 
 impl Observe {
     /// CONFIG RESETSTAT: command and error statistics start again.
     pub fn reset_stats(&self) {
-        self.cmdstats.lock().clear();
+        for c in self.counters.iter() {
+            c.reset();
+        }
         self.errorstats.lock().clear();
         self.total_error_replies.store(0, Ordering::Relaxed);
+    }
+
+    /// Copy the thresholds this module reads per command out of `config` (after CONFIG SET).
+    pub fn refresh(&self, config: &crate::config::Config) {
+        let r = Ordering::Relaxed;
+        self.latency_threshold_ms
+            .store(config.latency_monitor_threshold, r);
+        self.slowlog_slower_than_us
+            .store(config.slowlog_log_slower_than, r);
+        self.slowlog_max_len.store(config.slowlog_max_len, r);
+    }
+
+    /// latency-monitor-threshold in ms (0: off).
+    pub fn latency_threshold_ms(&self) -> u64 {
+        self.latency_threshold_ms.load(Ordering::Relaxed)
+    }
+
+    /// slowlog-log-slower-than (us) and slowlog-max-len.
+    pub fn slowlog_settings(&self) -> (i64, usize) {
+        (
+            self.slowlog_slower_than_us.load(Ordering::Relaxed),
+            self.slowlog_max_len.load(Ordering::Relaxed) as usize,
+        )
+    }
+
+    /// The commands that ran or were refused since the start (or CONFIG RESETSTAT), by full
+    /// name (`get`, `client|list`), as INFO commandstats and LATENCY HISTOGRAM read them.
+    pub fn cmdstats(&self) -> BTreeMap<String, CmdStat> {
+        let mut out = BTreeMap::new();
+        for ((cmd, parent), c) in super::every_row().iter().zip(self.counters.iter()) {
+            let s = c.snapshot();
+            if s.calls > 0 || s.rejected_calls > 0 {
+                out.insert(super::fullname(*parent, cmd), s);
+            }
+        }
+        out
     }
 }
 
@@ -135,23 +279,19 @@ pub fn after_script(
 }
 
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
-    let mut buf = [0u8; 96];
-    let name = name_in(cmd, args, &mut buf);
-    let us = took.as_micros() as u64;
-    let mut stats = state.observe.cmdstats.lock();
-    // The name is allocated once, when the command first runs, not on every call.
-    if !stats.contains_key(name) {
-        stats.insert(name.to_string(), CmdStat::default());
-    }
-    let s = stats.get_mut(name).expect("inserted above");
-    s.calls += 1;
-    s.usec += us;
+    let Some(i) = row_of(cmd, Some(args), None) else {
+        return;
+    };
+    let c = &state.observe.counters[i];
+    let r = Ordering::Relaxed;
+    c.calls.fetch_add(1, r);
+    c.usec.fetch_add(took.as_micros() as u64, r);
     if matches!(reply, Reply::Error(_)) {
-        s.failed_calls += 1;
+        c.failed_calls.fetch_add(1, r);
     }
     let ns = took.as_nanos().max(1) as u64;
     let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
-    s.buckets[bucket.min(31)] += 1;
+    c.buckets[bucket.min(31)].fetch_add(1, r);
 }
 
 /// A request that named no runnable command: a known command (not EXEC, whose refusal is
@@ -171,14 +311,11 @@ pub fn count_refused_lookup(state: &ServerState, args: &[Bytes]) {
 
 /// A command refused before it ran (auth, subscribed mode, BUSY...): its rejected_calls.
 pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Command>) {
-    let name = super::fullname(parent, cmd);
-    state
-        .observe
-        .cmdstats
-        .lock()
-        .entry(name)
-        .or_default()
-        .rejected_calls += 1;
+    if let Some(i) = row_of(cmd, None, parent) {
+        state.observe.counters[i]
+            .rejected_calls
+            .fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// errorstats and total_error_replies for one error reply.
@@ -198,7 +335,7 @@ pub fn count_error(state: &ServerState, e: &[u8]) {
 
 /// INFO commandstats lines.
 pub fn commandstats_info(state: &ServerState, out: &mut String) {
-    for (name, s) in state.observe.cmdstats.lock().iter() {
+    for (name, s) in state.observe.cmdstats().iter() {
         let per = if s.calls == 0 {
             0.0
         } else {
@@ -221,7 +358,7 @@ pub fn errorstats_info(state: &ServerState, out: &mut String) {
 
 /// INFO latencystats lines: p50, p99 and p99.9 of each command's run time.
 pub fn latencystats_info(state: &ServerState, out: &mut String) {
-    for (name, s) in state.observe.cmdstats.lock().iter() {
+    for (name, s) in state.observe.cmdstats().iter() {
         let total: u64 = s.buckets.iter().sum();
         if total == 0 {
             continue;
@@ -266,4 +403,21 @@ fn read_keys(cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
         .into_iter()
         .filter_map(|i| args.get(i).cloned())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_its_own_address_and_full_name() {
+        // The counters are found by a row's address: two rows sharing one (a subcommand
+        // slice reused by two containers) would share counters.
+        let rows = super::super::every_row();
+        let idx = row_index();
+        assert_eq!(idx.by_addr.len(), rows.len());
+        assert_eq!(idx.by_name.len(), rows.len());
+        let get = super::super::lookup(b"get").expect("get");
+        assert_eq!(row_of(get, None, None), idx.by_name.get("get").copied());
+    }
 }

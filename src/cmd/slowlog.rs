@@ -62,10 +62,7 @@ pub struct SlowLog {
 
 /// Log the command a client ran if it took `us` microseconds or more than the threshold.
 pub fn push_if_slow(state: &ServerState, client: &Client, argv: &[Bytes], us: u64) {
-    let (threshold, max_len) = {
-        let c = state.config.read();
-        (c.slowlog_log_slower_than, c.slowlog_max_len as usize)
-    };
+    let (threshold, max_len) = state.observe.slowlog_settings();
     if threshold < 0 || us < threshold as u64 {
         return;
     }

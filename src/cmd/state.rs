@@ -151,6 +151,7 @@ impl ServerState {
             .store(flags.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
         self.pubsub.refresh_limits(&config);
         self.client_limits.refresh(&config);
+        self.observe.refresh(&config);
         self.eviction.refresh(&config);
         self.acl.sync_requirepass(&config.requirepass);
         let lfu = config.maxmemory_policy.ends_with("-lfu");

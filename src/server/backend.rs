@@ -338,6 +338,7 @@ impl Backend {
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// # while server.connected_clients() == 0 { std::thread::sleep(std::time::Duration::from_millis(1)); }
     /// assert_eq!(server.disconnect_all(), 1);
+    /// assert_eq!(server.disconnect_all(), 0); // the one client is already closing
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
@@ -355,6 +356,7 @@ impl Backend {
     /// c.read_line(&mut line).unwrap(); // ":<id>\r\n"
     /// let id: u64 = line.trim()[1..].parse().unwrap();
     /// assert!(server.disconnect_client(id));
+    /// assert!(!server.disconnect_client(id)); // already closing: not closed twice
     /// assert_eq!(c.read_line(&mut line).unwrap(), 0); // closed by the server
     /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
