@@ -5,7 +5,8 @@
 # else a resplock command line, e.g. `RESPLOCK_WORKERS=2 target/release/resplock`) is started
 # pinned to CPU 1 on a free loopback port, loaded by redis-benchmark pinned to CPU 0
 # (50 clients, N requests, keys drawn from 100,000), and measured with `perf stat`: task-clock
-# (CPU time of every thread of the server) and context switches, divided by the requests.
+# (CPU time of every thread of the server) and context switches, divided by the requests;
+# beside it the user and system parts from /proc (in clock ticks, so coarser).
 # Servers alternate within each round, so drift of a shared machine hits all of them.
 # Finer than /proc clock ticks: what per-request savings found by profiling are measured with.
 #
@@ -44,18 +45,23 @@ for r in $(seq 1 "$ROUNDS"); do
     for _ in $(seq 100); do redis-cli -p "$P" PING >/dev/null 2>&1 && break; sleep 0.05; done
     redis-cli -p "$P" SET key:__rand_int__ x >/dev/null
     [ -n "${PRE:-}" ] && redis-cli -p "$P" SCRIPT LOAD "$PRE" >/dev/null
+    # User and system CPU of the server from /proc (clock ticks): user time is where the
+    # server's own code shows; system time is mostly the kernel's TCP work for both servers.
+    read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$SP/stat")
     perf stat -e task-clock,context-switches -p "$SP" -o "$STAT" 2>/dev/null &
     PS=$!
     sleep 0.1
     rps=$(taskset -c 0 redis-benchmark -p "$P" -c "$C" -n "$N" -r 100000 -q "$@" 2>&1 |
       tr '\r' '\n' | grep "requests per second" | tail -1 |
       awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}')
+    read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$SP/stat")
     kill -INT "$PS"
     wait "$PS"
     tc=$(awk '/task-clock/ {gsub(",", "", $1); print $1}' "$STAT")
     cs=$(awk '/context-switches/ {gsub(",", "", $1); print $1}' "$STAT")
     awk -v l="$label" -v r="$r" -v rps="$rps" -v tc="$tc" -v cs="$cs" -v n="$N" \
-      'BEGIN { printf "%-10s round %d  rps %10s  cpu_us/req %.2f  ctx_switches/req %.3f\n", l, r, rps, tc * 1000 / n, cs / n }'
+      -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$(getconf CLK_TCK)" \
+      'BEGIN { printf "%-10s round %d  rps %10s  cpu_us/req %.2f  user %.2f  sys %.2f  ctx_switches/req %.3f\n", l, r, rps, tc * 1000 / n, u * 1e6 / hz / n, s * 1e6 / hz / n, cs / n }'
     kill "$SP"
     wait "$SP" 2>/dev/null
   done
