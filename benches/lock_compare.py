@@ -9,7 +9,8 @@ Each round starts a fresh redis-server (`--save '' --appendonly no`) and then a 
 on free loopback ports, the server pinned to CPU 1 and redis-benchmark to CPU 0 (taskset), and
 runs the same workloads on both, alternating A B A B so that drift in the machine's speed
 hits both. It prints per workload the median throughput of each, the ratio resplock/redis and
-the server CPU microseconds per request (from /proc/PID/stat), then memory per lock: a
+the server CPU microseconds per request (from /proc/PID/stat) and the median of the rounds' p99
+latencies (redis-benchmark's, in microseconds), then memory per lock: a
 million locks written through `redis-cli --pipe` into a fresh server of each kind, RSS growth
 divided by the count. A ratio between about 0.85 and 1.15 means "equal" on a shared machine:
 use more rounds to narrow it. Traffic stays on 127.0.0.1; every run is bounded by its count.
@@ -104,7 +105,7 @@ def workloads(sha_unlock, sha_acquire):
 
 
 def throughput(server, scale):
-    """{workload: (requests per second, server CPU us per request)}."""
+    """{workload: (requests per second, server CPU us per request, p99 latency us)}."""
     sha_u = cli(server.port, "SCRIPT", "LOAD", UNLOCK)
     sha_a = cli(server.port, "SCRIPT", "LOAD", ACQUIRE)
     out = {}
@@ -122,7 +123,9 @@ def throughput(server, scale):
             print(f"# {name} failed: {res.stderr.strip()[:200]}", file=sys.stderr)
             continue
         rps = float(rows[0][1].strip('"'))
-        out[name] = (rps, 1e6 * (k1 - k0) / hz / n)
+        # redis-benchmark's CSV: test, rps, avg, min, p50, p95, p99, max (latencies in ms).
+        p99_us = 1000 * float(rows[0][6].strip('"'))
+        out[name] = (rps, 1e6 * (k1 - k0) / hz / n, p99_us)
     return out
 
 
@@ -172,12 +175,14 @@ def main():
                 s.stop()
     names = [w[0] for w in workloads("", "")]
     med = lambda kind, w, i: statistics.median(x[w][i] for x in results[kind] if w in x)
-    print(f"{'workload':28} {'redis rps':>10} {'resplock rps':>13} {'ratio':>6} {'redis us/op':>12} {'resplock us/op':>15}")
+    print(f"{'workload':28} {'redis rps':>10} {'resplock rps':>13} {'ratio':>6} {'redis us/op':>12} {'resplock us/op':>15}"
+          f" {'redis p99 us':>13} {'resplock p99 us':>16}")
     ratios = []
     for w in names:
         ra, rb = med("redis", w, 0), med("resplock", w, 0)
         ratios.append(rb / ra)
-        print(f"{w:28} {ra:10.0f} {rb:13.0f} {rb / ra:6.2f} {med('redis', w, 1):12.2f} {med('resplock', w, 1):15.2f}")
+        print(f"{w:28} {ra:10.0f} {rb:13.0f} {rb / ra:6.2f} {med('redis', w, 1):12.2f} {med('resplock', w, 1):15.2f}"
+              f" {med('redis', w, 2):13.0f} {med('resplock', w, 2):16.0f}")
     print(f"min throughput ratio resplock/redis: {min(ratios):.2f}")
     if not a.no_memory:
         for kind in ("string_lock", "redisson_hash_lock"):
