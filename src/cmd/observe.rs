@@ -199,23 +199,10 @@ impl Observe {
 
 /// `get`, or `client|list` for a subcommand (args\[0\] names the container).
 pub fn full_name(cmd: &Command, args: &[Bytes]) -> String {
-    name_in(cmd, args, &mut [0u8; 96]).to_string()
-}
-
-/// [`full_name`] without allocating: a subcommand's `parent|sub` is written into `buf`.
-fn name_in<'a>(cmd: &Command, args: &[Bytes], buf: &'a mut [u8; 96]) -> &'a str {
     if cmd.name.as_bytes().eq_ignore_ascii_case(&args[0]) {
-        return cmd.name;
+        return cmd.name.to_string();
     }
-    let parent = super::lookup(&args[0]).map_or("", |p| p.name);
-    let len = parent.len() + 1 + cmd.name.len();
-    if len > buf.len() {
-        return cmd.name;
-    }
-    buf[..parent.len()].copy_from_slice(parent.as_bytes());
-    buf[parent.len()] = b'|';
-    buf[parent.len() + 1..len].copy_from_slice(cmd.name.as_bytes());
-    std::str::from_utf8(&buf[..len]).unwrap_or(cmd.name)
+    super::fullname(super::lookup(&args[0]), cmd)
 }
 
 /// Writes that add to the change count themselves: FLUSHALL (a save after it starts the count
