@@ -139,8 +139,13 @@ pub struct User {
     /// SHA-256 of each password, lowercase hex, in the order added.
     pub passwords: Vec<String>,
     allowed: Vec<bool>,
-    /// `+@all`'s reserved bit: commands added later are allowed too.
+    /// `+@all`'s reserved bit: commands added later are allowed too. Only `+@all` sets it and
+    /// only `-@all` clears it, so it decides how the rules are described, not what may run.
     all_commands: bool,
+    /// SELECTOR_FLAG_ALLCOMMANDS: every command may run without looking at its bit. Set by
+    /// `+@all`, cleared by any rule that takes a command away (`-get`, `-@dangerous`), as
+    /// ACLSetSelectorCommandBit clears it.
+    every_command: bool,
     pub allkeys: bool,
     /// (pattern, READ|WRITE).
     pub keys: Vec<(Vec<u8>, u8)>,
@@ -181,6 +186,7 @@ impl User {
             passwords: Vec::new(),
             allowed: vec![false; universe().names.len()],
             all_commands: false,
+            every_command: false,
             allkeys: false,
             keys: Vec::new(),
             allchannels: false,
@@ -199,6 +205,9 @@ impl User {
 
     fn set_cmd(&mut self, id: usize, allow: bool) {
         let u = universe();
+        if !allow {
+            self.every_command = false;
+        }
         self.allowed[id] = allow;
         for &c in &u.children[id] {
             self.allowed[c] = allow;
@@ -257,10 +266,12 @@ impl User {
             "allcommands" | "+@all" => {
                 self.allowed.iter_mut().for_each(|b| *b = true);
                 self.all_commands = true;
+                self.every_command = true;
             }
             "nocommands" | "-@all" => {
                 self.allowed.iter_mut().for_each(|b| *b = false);
                 self.all_commands = false;
+                self.every_command = false;
             }
             _ => return self.apply_prefixed(op),
         }
@@ -392,8 +403,13 @@ impl User {
         keys: &[(usize, u8)],
         channels: &[(usize, bool)],
     ) -> Result<(), Denied> {
-        if !self.all_commands && !no_auth {
-            let allowed = universe().id(fullname).is_some_and(|id| self.allowed[id]);
+        if !self.every_command && !no_auth {
+            // A command outside Redis's table (the RESPLOCK.* test controls) is one added
+            // later: `+@all`'s reserved bit decides it.
+            let allowed = match universe().id(fullname) {
+                Some(id) => self.allowed[id],
+                None => self.all_commands,
+            };
             if !allowed {
                 return Err(Denied::Command);
             }
