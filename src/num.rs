@@ -33,6 +33,44 @@ pub fn parse_ll(s: &[u8]) -> Option<i64> {
     Some(v)
 }
 
+/// Redis's string2ull (stream IDs): string2ll when it applies (a negative value is refused),
+/// otherwise glibc's `strtoull` in base 10, which also takes leading white space, a sign
+/// (a minus wraps), leading zeros and values above `i64::MAX`; the whole string must be
+/// used. Redis reads a C string, so the bytes end at the first NUL.
+pub fn string2ull(s: &[u8]) -> Option<u64> {
+    let s = match s.iter().position(|&b| b == 0) {
+        Some(n) => &s[..n],
+        None => s,
+    };
+    if let Some(v) = parse_ll(s) {
+        return u64::try_from(v).ok();
+    }
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits = &s[i..];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
 /// C's `%.17g`, which Redis 7.0 uses for doubles in replies.
 pub fn format_double(d: f64) -> String {
     if d.is_nan() {
@@ -150,5 +188,23 @@ mod tests {
                 assert_eq!(format_g(d, p), c_format(d, p), "{d} at %.{p}g");
             }
         }
+    }
+
+    #[test]
+    fn string2ull_takes_what_strtoull_takes() {
+        assert_eq!(string2ull(b"0"), Some(0));
+        assert_eq!(string2ull(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(string2ull(b"18446744073709551616"), None);
+        assert_eq!(string2ull(b"-1"), None);
+        assert_eq!(string2ull(b" -1"), Some(u64::MAX));
+        assert_eq!(string2ull(b"-0"), Some(0));
+        assert_eq!(string2ull(b"007"), Some(7));
+        assert_eq!(string2ull(b"+5"), Some(5));
+        assert_eq!(string2ull(b"\t 5"), Some(5));
+        assert_eq!(string2ull(b"5 "), None);
+        assert_eq!(string2ull(b""), None);
+        assert_eq!(string2ull(b"+"), None);
+        assert_eq!(string2ull(b"1x"), None);
+        assert_eq!(string2ull(b"12\x0034"), Some(12));
     }
 }

@@ -6,4 +6,5 @@ pub mod alloc;
 pub mod hash;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod zset;
