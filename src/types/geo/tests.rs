@@ -2,7 +2,7 @@
 //! redis-server 7.0.15.
 
 use super::*;
-use crate::types::zset::ZSetLimits;
+use crate::types::zset::{ZSet, ZSetLimits};
 
 fn zset(points: &[(f64, f64, &str)]) -> ZSet {
     let mut z = ZSet::new();
