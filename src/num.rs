@@ -89,6 +89,25 @@ fn trim_zeros(s: &str) -> &str {
     }
 }
 
+/// Redis's ld2string in LD_STR_HUMAN mode for a double (addReplyHumanLongDouble, GEOPOS's
+/// coordinates): `%.17Lf`, trailing zeroes and a trailing dot removed, `-0` written `0`.
+pub fn format_human(d: f64) -> String {
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    if d.is_nan() {
+        return if d.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+    }
+    // The exact decimal expansion rounded to 17 decimals, ties to even, as glibc's printf.
+    let s = format!("{d:.17}");
+    let s = trim_zeros(&s);
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
 /// C's `(long long)` cast on x86-64: out of range and NaN give i64::MIN.
 pub fn c_ll(d: f64) -> i64 {
     // 2^63 as f64 is exact; anything at or past it (or NaN) overflows the cast.
@@ -128,6 +147,54 @@ mod tests {
             )
         };
         String::from_utf8_lossy(&buf[..n as usize]).into_owned()
+    }
+
+    /// `%.17f` through the C library, trimmed as Redis trims it.
+    fn c_human(d: f64) -> String {
+        let mut buf = [0u8; 400];
+        // SAFETY: the buffer's size is passed, the format takes exactly one double.
+        let n = unsafe {
+            libc::snprintf(
+                buf.as_mut_ptr() as *mut libc::c_char,
+                buf.len(),
+                c"%.17f".as_ptr(),
+                d,
+            )
+        };
+        let s = String::from_utf8_lossy(&buf[..n as usize]).into_owned();
+        let t = trim_zeros(&s);
+        if t == "-0" {
+            "0".into()
+        } else {
+            t.into()
+        }
+    }
+
+    #[test]
+    fn human_doubles_print_as_c_prints_them() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.5,
+            -2.0,
+            1e-18,
+            -1e-18,
+            0.000003814697265625,
+            1e22,
+        ];
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x >> 2) % 1e6 - 5e5);
+            values.push(((x % 360_000_000) as f64) / 1e6 - 180.0);
+        }
+        for d in values {
+            assert_eq!(format_human(d), c_human(d), "{d:e}");
+        }
+        assert_eq!(format_human(-0.0), "0");
+        assert_eq!(format_human(13.361389338970184), "13.36138933897018433");
     }
 
     #[test]

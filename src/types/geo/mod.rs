@@ -302,25 +302,5 @@ pub fn format_distance(d: f64) -> String {
     format!("{}{int}.{frac}", if negative { "-" } else { "" })
 }
 
-/// A coordinate as Redis prints it (addReplyHumanLongDouble: `%.17Lf` of the value, trailing
-/// zeroes and a trailing dot removed, `-0` written `0`).
-pub fn format_coord(d: f64) -> String {
-    if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if d.is_nan() {
-        return if d.is_sign_negative() { "-nan" } else { "nan" }.to_string();
-    }
-    let mut s = format!("{d:.17}");
-    if s.contains('.') {
-        let trimmed = s.trim_end_matches('0').trim_end_matches('.').len();
-        s.truncate(trimmed);
-    }
-    if s == "-0" {
-        s = "0".to_string();
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests;

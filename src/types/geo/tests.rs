@@ -2,6 +2,7 @@
 //! redis-server 7.0.15.
 
 use super::*;
+use crate::num::format_human;
 use crate::types::zset::{ZSet, ZSetLimits};
 
 fn zset(points: &[(f64, f64, &str)]) -> ZSet {
@@ -43,11 +44,11 @@ fn geoadd_scores_are_redis_52_bit_geohashes() {
 #[test]
 fn positions_print_with_redis_digits() {
     let [lon, lat] = score_to_lonlat(3479099956230698.0);
-    assert_eq!(format_coord(lon), "13.36138933897018433");
-    assert_eq!(format_coord(lat), "38.11555639549629859");
+    assert_eq!(format_human(lon), "13.36138933897018433");
+    assert_eq!(format_human(lat), "38.11555639549629859");
     let [lon, lat] = score_to_lonlat(3479447370796909.0);
-    assert_eq!(format_coord(lon), "15.08726745843887329");
-    assert_eq!(format_coord(lat), "37.50266842333162032");
+    assert_eq!(format_human(lon), "15.08726745843887329");
+    assert_eq!(format_human(lat), "37.50266842333162032");
 }
 
 #[test]
@@ -157,7 +158,7 @@ fn scores_no_geoadd_wrote_decode_like_c_casts() {
     // A negative score casts to a huge u64 and decodes at the limits, as in redis-server.
     let [lon, lat] = score_to_lonlat(-1.0);
     assert_eq!(
-        (format_coord(lon), format_coord(lat)),
+        (format_human(lon), format_human(lat)),
         ("180".into(), "85.0511287799999991".into())
     );
     assert_eq!(score_to_lonlat(0.0), score_to_lonlat(f64::INFINITY));
@@ -165,8 +166,8 @@ fn scores_no_geoadd_wrote_decode_like_c_casts() {
 
 #[test]
 fn coordinates_drop_trailing_zeroes_and_negative_zero() {
-    assert_eq!(format_coord(-0.0), "0");
-    assert_eq!(format_coord(1.5), "1.5");
-    assert_eq!(format_coord(2.0), "2");
-    assert_eq!(format_coord(-0.000000000000000001), "0");
+    assert_eq!(format_human(-0.0), "0");
+    assert_eq!(format_human(1.5), "1.5");
+    assert_eq!(format_human(2.0), "2");
+    assert_eq!(format_human(-0.000000000000000001), "0");
 }
