@@ -31,7 +31,7 @@ impl Harness {
         let state = ServerState::new(config, crate::cmd::commands());
         crate::cmd::on_server_start(&state);
         let id = state.next_client_id();
-        let client = crate::cmd::runtime::client::connect(
+        let client = crate::cmd::runtime::clients::connect(
             &state,
             id,
             "127.0.0.1:1".into(),
@@ -84,6 +84,6 @@ impl Harness {
 
 impl Drop for Harness {
     fn drop(&mut self) {
-        crate::cmd::runtime::client::disconnect(&self.state, &self.client);
+        crate::cmd::runtime::clients::disconnect(&self.state, &self.client);
     }
 }

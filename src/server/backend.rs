@@ -344,7 +344,7 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
-        crate::cmd::runtime::fault_table::disconnect(&self.state, |_| true)
+        crate::cmd::testctl::faults::disconnect(&self.state, |_| true)
     }
 
     /// Close one client's connection (its CLIENT ID); whether it was connected.
@@ -363,7 +363,7 @@ impl Backend {
     /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
-        crate::cmd::runtime::fault_table::disconnect(&self.state, |c| c.id == id) == 1
+        crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
     /// Close new connections at once (`true`) or accept them again (`false`).

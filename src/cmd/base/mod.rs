@@ -6,4 +6,5 @@
 pub mod args;
 pub mod flags;
 pub mod float80;
+pub mod help;
 pub mod meta;

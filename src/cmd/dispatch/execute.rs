@@ -11,23 +11,14 @@ use crate::cmd::base::flags;
 use crate::cmd::families::transactions as multi;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::handoff;
+use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::lock::Held;
+use crate::cmd::runtime::script_runner::{before_script, run_script, script_call};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
-use crate::script::{EvalKind, Host};
-
-/// Which script a SCRIPT_RUNNER row runs.
-#[derive(Clone, Copy)]
-enum ScriptCall {
-    Eval(EvalKind),
-    /// FCALL (`readonly` false) or FCALL_RO.
-    Fcall {
-        readonly: bool,
-    },
-}
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -38,9 +29,9 @@ use std::time::{Duration, Instant};
 /// ([`crate::cmd::families::transactions`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    if state.faults.armed() && !crate::cmd::runtime::fault_table::is_test_request(&args) {
+    if state.faults.armed() && !crate::cmd::testctl::faults::is_test_request(&args) {
         // A paused server answers nothing, not even errors, until the pause ends.
-        if !crate::cmd::runtime::fault_table::wait_while_paused(state, client).await {
+        if !crate::cmd::testctl::faults::wait_while_paused(state, client).await {
             client.close_after_reply = true;
             return Reply::NoReply;
         }
@@ -78,7 +69,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     };
     client.started_us = system;
     let now = state.clock.at_us(system).div_euclid(1000);
-    client.info.touch(parent, cmd, now);
+    client.info.touch(parent.map(|p| &p.name), &cmd.name, now);
     let rejected = |e| Some((cmd, parent, RedisError::new(e)));
     let refusal = if !client.authenticated
         && !cmd.has(flags::NO_AUTH)
@@ -105,7 +96,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
     }
-    if crate::cmd::runtime::fault_table::applies(state, cmd, parent) {
+    if crate::cmd::testctl::faults::applies(state, cmd, parent) {
         return run_with_fault(state, client, cmd, parent, args).await;
     }
     run_checked(state, client, cmd, parent, args, now).await
@@ -122,7 +113,9 @@ async fn run_with_fault(
     args: Vec<Bytes>,
 ) -> Reply {
     use crate::cmd::runtime::fault_table::Verdict;
-    let verdict = state.faults.check(client.id, cmd, parent);
+    let verdict = state
+        .faults
+        .check(client.id, cmd.name, parent.map(|p| p.name));
     let now = state.clock.now_ms();
     match verdict {
         None => run_checked(state, client, cmd, parent, args, now).await,
@@ -166,9 +159,10 @@ async fn run_checked(
     // of a transaction with a write waits for a WRITE pause to end.
     let exec_writes = multi::is_exec(cmd, parent)
         && client.multi.as_ref().is_some_and(|m| {
-            m.queued
-                .iter()
-                .any(|q| crate::cmd::runtime::pause::may_replicate(state, q.cmd, &q.args, false))
+            m.queued.iter().any(|q| {
+                let cmd = state.commands.every_row()[q.row].0;
+                crate::cmd::runtime::pause::may_replicate(state, cmd, &q.args, false)
+            })
         });
     if !crate::cmd::runtime::pause::wait_if_paused(state, client, cmd, &args, exec_writes).await {
         return Reply::NoReply;
@@ -184,7 +178,7 @@ async fn run_checked(
                 RedisError::new(error::BUSY),
             );
         }
-        return multi::queue(client, cmd, args);
+        return multi::queue(state, client, cmd, args);
     }
     if cmd.has(flags::SCRIPT_RUNNER) {
         return run_script_command(state, client, cmd, parent, args).await;
@@ -202,10 +196,11 @@ async fn run_checked(
     if held.is_some() {
         // EXEC counts as denyoom when a queued command is (Redis's mstate.cmd_flags).
         let queued_denyoom = multi::is_exec(cmd, parent)
-            && client
-                .multi
-                .as_ref()
-                .is_some_and(|m| m.queued.iter().any(|q| q.cmd.has(flags::DENYOOM)));
+            && client.multi.as_ref().is_some_and(|m| {
+                m.queued
+                    .iter()
+                    .any(|q| state.commands.every_row()[q.row].0.has(flags::DENYOOM))
+            });
         if let Err(e) =
             crate::cmd::runtime::evict::before_command(state, cmd, parent, queued_denyoom)
         {
@@ -273,16 +268,6 @@ async fn acquire<'a>(
     }
 }
 
-/// A script has run past busy-reply-threshold: other clients get BUSY.
-fn script_busy(state: &ServerState) -> bool {
-    let threshold = state.config.read().busy_reply_threshold_ms;
-    threshold > 0
-        && state
-            .scripting
-            .running_for()
-            .is_some_and(|ran| ran.as_millis() as u64 >= threshold)
-}
-
 /// RESP2 subscribed mode allows only a few commands.
 fn pubsub_context_error(
     client: &Client,
@@ -298,32 +283,6 @@ fn pubsub_context_error(
     Some(error::pubsub_context(
         &crate::cmd::runtime::table::fullname(parent, cmd),
     ))
-}
-
-/// Run `take` holding the server lock, waiting while a script holds it, unless the script is
-/// past busy-reply-threshold (then Redis serves events meanwhile, so `take` runs at once).
-/// The connection takes its queued pushes this way: Redis writes what a script published when
-/// the script ends. None if `stop` resolved first.
-pub async fn when_no_script<R>(
-    state: &ServerState,
-    stop: impl std::future::Future<Output = ()>,
-    mut take: impl FnMut() -> R,
-) -> Option<R> {
-    tokio::pin!(stop);
-    loop {
-        if let Some(held) = state.lock.lock_briefly() {
-            let r = take();
-            drop(held);
-            return Some(r);
-        }
-        if script_busy(state) {
-            return Some(take());
-        }
-        tokio::select! {
-            _ = &mut stop => return None,
-            _ = state.lock.released() => {}
-        }
-    }
 }
 
 /// Rows flagged SCRIPT_RUNNER: EVAL, FCALL and friends run holding the server lock for the
@@ -343,7 +302,7 @@ async fn run_script_command(
         };
     }
     // Scripts feed MONITOR before they run, so their own calls come after them.
-    crate::cmd::runtime::observe::monitor::feed_before_script(state, client, &args);
+    crate::cmd::runtime::observe::feed_before_script(state, client, &args);
     let Some(kind) = script_call(cmd) else {
         return Reply::error(error::unknown_command(&args[0], &args[1..]));
     };
@@ -403,67 +362,6 @@ async fn run_script_command(
     }
 }
 
-/// maxmemory's check before a script runs (see [`crate::cmd::runtime::evict::before_script`]): the
-/// script's flags (its shebang, or the function's) decide whether it is denyoom.
-fn before_script(
-    state: &ServerState,
-    cmd: &Command,
-    kind: ScriptCall,
-    args: &[Bytes],
-) -> Result<(), RedisError> {
-    let flags = match kind {
-        ScriptCall::Eval(k) => state.scripting.flags_of(k.by_sha, &args[1]),
-        ScriptCall::Fcall { .. } => state.scripting.function_flags(&args[1]),
-    };
-    crate::cmd::runtime::evict::before_script(state, cmd, flags)
-}
-
-/// Which script a SCRIPT_RUNNER row runs (None for the KILL rows).
-fn script_call(cmd: &Command) -> Option<ScriptCall> {
-    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
-    Some(match cmd.name {
-        "eval" => eval(false, false),
-        "evalsha" => eval(true, false),
-        "eval_ro" => eval(false, true),
-        "evalsha_ro" => eval(true, true),
-        "fcall" => ScriptCall::Fcall { readonly: false },
-        "fcall_ro" => ScriptCall::Fcall { readonly: true },
-        _ => return None,
-    })
-}
-
-/// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
-/// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
-pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
-    match script_call(cmd) {
-        Some(kind) => run_script(state, db, kind, args),
-        None => Reply::error(error::unknown_command(&args[0], &args[1..])),
-    }
-}
-
-/// A script command queued in a transaction, run by EXEC, which already holds the server
-/// lock: the script runs on this worker with the same hand-off as any inline script. SCRIPT
-/// KILL finds no script running (this transaction is what runs).
-pub(crate) fn script_in_transaction(
-    state: &ServerState,
-    client: &Client,
-    cmd: &Command,
-    args: &[Bytes],
-) -> Reply {
-    let Some(kind) = script_call(cmd) else {
-        return Reply::error(RedisError::new(error::NOTBUSY));
-    };
-    let inline = handoff::runs_inline();
-    if inline {
-        handoff::set_inline_since(Some(Instant::now()));
-    }
-    let reply = run_script(state, client.db, kind, args);
-    if inline {
-        handoff::set_inline_since(None);
-    }
-    reply
-}
-
 /// SCRIPT KILL (`eval`) or FUNCTION KILL. As in Redis, a kill sent before the script passed
 /// busy-reply-threshold is only served once it has (or once the script ended: NOTBUSY).
 async fn script_kill(state: &ServerState, eval: bool) -> Result<(), RedisError> {
@@ -476,109 +374,5 @@ async fn script_kill(state: &ServerState, eval: bool) -> Result<(), RedisError> 
             return state.scripting.kill(eval);
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-}
-
-/// Run a script command with the server lock held by the caller. The script's
-/// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
-/// Redis) with the clock frozen at the script's start.
-fn run_script(state: &ServerState, db: usize, kind: ScriptCall, args: &[Bytes]) -> Reply {
-    let mut client = state.script_client.lock();
-    // What a fresh `Client::detached(0, db, 2)` would be.
-    client.select(db);
-    client.resp = 2;
-    client.authenticated = true;
-    client.close_after_reply = false;
-    let mut host = ScriptHost {
-        state,
-        client: &mut client,
-        now: state.clock.now_ms(),
-        readonly: false,
-    };
-    match kind {
-        ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
-        ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
-    }
-}
-
-/// The command layer seen from a running script.
-struct ScriptHost<'a> {
-    state: &'a ServerState,
-    client: &'a mut Client,
-    now: i64,
-    readonly: bool,
-}
-
-/// lookupCommand as scripts see it: a container with a subcommand argument resolves to the
-/// subcommand (unknown subcommand: no command); alone, to the container itself.
-fn script_lookup(
-    state: &ServerState,
-    args: &[Bytes],
-) -> Option<(&'static Command, Option<&'static Command>)> {
-    let c = state.commands.lookup(&args[0])?;
-    if c.subcommands.is_empty() || args.len() < 2 {
-        return Some((c, None));
-    }
-    crate::cmd::runtime::table::lookup_sub(c, &args[1]).map(|s| (s, Some(c)))
-}
-
-impl Host for ScriptHost<'_> {
-    fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
-        let Some((c, parent)) = script_lookup(self.state, args) else {
-            return Err("Unknown Redis command called from script");
-        };
-        if !c.arity_ok(args.len()) {
-            return Err("Wrong number of args calling Redis command from script");
-        }
-        if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
-            return Err("This Redis command is not allowed from script");
-        }
-        if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
-            return Err("Write commands are not allowed from read-only scripts.");
-        }
-        if let Some(denied) =
-            crate::cmd::runtime::acl::check_script_call(self.state, self.client, c, parent, args)
-        {
-            return Ok(denied);
-        }
-        if crate::cmd::runtime::evict::script_call_refused(
-            self.state,
-            c,
-            self.state.scripting.has_written(),
-        ) {
-            return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
-        }
-        if c.has(flags::WRITE) {
-            self.state.scripting.mark_wrote();
-        }
-        let mut ctx = Ctx {
-            state: self.state,
-            client: self.client,
-            now: self.now,
-            in_script: true,
-            in_exec: false,
-        };
-        Ok(crate::cmd::runtime::call::call(&mut ctx, c, args))
-    }
-
-    fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str> {
-        match script_lookup(self.state, args) {
-            Some((c, parent)) => Ok(crate::cmd::runtime::acl::script_user_may(
-                self.state, c, parent, args,
-            )),
-            None => Err("Invalid command passed to redis.acl_check_cmd()"),
-        }
-    }
-
-    fn resp(&self) -> u8 {
-        self.client.resp
-    }
-
-    fn set_resp(&mut self, resp: u8) {
-        self.client.resp = resp;
-    }
-
-    fn set_readonly(&mut self, readonly: bool) {
-        self.readonly = readonly;
     }
 }

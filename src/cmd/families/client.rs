@@ -3,11 +3,11 @@
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::families::client_settings as client_ctl;
-use crate::cmd::families::connection::{help_reply, set_name, valid_client_attr};
+use crate::cmd::families::connection::{set_name, valid_client_attr};
 use crate::cmd::runtime::client::ClientInfo;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
@@ -183,51 +183,6 @@ fn is_pubsub(c: &ClientInfo) -> bool {
         > 0
 }
 
-/// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
-pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
-    // Whole seconds of the server clock, as Redis's `server.unixtime - c->ctime`.
-    let age_s = (now_ms / 1000 - c.created_ms.load(Ordering::Relaxed) / 1000).max(0);
-    let last = c.last_active_ms.load(Ordering::Relaxed);
-    let idle = (now_ms.max(0) as u64).saturating_sub(last) / 1000;
-    let name = c
-        .name
-        .lock()
-        .as_ref()
-        .map(|n| String::from_utf8_lossy(n).into_owned())
-        .unwrap_or_default();
-    let cmd = c.last_cmd_name();
-    format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 \
-         omem=0 tot-mem=1024 events=r cmd={} user={} redir={} resp={}\n",
-        c.id,
-        c.addr,
-        c.laddr,
-        c.id + 7,
-        name,
-        age_s,
-        idle,
-        crate::cmd::runtime::client_state::flags_string(state, c),
-        c.db.load(Ordering::Relaxed),
-        c.subscriptions.load(Ordering::Relaxed),
-        c.pattern_subscriptions.load(Ordering::Relaxed),
-        c.shard_subscriptions.load(Ordering::Relaxed),
-        c.multi.load(Ordering::Relaxed),
-        c.extra.qbuf.load(Ordering::Relaxed),
-        c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
-            - c.extra.qbuf.load(Ordering::Relaxed),
-        cmd,
-        c.user.lock(),
-        ctx_redir(state, c),
-        c.resp.load(Ordering::Relaxed),
-    )
-}
-
-/// CLIENT LIST's redir: the tracking redirect (0: none), -1 when tracking is off.
-fn ctx_redir(state: &crate::cmd::runtime::state::ServerState, c: &ClientInfo) -> i64 {
-    state.tracking.mode(c.id).map_or(-1, |m| m.redirect as i64)
-}
-
 /// The clients of a CLIENT LIST / KILL TYPE: normal, master, replica (slave), pubsub.
 #[derive(Clone, Copy, PartialEq)]
 enum ClientType {
@@ -268,7 +223,9 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
         })?;
         for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
-            out.push_str(&client_line(ctx.state, c, ctx.now));
+            out.push_str(&crate::cmd::runtime::clients::client_line(
+                ctx.state, c, ctx.now,
+            ));
         }
     } else if a.len() > 3 && is(&a[2], "id") {
         let mut ids = Vec::with_capacity(a.len() - 3);
@@ -278,25 +235,27 @@ fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let clients = ctx.state.clients.lock().clone();
         for id in ids {
             if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
-                out.push_str(&client_line(ctx.state, c, ctx.now));
+                out.push_str(&crate::cmd::runtime::clients::client_line(
+                    ctx.state, c, ctx.now,
+                ));
             }
         }
     } else if a.len() != 2 {
         return Err(RedisError::new(error::SYNTAX));
     } else {
         for c in snapshot(ctx) {
-            out.push_str(&client_line(ctx.state, &c, ctx.now));
+            out.push_str(&crate::cmd::runtime::clients::client_line(
+                ctx.state, &c, ctx.now,
+            ));
         }
     }
     Ok(Reply::Verbatim(Bytes::from(out)))
 }
 
 fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    Ok(Reply::Verbatim(Bytes::from(client_line(
-        ctx.state,
-        &ctx.client.info,
-        ctx.now,
-    ))))
+    Ok(Reply::Verbatim(Bytes::from(
+        crate::cmd::runtime::clients::client_line(ctx.state, &ctx.client.info, ctx.now),
+    )))
 }
 
 /// CLIENT KILL addr (old form: +OK or an error) or CLIENT KILL filter value ... (new form:

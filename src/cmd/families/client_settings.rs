@@ -3,7 +3,7 @@
 //! has not turned tracking on.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::runtime::client_state::reply_flags;
+use crate::cmd::runtime::client::reply_flags;
 use crate::cmd::runtime::pause::PauseKind;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::tracking::{self, Mode};

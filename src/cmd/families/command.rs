@@ -3,8 +3,8 @@
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::base::meta;
-use crate::cmd::families::connection::help_reply;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
 use crate::cmd::runtime::table::{lookup_sub, CommandTable};

@@ -1,7 +1,7 @@
 //! CONFIG GET, SET, RESETSTAT, REWRITE and HELP over the server's configuration.
 
 use crate::cmd::base::flags::*;
-use crate::cmd::families::connection::help_reply;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
 use crate::cmd::runtime::table::Command;

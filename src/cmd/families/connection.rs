@@ -172,18 +172,13 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// unauthenticated when a password is required).
 fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     crate::cmd::families::transactions::discard_transaction(ctx.state, ctx.client);
-    crate::cmd::families::pubsub::forget_client(ctx.state, ctx.client);
+    crate::cmd::runtime::clients::forget_client(ctx.state, ctx.client);
     ctx.client.select(0);
     ctx.client.set_resp(2);
     set_name(&ctx.client.info, b"");
     ctx.client.authenticated = !ctx.state.requires_pass();
     ctx.client.user = "default".into();
     *ctx.client.info.user.lock() = "default".into();
-    crate::cmd::runtime::client_state::reset(ctx.state, ctx.client);
+    crate::cmd::runtime::clients::reset(ctx.state, ctx.client);
     Ok(Reply::simple("RESET"))
-}
-
-/// A HELP reply: status lines, as Redis's addReplyHelp.
-pub fn help_reply(lines: &[&'static str]) -> Reply {
-    Reply::Array(lines.iter().map(|l| Reply::simple(l)).collect())
 }

@@ -13,7 +13,7 @@
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
-use crate::cmd::families::connection::help_reply;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::families::debug_digest as digest;
 use crate::cmd::families::object::{refcount_of, shares_integers};
 use crate::cmd::runtime::state::Ctx;

@@ -7,7 +7,7 @@
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
-use crate::cmd::families::connection::help_reply;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
 use crate::cmd::runtime::table::Command;

@@ -4,6 +4,7 @@
 
 use crate::cmd::runtime::table::Command;
 
+pub mod acl;
 pub mod bitfield;
 pub mod bitmaps;
 pub mod client;
@@ -20,10 +21,12 @@ pub mod functions;
 pub mod hashes;
 pub mod info;
 pub mod keys;
+pub mod latency;
 pub mod lcs;
 pub mod list_moves;
 pub mod lists;
 pub mod memory;
+pub mod monitor;
 pub mod object;
 pub mod pubsub;
 pub mod resplock;
@@ -31,6 +34,7 @@ pub mod scripting;
 pub mod server;
 pub mod set_ops;
 pub mod sets;
+pub mod slowlog;
 pub mod sort;
 pub mod strings;
 pub mod transactions;
@@ -71,10 +75,10 @@ pub static ALL: &[&[Command]] = &[
     pubsub::COMMANDS,
     scripting::COMMANDS,
     functions::COMMANDS,
-    crate::cmd::runtime::observe::slowlog::COMMANDS,
-    crate::cmd::runtime::observe::latency::COMMANDS,
-    crate::cmd::runtime::observe::monitor::COMMANDS,
-    crate::cmd::runtime::acl::COMMANDS,
+    slowlog::COMMANDS,
+    latency::COMMANDS,
+    monitor::COMMANDS,
+    acl::COMMANDS,
     transactions::COMMANDS,
     resplock::COMMANDS,
 ];

@@ -3,7 +3,7 @@
 //! changes the answer.
 
 use crate::cmd::base::flags::*;
-use crate::cmd::families::connection::help_reply;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::families::keys::count_lookup;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;

@@ -6,9 +6,7 @@
 //! confirmation (Redis, single-threaded, guarantees the same order).
 
 use crate::cmd::base::flags::*;
-use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Command;
 use crate::error;
 use crate::pubsub::Kind;
@@ -331,34 +329,4 @@ fn pubsub_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
             .map(|l| Reply::Simple(Bytes::from_static(l.as_bytes())))
             .collect(),
     ))
-}
-
-/// Drop every subscription of a client without replying (RESET): in the registry, in the
-/// client's own sets and in its counters (CLIENT LIST).
-pub fn forget_client(state: &ServerState, client: &mut Client) {
-    let subs = std::mem::take(&mut client.pubsub);
-    state.pubsub.forget(client.id, &subs);
-    zero_counts(client);
-}
-
-/// Remove a closed connection from every channel and pattern at once.
-pub fn client_gone(state: &ServerState, client: &Client) {
-    state.pubsub.forget(client.id, &client.pubsub);
-    zero_counts(client);
-}
-
-fn zero_counts(client: &Client) {
-    client.info.subscriptions.store(0, Ordering::Relaxed);
-    client
-        .info
-        .pattern_subscriptions
-        .store(0, Ordering::Relaxed);
-    client.info.shard_subscriptions.store(0, Ordering::Relaxed);
-}
-
-/// Publish a message as PUBLISH does, from anywhere in the server (keyspace notifications).
-pub fn publish_from_server(state: &ServerState, channel: &[u8], msg: &[u8]) -> usize {
-    let now = state.clock.now_ms();
-    let limits = state.pubsub.limits();
-    state.pubsub.publish(channel, msg, limits, now)
 }

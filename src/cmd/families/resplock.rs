@@ -1,7 +1,7 @@
 //! The `RESPLOCK.*` family: the test control surface over the wire, so tests in any language
 //! can move the server's clock, inject faults and simulate a restart that lost writes, from
 //! their own client. The rows exist only for a server started with `enable_test_commands`
-//! (`--enable-test-commands yes`); otherwise [`crate::cmd::resolve_for`] answers exactly as for
+//! (`--enable-test-commands yes`); otherwise `CommandTable::resolve_for` answers exactly as for
 //! an unknown command. They are not listed by COMMAND, cannot be called from scripts, and
 //! are never held back by the faults they set.
 //!
@@ -209,21 +209,19 @@ fn fault_unpause(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let me = ctx.client.id;
     let n = match &a[2..] {
-        [] => crate::cmd::runtime::fault_table::disconnect(ctx.state, |_| true),
-        [all] if is(all, "all") => {
-            crate::cmd::runtime::fault_table::disconnect(ctx.state, |_| true)
-        }
+        [] => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
+        [all] if is(all, "all") => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
         [others] if is(others, "others") => {
-            crate::cmd::runtime::fault_table::disconnect(ctx.state, |c| c.id != me)
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.id != me)
         }
         [by, v] if is(by, "id") => {
             let id = args::long_in(v, 1, i64::MAX, Some(error::INVALID_CLIENT_ID))? as u64;
-            crate::cmd::runtime::fault_table::disconnect(ctx.state, |c| c.id == id)
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.id == id)
         }
         [by, v] if is(by, "addr") => {
-            crate::cmd::runtime::fault_table::disconnect(ctx.state, |c| c.addr.as_bytes() == &v[..])
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.addr.as_bytes() == &v[..])
         }
-        [by, v] if is(by, "name") => crate::cmd::runtime::fault_table::disconnect(ctx.state, |c| {
+        [by, v] if is(by, "name") => crate::cmd::testctl::faults::disconnect(ctx.state, |c| {
             c.name.lock().as_deref() == Some(&v[..])
         }),
         _ => return Err(RedisError::new(error::SYNTAX)),
@@ -322,7 +320,7 @@ pub fn restart(state: &ServerState, restore: &Restore, spare: Option<u64>) {
         Restore::From(s) => state.keyspace.restore(s),
     }
     state.scripting.flush();
-    crate::cmd::runtime::fault_table::disconnect(state, |c| Some(c.id) != spare);
+    crate::cmd::testctl::faults::disconnect(state, |c| Some(c.id) != spare);
 }
 
 fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

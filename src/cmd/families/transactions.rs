@@ -1,6 +1,6 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis's multi.c).
 //!
-//! While a client is in MULTI, [`crate::cmd::dispatch::execute`] checks each command as Redis's processCommand
+//! While a client is in MULTI, the request path (`dispatch/`) checks each command as Redis's processCommand
 //! does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it here
 //! ([`queue`]) without taking the server lock; a failed check marks the transaction, and EXEC
 //! then answers EXECABORT. EXEC runs like any other command, holding the server lock once for
@@ -10,7 +10,7 @@
 //! under the lock, exactly as after a script. WATCH's registry is [`crate::cmd::runtime::watch`].
 
 use crate::cmd::base::flags::*;
-use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::client::{Client, MultiState, Queued};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Command;
@@ -52,20 +52,6 @@ pub const COMMANDS: &[Command] = &[
     ),
 ];
 
-/// One command queued after MULTI, resolved when it was queued.
-pub struct Queued {
-    pub cmd: &'static Command,
-    pub args: Vec<Bytes>,
-}
-
-/// A client's transaction in progress (Redis's CLIENT_MULTI with its mstate).
-#[derive(Default)]
-pub struct MultiState {
-    pub queued: Vec<Queued>,
-    /// A command failed its checks while queuing (Redis's CLIENT_DIRTY_EXEC): EXEC aborts.
-    pub aborted: bool,
-}
-
 /// Commands that run at once even inside MULTI (everything else is queued).
 pub fn runs_in_multi(cmd: &Command, parent: Option<&Command>) -> bool {
     parent.is_none()
@@ -82,10 +68,19 @@ pub fn is_exec(cmd: &Command, parent: Option<&Command>) -> bool {
 
 /// Queue a checked command: `+QUEUED`. A transaction that already failed keeps nothing
 /// (Redis frees nothing it would never run).
-pub fn queue(client: &mut Client, cmd: &'static Command, args: Vec<Bytes>) -> Reply {
+pub fn queue(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: &'static Command,
+    args: Vec<Bytes>,
+) -> Reply {
     let m = client.multi.as_mut().expect("queue is called in MULTI");
     if !m.aborted {
-        m.queued.push(Queued { cmd, args });
+        let row = state
+            .commands
+            .row_number(cmd)
+            .expect("a resolved row is numbered");
+        m.queued.push(Queued { row, args });
         client
             .info
             .multi
@@ -152,7 +147,7 @@ fn unwatch(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// EXEC, holding the server lock (taken by [`crate::cmd::dispatch::execute`] as for any command).
+/// EXEC, holding the server lock (taken by the request path as for any command).
 fn exec(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let Some(m) = ctx.client.multi.take() else {
         return Err(RedisError::new(error::EXEC_WITHOUT_MULTI));
@@ -191,8 +186,11 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     let mut replies = Vec::with_capacity(queued.len());
     // Each queued command was counted in INFO's total_commands_processed when it was queued.
     for (i, q) in queued.iter().enumerate() {
-        let reply = if q.cmd.has(SCRIPT_RUNNER) {
-            crate::cmd::dispatch::execute::script_in_transaction(state, ctx.client, q.cmd, &q.args)
+        let cmd = state.commands.every_row()[q.row].0;
+        let reply = if cmd.has(SCRIPT_RUNNER) {
+            crate::cmd::runtime::script_runner::script_in_transaction(
+                state, ctx.client, cmd, &q.args,
+            )
         } else {
             let mut sub = Ctx {
                 state,
@@ -201,7 +199,7 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
                 in_script: false,
                 in_exec: true,
             };
-            crate::cmd::runtime::call::call(&mut sub, q.cmd, &q.args)
+            crate::cmd::runtime::call::call(&mut sub, cmd, &q.args)
         };
         let mut t = Taken::default();
         ctx.client.push.take(usize::MAX, &mut t);

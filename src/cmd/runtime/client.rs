@@ -1,7 +1,9 @@
 //! Per-connection state. [`Client`] is owned by the connection task and handed to handlers;
-//! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL).
+//! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL);
+//! [`ClientExtra`] the control flags of CLIENT REPLY, NO-EVICT, TRACKING and MONITOR;
+//! [`MultiState`] a transaction being queued. Plain data that names nothing else of `cmd/`
+//! (ServerState holds clients); what is done with clients is in `clients.rs`.
 
-use crate::cmd::runtime::state::ServerState;
 use crate::outbox::PushQueue;
 use crate::pubsub::ClientSubs;
 use crate::wake::Cancel;
@@ -26,9 +28,9 @@ pub struct ClientInfo {
     /// Server clock (Unix ms) at the last command (CLIENT LIST's idle).
     pub last_active_ms: AtomicU64,
     /// The last command and its container, e.g. `list` in `client` (CLIENT LIST's cmd), or
-    /// null. Rows of the static command table, so recording them per command is two stores.
-    last_cmd: AtomicPtr<crate::cmd::runtime::table::Command>,
-    last_parent: AtomicPtr<crate::cmd::runtime::table::Command>,
+    /// null: the `name` fields of static rows, so recording them per command is two stores.
+    last_cmd: AtomicPtr<&'static str>,
+    last_parent: AtomicPtr<&'static str>,
     pub subscriptions: AtomicUsize,
     pub pattern_subscriptions: AtomicUsize,
     pub shard_subscriptions: AtomicUsize,
@@ -39,12 +41,12 @@ pub struct ClientInfo {
     pub user: Mutex<String>,
     /// Connected over the unix socket (CLIENT LIST's `U` flag; local for protected mode).
     unix_socket: std::sync::atomic::AtomicBool,
-    /// CLIENT REPLY, PAUSE, TRACKING, MONITOR and NO-EVICT state ([`crate::cmd::runtime::client_state`]).
-    pub extra: crate::cmd::runtime::client_state::ClientExtra,
+    /// CLIENT REPLY, PAUSE, TRACKING, MONITOR and NO-EVICT state.
+    pub extra: ClientExtra,
     /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST's `multi=` and `x` flag).
     pub multi: AtomicI64,
     /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
-    /// server lock by [`crate::cmd::runtime::blocking`].
+    /// server lock by the blocking subsystem.
     pub blocked: AtomicBool,
 }
 
@@ -85,18 +87,17 @@ impl ClientInfo {
         self.unix_socket.load(Ordering::Relaxed)
     }
 
+    /// A command starts: the time (idle) and the command's name and its container's (CLIENT
+    /// LIST's cmd), given as the `name` fields of static rows so recording them is two stores.
     pub fn touch(
         &self,
-        parent: Option<&'static crate::cmd::runtime::table::Command>,
-        cmd: &'static crate::cmd::runtime::table::Command,
+        parent: Option<&'static &'static str>,
+        cmd: &'static &'static str,
         now_ms: i64,
     ) {
         self.last_active_ms
             .store(now_ms.max(0) as u64, Ordering::Relaxed);
-        let ptr = |c: &'static crate::cmd::runtime::table::Command| {
-            c as *const crate::cmd::runtime::table::Command
-                as *mut crate::cmd::runtime::table::Command
-        };
+        let ptr = |n: &'static &'static str| n as *const &'static str as *mut &'static str;
         self.last_parent
             .store(parent.map_or(std::ptr::null_mut(), ptr), Ordering::Relaxed);
         self.last_cmd.store(ptr(cmd), Ordering::Relaxed);
@@ -112,7 +113,7 @@ impl ClientInfo {
 
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
     pub fn last_cmd_name(&self) -> String {
-        // SAFETY: both are null or point into the static command table.
+        // SAFETY: both are null or point at `name` fields of the static command table.
         let (parent, cmd) = unsafe {
             (
                 self.last_parent.load(Ordering::Relaxed).as_ref(),
@@ -121,8 +122,8 @@ impl ClientInfo {
         };
         match (parent, cmd) {
             (_, None) => "NULL".to_string(),
-            (Some(p), Some(c)) => format!("{}|{}", p.name, c.name),
-            (None, Some(c)) => c.name.to_string(),
+            (Some(p), Some(c)) => format!("{p}|{c}"),
+            (None, Some(c)) => c.to_string(),
         }
     }
 }
@@ -145,7 +146,7 @@ pub struct Client {
     /// Channels, patterns and shard channels this client subscribed to.
     pub pubsub: ClientSubs,
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
-    pub multi: Option<crate::cmd::families::transactions::MultiState>,
+    pub multi: Option<MultiState>,
     /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
     /// (ms), 0 for never.
     pub block_deadline: i64,
@@ -226,27 +227,64 @@ impl Client {
     }
 }
 
-/// Register a new network client (CLIENT LIST sees it from now on).
-pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Client {
-    let info = Arc::new(ClientInfo::new(id, addr, laddr));
-    // Idle time counts from the connection until the first command (Redis's lastinteraction).
-    let now = state.clock.now_ms();
-    info.last_active_ms
-        .store(now.max(0) as u64, Ordering::Relaxed);
-    info.created_ms.store(now, Ordering::Relaxed);
-    state.clients.lock().insert(id, info.clone());
-    let client = Client::new(info, !state.requires_pass());
-    let _ = client.info.extra.push.set(client.push.clone());
-    client
+/// CLIENT REPLY flags (Redis's CLIENT_REPLY_OFF, _SKIP, _SKIP_NEXT).
+pub mod reply_flags {
+    /// No reply is sent until CLIENT REPLY ON.
+    pub const OFF: u8 = 1;
+    /// The reply of the command now running is dropped.
+    pub const SKIP: u8 = 2;
+    /// Set by CLIENT REPLY SKIP: the next command's reply is dropped.
+    pub const SKIP_NEXT: u8 = 4;
 }
 
-/// Forget a closed connection everywhere it left state: the client registry and every layer
-/// that keeps per-client state (its subscriptions, watched keys, blocked keys).
-pub fn disconnect(state: &ServerState, client: &Client) {
-    state.clients.lock().remove(&client.id);
-    crate::cmd::families::pubsub::client_gone(state, client);
-    state.observe.monitors.forget(client.id);
-    state.tracking.disable(client.id);
-    state.watches.forget(client.id);
-    crate::cmd::runtime::blocking::forget(state, client.id);
+/// The control flags of one client.
+#[derive(Default)]
+pub struct ClientExtra {
+    /// CLIENT NO-EVICT on (CLIENT LIST's `e` flag).
+    pub no_evict: AtomicBool,
+    /// In MONITOR mode (CLIENT LIST's `O` flag).
+    pub monitor: AtomicBool,
+    /// [`reply_flags`] bits.
+    pub reply: AtomicU8,
+    /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).
+    pub qbuf: std::sync::atomic::AtomicUsize,
+    /// The client's outbox, for other clients' commands that push to it (tracking).
+    pub push: std::sync::OnceLock<std::sync::Arc<crate::outbox::PushQueue>>,
+    /// Frames for this client that go after the reply of the command it is running
+    /// (invalidations of keys it changed itself).
+    pub after_reply: parking_lot::Mutex<Vec<bytes::Bytes>>,
+}
+
+impl ClientExtra {
+    /// After a command ran: whether its reply is written, then Redis's resetClient step
+    /// (SKIP lasts one command; SKIP_NEXT becomes SKIP for the next one).
+    pub fn reply_allowed_then_advance(&self) -> bool {
+        use reply_flags::*;
+        let f = self.reply.load(Ordering::Relaxed);
+        if f == 0 {
+            return true;
+        }
+        let allowed = f & (OFF | SKIP) == 0;
+        let mut next = f & !SKIP;
+        if next & SKIP_NEXT != 0 {
+            next = (next | SKIP) & !SKIP_NEXT;
+        }
+        self.reply.store(next, Ordering::Relaxed);
+        allowed
+    }
+}
+
+/// One command queued after MULTI, resolved when it was queued: its row by number in the
+/// server's command table (`CommandTable::every_row`), so a client names no row type.
+pub struct Queued {
+    pub row: usize,
+    pub args: Vec<Bytes>,
+}
+
+/// A client's transaction in progress (Redis's CLIENT_MULTI with its mstate).
+#[derive(Default)]
+pub struct MultiState {
+    pub queued: Vec<Queued>,
+    /// A command failed its checks while queuing (Redis's CLIENT_DIRTY_EXEC): EXEC aborts.
+    pub aborted: bool,
 }

@@ -29,8 +29,7 @@ async fn idle_clients(state: Arc<ServerState>) {
         let clients: Vec<_> = state.clients.lock().values().cloned().collect();
         for c in clients {
             let idle_ms = now.saturating_sub(c.last_active_ms.load(Ordering::Relaxed));
-            if idle_ms > timeout_s * 1000 && crate::cmd::runtime::client_state::timeout_applies(&c)
-            {
+            if idle_ms > timeout_s * 1000 && crate::cmd::runtime::clients::timeout_applies(&c) {
                 crate::log::verbose("Closing idle client");
                 c.kill.cancel();
             }
@@ -78,19 +77,11 @@ async fn active_expiry(state: Arc<ServerState>) {
                 // Redis samples each expired key's deletion; the history keeps a second's
                 // maximum, so the round's slowest deletion gives the same entry.
                 let del_ms = slowest_del.as_millis() as u64;
-                crate::cmd::runtime::observe::latency::add_sample_if_needed(
-                    &state,
-                    "expire-del",
-                    del_ms,
-                );
+                crate::cmd::runtime::observe::add_sample_if_needed(&state, "expire-del", del_ms);
                 crate::cmd::runtime::tracking::limit_table(&state);
                 // Keys the cycle expired reach broadcasting clients now, not at the next command.
                 crate::cmd::runtime::tracking::broadcast(&state, 0);
-                crate::cmd::runtime::observe::latency::add_sample_if_needed(
-                    &state,
-                    "expire-cycle",
-                    ms,
-                );
+                crate::cmd::runtime::observe::add_sample_if_needed(&state, "expire-cycle", ms);
                 break;
             }
             state.lock.released().await;

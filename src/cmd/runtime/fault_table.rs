@@ -1,6 +1,6 @@
 //! Fault injection for tests: what a network, a failing node or a paused process does to a
-//! lock client, on demand. The table lives in [`ServerState`]; [`crate::cmd::dispatch::execute::execute`]
-//! consults it behind one relaxed atomic load ([`Faults::armed`]) that is false unless a
+//! lock client, on demand. The table lives in `ServerState`; the request path consults it
+//! (`testctl/faults.rs`) behind one relaxed atomic load ([`Faults::armed`]) that is false unless a
 //! fault is set, so a server nobody breaks pays nothing.
 //!
 //! Rules match requests from network clients by command (`set`, or `client|kill` for a
@@ -17,9 +17,6 @@
 //! by the accept loop). `RESPLOCK.*` requests are never affected, so a test can always undo
 //! what it set.
 
-use crate::cmd::runtime::client::Client;
-use crate::cmd::runtime::state::ServerState;
-use crate::cmd::runtime::table::Command;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,17 +193,13 @@ impl Faults {
     }
 
     /// The first rule matching this request, counted down (and removed at zero).
-    pub fn check(
-        &self,
-        client_id: u64,
-        cmd: &Command,
-        parent: Option<&Command>,
-    ) -> Option<Verdict> {
+    /// `name` is the command's (`kill`), `parent` its container's (`client`) if any.
+    pub fn check(&self, client_id: u64, name: &str, parent: Option<&str>) -> Option<Verdict> {
         let mut t = self.table.lock();
         let i = t
             .rules
             .iter()
-            .position(|r| matches(&r.target, client_id, cmd, parent))?;
+            .position(|r| matches(&r.target, client_id, name, parent))?;
         let rule = &mut t.rules[i];
         let verdict = match &rule.action {
             Action::Error(e) => Verdict::Error(e.clone()),
@@ -244,70 +237,23 @@ impl Faults {
     }
 }
 
-fn matches(target: &Target, client_id: u64, cmd: &Command, parent: Option<&Command>) -> bool {
+fn matches(target: &Target, client_id: u64, cmd: &str, parent: Option<&str>) -> bool {
+    let full = || match parent {
+        Some(p) => format!("{p}|{cmd}"),
+        None => cmd.to_string(),
+    };
     match target {
         Target::All => true,
         Target::Client(id) => *id == client_id,
         Target::Command(name) => match parent {
-            Some(p) => {
-                name == p.name || *name == crate::cmd::runtime::table::fullname(Some(p), cmd)
-            }
-            None => name == cmd.name,
+            Some(p) => name == p || *name == full(),
+            None => name == cmd,
         },
         Target::Match(pattern) => {
-            let full = crate::cmd::runtime::table::fullname(parent, cmd);
-            crate::glob::glob_match(pattern.as_bytes(), full.as_bytes(), true)
+            crate::glob::glob_match(pattern.as_bytes(), full().as_bytes(), true)
                 || parent.is_some_and(|p| {
-                    crate::glob::glob_match(pattern.as_bytes(), p.name.as_bytes(), true)
+                    crate::glob::glob_match(pattern.as_bytes(), p.as_bytes(), true)
                 })
         }
     }
-}
-
-/// Close the connections of the clients `pick` selects (all of them with `|_| true`),
-/// the way a network partition or a proxy restart does. Returns how many.
-pub fn disconnect(
-    state: &ServerState,
-    pick: impl Fn(&crate::cmd::runtime::client::ClientInfo) -> bool,
-) -> usize {
-    let clients = state.clients.lock();
-    let mut n = 0;
-    for info in clients.values() {
-        // A client already closing (killed before, or by an earlier call) is not counted
-        // again: closing it twice is not two disconnections.
-        if pick(info) && info.kill.cancel() {
-            n += 1;
-        }
-    }
-    n
-}
-
-/// Whether the request path must look at faults for `client`: armed, and not a `RESPLOCK.*`
-/// request (those always run, so a test can lift what it set).
-pub(crate) fn applies(state: &ServerState, cmd: &Command, parent: Option<&Command>) -> bool {
-    state.faults.armed()
-        && !parent
-            .unwrap_or(cmd)
-            .has(crate::cmd::base::flags::TEST_ONLY)
-}
-
-/// Whether a request is a `RESPLOCK.*` command (by name, before it is resolved): those are
-/// served even while the server is paused.
-pub(crate) fn is_test_request(args: &[Bytes]) -> bool {
-    args[0].len() > 9 && args[0][..9].eq_ignore_ascii_case(b"resplock.")
-}
-
-/// Hold a request while the server is paused. False if the client was killed or the server
-/// is shutting down meanwhile (the request is then dropped).
-pub(crate) async fn wait_while_paused(state: &ServerState, client: &Client) -> bool {
-    if state.faults.paused_for().is_none() {
-        return true;
-    }
-    let stop = async {
-        tokio::select! {
-            _ = client.info.kill.cancelled() => {}
-            _ = state.shutdown.cancelled() => {}
-        }
-    };
-    state.faults.wait_unpaused(stop).await
 }

@@ -44,7 +44,7 @@ pub fn keyspace_event(state: &ServerState, class: u32, event: &str, key: &[u8], 
         ch.extend_from_slice(db);
         ch.extend_from_slice(b"__:");
         ch.extend_from_slice(key);
-        crate::cmd::families::pubsub::publish_from_server(state, &ch, event.as_bytes());
+        publish_from_server(state, &ch, event.as_bytes());
     }
     if flags & KEYEVENT != 0 {
         let mut ch = Vec::with_capacity(16 + event.len());
@@ -52,8 +52,15 @@ pub fn keyspace_event(state: &ServerState, class: u32, event: &str, key: &[u8], 
         ch.extend_from_slice(db);
         ch.extend_from_slice(b"__:");
         ch.extend_from_slice(event.as_bytes());
-        crate::cmd::families::pubsub::publish_from_server(state, &ch, key);
+        publish_from_server(state, &ch, key);
     }
+}
+
+/// Publish a message as PUBLISH does, from the server itself.
+fn publish_from_server(state: &ServerState, channel: &[u8], msg: &[u8]) -> usize {
+    let now = state.clock.now_ms();
+    let limits = state.pubsub.limits();
+    state.pubsub.publish(channel, msg, limits, now)
 }
 
 impl Ctx<'_> {

@@ -11,6 +11,7 @@
 //! contenders wait asynchronously, so they can answer BUSY past busy-reply-threshold and a
 //! worker thread never sleeps behind a script.
 
+use crate::cmd::runtime::state::ServerState;
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -96,5 +97,41 @@ impl ServerLock {
             let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
         }
         self.async_waiters.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A script has run past busy-reply-threshold: other clients get BUSY.
+pub fn script_busy(state: &ServerState) -> bool {
+    let threshold = state.config.read().busy_reply_threshold_ms;
+    threshold > 0
+        && state
+            .scripting
+            .running_for()
+            .is_some_and(|ran| ran.as_millis() as u64 >= threshold)
+}
+
+/// Run `take` holding the server lock, waiting while a script holds it, unless the script is
+/// past busy-reply-threshold (then Redis serves events meanwhile, so `take` runs at once).
+/// The connection takes its queued pushes this way: Redis writes what a script published when
+/// the script ends. None if `stop` resolved first.
+pub async fn when_no_script<R>(
+    state: &ServerState,
+    stop: impl std::future::Future<Output = ()>,
+    mut take: impl FnMut() -> R,
+) -> Option<R> {
+    tokio::pin!(stop);
+    loop {
+        if let Some(held) = state.lock.lock_briefly() {
+            let r = take();
+            drop(held);
+            return Some(r);
+        }
+        if script_busy(state) {
+            return Some(take());
+        }
+        tokio::select! {
+            _ = &mut stop => return None,
+            _ = state.lock.released() => {}
+        }
     }
 }

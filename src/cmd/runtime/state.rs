@@ -68,9 +68,9 @@ pub struct ServerState {
     /// DEBUG SET-ACTIVE-EXPIRE: false stops the background expiry cycle.
     pub active_expire_enabled: std::sync::atomic::AtomicBool,
     /// Command and error statistics, slow log, latency events, monitors.
-    pub observe: crate::cmd::runtime::observe::Observe,
+    pub observe: crate::cmd::runtime::observe::registry::Observe,
     /// CLIENT PAUSE.
-    pub pause: crate::cmd::runtime::pause::Pause,
+    pub pause: crate::cmd::runtime::pause::registry::Pause,
     /// CLIENT TRACKING.
     pub tracking: crate::cmd::runtime::tracking::Tracking,
     /// Unix time (s) of the last SAVE/BGSAVE (LASTSAVE); the start time until one runs.
@@ -78,13 +78,13 @@ pub struct ServerState {
     /// Request, output-buffer and idle limits, copied from `config` on every change.
     pub client_limits: crate::cmd::runtime::client_limits::ClientLimits,
     /// maxmemory's settings and eviction state.
-    pub eviction: crate::cmd::runtime::evict::Eviction,
+    pub eviction: crate::cmd::runtime::evict::registry::Eviction,
     /// ACL users, the permission check's state and the ACL log.
-    pub acl: crate::cmd::runtime::acl::Acl,
+    pub acl: crate::cmd::runtime::acl::registry::Acl,
     /// WATCHed keys and the clients whose EXEC a change makes fail.
     pub watches: crate::cmd::runtime::watch::Watches,
     /// Clients blocked in BLPOP and friends, and the keys that became ready for them.
-    pub blocking: crate::cmd::runtime::blocking::Blocking,
+    pub blocking: crate::cmd::runtime::blocking::registry::Blocking,
     /// The client blocked clients are served as (their database, no connection): one,
     /// reused, since serving runs under the server lock.
     pub serve_client: Mutex<crate::cmd::runtime::client::Client>,
@@ -128,7 +128,9 @@ impl ServerState {
             ),
             script_client: Mutex::new(crate::cmd::runtime::client::Client::detached(0, 0, 2)),
             pubsub: crate::pubsub::PubSub::new(),
-            observe: crate::cmd::runtime::observe::Observe::new(commands.every_row().len()),
+            observe: crate::cmd::runtime::observe::registry::Observe::new(
+                commands.every_row().len(),
+            ),
             pause: Default::default(),
             tracking: Default::default(),
             lastsave: std::sync::atomic::AtomicI64::new(0),
@@ -136,7 +138,7 @@ impl ServerState {
             eviction: Default::default(),
             acl: Default::default(),
             watches: crate::cmd::runtime::watch::Watches::new(),
-            blocking: crate::cmd::runtime::blocking::Blocking::new(),
+            blocking: crate::cmd::runtime::blocking::registry::Blocking::new(),
             serve_client: Mutex::new(crate::cmd::runtime::client::Client::detached(0, 0, 2)),
             faults: crate::cmd::runtime::fault_table::Faults::new(),
             snapshots: Mutex::new(std::collections::HashMap::new()),

@@ -3,3 +3,4 @@
 //! (`direct`), the clock moved, snapshots and restarts, faults acted on.
 
 pub mod direct;
+pub mod faults;

@@ -47,129 +47,19 @@
 //! ```
 //! and make `Value::serves_blocked_pops` and [`kind_of`] answer for sorted sets.
 
-use crate::cmd::runtime::client::{Client, ClientInfo};
+pub mod registry;
+
+pub use registry::{kind_of, Blocking, Kind, Serve, Served, Wait};
+
+use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
 use crate::error::{self, RedisError};
-use crate::keyspace::Value;
-use crate::outbox::PushQueue;
 use crate::reply::Reply;
 use bytes::Bytes;
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-/// The value type a blocked client pops from (Redis's btype). A waiter is only served from a
-/// ready key holding this type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    List,
-    ZSet,
-}
-
-/// The kind of value that can serve waiters, if `v` is one.
-pub fn kind_of(v: &Value) -> Option<Kind> {
-    match v {
-        Value::List(_) => Some(Kind::List),
-        Value::ZSet(_) => Some(Kind::ZSet),
-        _ => None,
-    }
-}
-
-/// What serving a waiter produced: its reply, and whether the value at the ready key is now
-/// gone (then nobody else is served from it).
-pub struct Served {
-    pub reply: Reply,
-    pub deleted: bool,
-}
-
-/// Serves one waiter from a ready key: runs under the server lock with a [`Ctx`] in the
-/// waiter's database, only when the key holds a non-empty value of the waiter's [`Kind`].
-pub type Serve = Box<dyn FnMut(&mut Ctx, &Bytes) -> Served + Send>;
-
-/// A client about to block: see the module documentation.
-pub struct Wait {
-    pub kind: Kind,
-    /// The keys, in the client's database, in argument order (repeats are one key).
-    pub keys: Vec<Bytes>,
-    /// Absolute deadline on the server clock in ms; 0 waits forever.
-    pub deadline: i64,
-    pub serve: Serve,
-}
-
-/// A registered waiter.
-struct Waiter {
-    db: usize,
-    kind: Kind,
-    keys: Vec<Bytes>,
-    /// Position in every key's queue (one number for all its keys: the order it blocked in).
-    seq: u64,
-    serve: Serve,
-    info: Arc<ClientInfo>,
-    push: Arc<PushQueue>,
-}
-
-#[derive(Default)]
-struct Registry {
-    /// (db, key) -> waiters by the order they blocked.
-    keys: HashMap<(usize, Bytes), BTreeMap<u64, u64>>,
-    clients: HashMap<u64, Waiter>,
-    next_seq: u64,
-    /// Keys that became ready since the last serving pass, in that order, and as a set.
-    ready: Vec<(usize, Bytes)>,
-    ready_set: HashSet<(usize, Bytes)>,
-}
-
-impl Registry {
-    /// Unregister `id` from every key; its record is returned.
-    fn remove(&mut self, id: u64) -> Option<Waiter> {
-        let w = self.clients.remove(&id)?;
-        for k in &w.keys {
-            let slot = (w.db, k.clone());
-            if let Some(q) = self.keys.get_mut(&slot) {
-                q.remove(&w.seq);
-                if q.is_empty() {
-                    self.keys.remove(&slot);
-                }
-            }
-        }
-        Some(w)
-    }
-}
-
-/// The registry of blocked clients (see the module documentation).
-#[derive(Default)]
-pub struct Blocking {
-    /// Blocked clients: INFO's blocked_clients, and whether the keyspace reports ready keys.
-    blocked: AtomicUsize,
-    inner: Mutex<Registry>,
-}
-
-impl Blocking {
-    /// An empty registry.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Whether any client is blocked (one atomic load).
-    pub fn any(&self) -> bool {
-        self.blocked.load(Ordering::Relaxed) > 0
-    }
-
-    /// How many clients are blocked.
-    pub fn count(&self) -> usize {
-        self.blocked.load(Ordering::Relaxed)
-    }
-
-    /// Remove `id` and mark it unblocked; returns its record if it was blocked.
-    fn take(&self, id: u64) -> Option<Waiter> {
-        let w = self.inner.lock().remove(id)?;
-        self.blocked.fetch_sub(1, Ordering::Relaxed);
-        w.info.blocked.store(false, Ordering::Release);
-        Some(w)
-    }
-}
+use crate::cmd::runtime::blocking::registry::Waiter;
 
 /// Whether a blocking command may block here (not inside MULTI/EXEC or a script, where Redis
 /// answers as if the timeout had already passed).
@@ -329,7 +219,7 @@ pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply
     let id = client.id;
     let deadline = client.block_deadline;
     let never = std::future::pending::<()>();
-    let expired = crate::cmd::dispatch::execute::when_no_script(state, never, || {
+    let expired = crate::cmd::runtime::lock::when_no_script(state, never, || {
         // Redis unblocks once the deadline is strictly in the past.
         if state.clock.now_ms() > deadline {
             state.blocking.take(id).is_some()

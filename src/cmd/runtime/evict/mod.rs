@@ -15,6 +15,10 @@
 //! TTL. Access times for LRU/LFU come from the keyspace's access tracking when it records
 //! them; until then those policies evict the first sampled key, i.e. at random.
 
+pub mod registry;
+
+pub use registry::{Eviction, Policy};
+
 use crate::cmd::base::flags;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::ServerState;
@@ -22,98 +26,9 @@ use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Db, Entry, SHARDS};
 use bytes::Bytes;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 
-/// maxmemory-policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    NoEviction = 0,
-    AllkeysLru,
-    VolatileLru,
-    AllkeysLfu,
-    VolatileLfu,
-    AllkeysRandom,
-    VolatileRandom,
-    VolatileTtl,
-}
-
-impl Policy {
-    /// The policy CONFIG uses this name for (`noeviction` for anything else).
-    pub fn from_name(name: &str) -> Policy {
-        match name {
-            "allkeys-lru" => Policy::AllkeysLru,
-            "volatile-lru" => Policy::VolatileLru,
-            "allkeys-lfu" => Policy::AllkeysLfu,
-            "volatile-lfu" => Policy::VolatileLfu,
-            "allkeys-random" => Policy::AllkeysRandom,
-            "volatile-random" => Policy::VolatileRandom,
-            "volatile-ttl" => Policy::VolatileTtl,
-            _ => Policy::NoEviction,
-        }
-    }
-
-    fn from_u8(v: u8) -> Policy {
-        [
-            Policy::NoEviction,
-            Policy::AllkeysLru,
-            Policy::VolatileLru,
-            Policy::AllkeysLfu,
-            Policy::VolatileLfu,
-            Policy::AllkeysRandom,
-            Policy::VolatileRandom,
-            Policy::VolatileTtl,
-        ]
-        .get(v as usize)
-        .copied()
-        .unwrap_or(Policy::NoEviction)
-    }
-
-    fn volatile_only(self) -> bool {
-        matches!(
-            self,
-            Policy::VolatileLru
-                | Policy::VolatileLfu
-                | Policy::VolatileRandom
-                | Policy::VolatileTtl
-        )
-    }
-}
-
-/// The maxmemory settings (copied from `Config` on every change) and eviction's state.
-#[derive(Default)]
-pub struct Eviction {
-    maxmemory: AtomicU64,
-    policy: AtomicU8,
-    samples: AtomicU32,
-    /// INFO's evicted_keys.
-    pub evicted_keys: AtomicU64,
-    /// Redis's pre_command_oom_state: whether the server was out of memory when the running
-    /// command (a script, for its `redis.call`s) started.
-    pre_command_oom: AtomicBool,
-    /// The database the next random eviction starts from (Redis rotates it).
-    next_db: AtomicU32,
-    /// Redis's eviction pool: the best candidates sampled so far (score, db, key), best last;
-    /// each round adds fresh samples and takes the best, so the choice improves across rounds.
-    pool: parking_lot::Mutex<Vec<(u64, usize, Bytes)>>,
-    /// The running script declared flags (so `allow-oom` decided at its start, and its
-    /// commands are not checked one by one).
-    script_declared_flags: AtomicBool,
-}
-
-impl Eviction {
-    /// Copy the settings out of `config`.
-    pub fn refresh(&self, config: &crate::config::Config) {
-        let r = Ordering::Relaxed;
-        self.maxmemory.store(config.maxmemory, r);
-        self.policy
-            .store(Policy::from_name(&config.maxmemory_policy) as u8, r);
-        self.samples.store(config.maxmemory_samples.max(1), r);
-    }
-
-    fn policy(&self) -> Policy {
-        Policy::from_u8(self.policy.load(Ordering::Relaxed))
-    }
-}
+use crate::cmd::runtime::evict::registry::POOL_SIZE;
 
 /// processCommand's maxmemory step for a command about to run (the server lock held): evict
 /// as needed, then refuse `cmd` if memory is still over the limit and the command may grow
@@ -281,9 +196,6 @@ fn pick_victim(state: &ServerState, policy: Policy, now: i64) -> Option<(usize, 
     }
     None
 }
-
-/// Candidates the eviction pool keeps (Redis's EVPOOL_SIZE).
-const POOL_SIZE: usize = 16;
 
 /// Up to `want` random live keys of `db` with their scores; volatile keys only if asked.
 fn sample(

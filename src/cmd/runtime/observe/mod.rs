@@ -5,70 +5,25 @@
 
 pub mod latency;
 pub mod monitor;
+pub mod registry;
 pub mod slowlog;
 
+use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::observe::latency::TS_LEN;
+use crate::cmd::runtime::observe::registry::{bucket_usec, CmdStat};
+use crate::cmd::runtime::observe::slowlog::{redacted, trimmed, Entry};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::{fullname, Command};
 use crate::cmd::runtime::tracking;
 use crate::reply::Reply;
 use bytes::Bytes;
-use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// One command's counters.
-#[derive(Clone, Default)]
-pub struct CmdStat {
-    /// Times it ran.
-    pub calls: u64,
-    /// Total run time, microseconds.
-    pub usec: u64,
-    /// Refused before running (arity, auth, pause...).
-    pub rejected_calls: u64,
-    /// Ran and answered an error.
-    pub failed_calls: u64,
-    /// Run times by power-of-two bucket of 1024 ns (LATENCY HISTOGRAM).
-    pub buckets: [u64; 32],
-}
-
-/// One command's counters, added to without a lock: a map behind a mutex, looked up by name,
-/// cost every command a lock shared by all workers and a walk of string compares (Redis keeps
-/// them in the command's own struct).
-#[derive(Default)]
-struct Counters {
-    calls: AtomicU64,
-    usec: AtomicU64,
-    rejected_calls: AtomicU64,
-    failed_calls: AtomicU64,
-    buckets: [AtomicU64; 32],
-}
-
-impl Counters {
-    fn snapshot(&self) -> CmdStat {
-        let r = Ordering::Relaxed;
-        CmdStat {
-            calls: self.calls.load(r),
-            usec: self.usec.load(r),
-            rejected_calls: self.rejected_calls.load(r),
-            failed_calls: self.failed_calls.load(r),
-            buckets: std::array::from_fn(|i| self.buckets[i].load(r)),
-        }
-    }
-
-    fn reset(&self) {
-        let r = Ordering::Relaxed;
-        self.calls.store(0, r);
-        self.usec.store(0, r);
-        self.rejected_calls.store(0, r);
-        self.failed_calls.store(0, r);
-        for b in &self.buckets {
-            b.store(0, r);
-        }
-    }
-}
+use crate::outbox::Limits;
 
 /// The counters' number for `cmd` run as `args` (or refused): the row's number in the
 /// table's `every_row`, found by its address, or for a row reached some other way by its
@@ -87,84 +42,6 @@ fn row_of(
         (None, p) => fullname(p, cmd),
     };
     state.commands.row_named(&name)
-}
-
-/// The server's records of its commands.
-pub struct Observe {
-    /// Per row of the table's `every_row`; read as a map by full name through
-    /// [`cmdstats`].
-    counters: Box<[Counters]>,
-    /// Error replies by their first word (`ERR`, `WRONGTYPE`).
-    pub errorstats: Mutex<BTreeMap<String, u64>>,
-    /// Every error reply sent (INFO stats total_error_replies).
-    pub total_error_replies: AtomicU64,
-    /// SLOWLOG.
-    pub slowlog: Mutex<slowlog::SlowLog>,
-    /// LATENCY events.
-    pub latency: Mutex<latency::Events>,
-    /// MONITOR clients.
-    pub monitors: monitor::Monitors,
-    /// latency-monitor-threshold (ms; 0 off), copied out of the config by
-    /// [`Observe::refresh`] so that every command does not read the config lock.
-    latency_threshold_ms: AtomicU64,
-    /// slowlog-log-slower-than (us; negative off), copied as above.
-    slowlog_slower_than_us: AtomicI64,
-    /// slowlog-max-len, copied as above.
-    slowlog_max_len: AtomicU64,
-}
-
-impl Observe {
-    /// Records for a table of `rows` rows.
-    pub fn new(rows: usize) -> Self {
-        let config = crate::config::Config::default();
-        let o = Observe {
-            counters: (0..rows).map(|_| Counters::default()).collect(),
-            errorstats: Default::default(),
-            total_error_replies: Default::default(),
-            slowlog: Default::default(),
-            latency: Default::default(),
-            monitors: Default::default(),
-            latency_threshold_ms: Default::default(),
-            slowlog_slower_than_us: Default::default(),
-            slowlog_max_len: Default::default(),
-        };
-        o.refresh(&config);
-        o
-    }
-}
-
-impl Observe {
-    /// CONFIG RESETSTAT: command and error statistics start again.
-    pub fn reset_stats(&self) {
-        for c in self.counters.iter() {
-            c.reset();
-        }
-        self.errorstats.lock().clear();
-        self.total_error_replies.store(0, Ordering::Relaxed);
-    }
-
-    /// Copy the thresholds this module reads per command out of `config` (after CONFIG SET).
-    pub fn refresh(&self, config: &crate::config::Config) {
-        let r = Ordering::Relaxed;
-        self.latency_threshold_ms
-            .store(config.latency_monitor_threshold, r);
-        self.slowlog_slower_than_us
-            .store(config.slowlog_log_slower_than, r);
-        self.slowlog_max_len.store(config.slowlog_max_len, r);
-    }
-
-    /// latency-monitor-threshold in ms (0: off).
-    pub fn latency_threshold_ms(&self) -> u64 {
-        self.latency_threshold_ms.load(Ordering::Relaxed)
-    }
-
-    /// slowlog-log-slower-than (us) and slowlog-max-len.
-    pub fn slowlog_settings(&self) -> (i64, usize) {
-        (
-            self.slowlog_slower_than_us.load(Ordering::Relaxed),
-            self.slowlog_max_len.load(Ordering::Relaxed) as usize,
-        )
-    }
 }
 
 /// The commands that ran or were refused since the start (or CONFIG RESETSTAT), by full
@@ -212,15 +89,15 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     } else {
         "command"
     };
-    latency::add_sample_if_needed(state, event, us / 1000);
+    add_sample_if_needed(state, event, us / 1000);
     // Keys the command found expired and removed (Redis samples each in expireIfNeeded).
     let lazy_del = crate::keyspace::take_slowest_lazy_delete().as_millis() as u64;
-    latency::add_sample_if_needed(state, "expire-del", lazy_del);
+    add_sample_if_needed(state, "expire-del", lazy_del);
     if !cmd.has(crate::cmd::base::flags::SKIP_SLOWLOG) {
-        slowlog::push_if_slow(state, ctx.client, args, us);
+        push_if_slow(state, ctx.client, args, us);
     }
     if !cmd.has(crate::cmd::base::flags::SKIP_MONITOR | crate::cmd::base::flags::ADMIN) {
-        monitor::feed(state, ctx.client, ctx.in_script, args);
+        feed(state, ctx.client, ctx.in_script, args);
     }
     if ctx.in_script {
         tracking::script_called(state, cmd.has(crate::cmd::base::flags::READONLY));
@@ -245,8 +122,8 @@ pub fn after_script(
 ) {
     let us = took.as_micros() as u64;
     record(state, cmd, args, reply, took);
-    latency::add_sample_if_needed(state, "command", us / 1000);
-    slowlog::push_if_slow(state, client, args, us);
+    add_sample_if_needed(state, "command", us / 1000);
+    push_if_slow(state, client, args, us);
 }
 
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
@@ -358,12 +235,6 @@ pub fn latencystats_info(state: &ServerState, out: &mut String) {
     }
 }
 
-/// The upper bound, in microseconds, of histogram bucket `i` (1024 ns << i), as Redis prints
-/// an HDR histogram's log buckets.
-pub fn bucket_usec(i: usize) -> u64 {
-    (1024u64 << i) / 1000
-}
-
 /// The keys a read-only command read, by its key specs (or its row).
 fn read_keys(state: &ServerState, cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
     let name = full_name(state, cmd, args);
@@ -378,4 +249,98 @@ fn read_keys(state: &ServerState, cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
         .into_iter()
         .filter_map(|i| args.get(i).cloned())
         .collect()
+}
+
+/// Log the command a client ran if it took `us` microseconds or more than the threshold.
+pub fn push_if_slow(state: &ServerState, client: &Client, argv: &[Bytes], us: u64) {
+    let (threshold, max_len) = state.observe.slowlog_settings();
+    if threshold < 0 || us < threshold as u64 {
+        return;
+    }
+    let shown = trimmed(&redacted(argv));
+    let entry = Entry {
+        id: 0,
+        time_s: state.clock.now_ms() / 1000,
+        duration_us: us,
+        args: shown,
+        peer: Bytes::from(client.info.addr.clone()),
+        name: client.info.name.lock().clone().unwrap_or_default(),
+    };
+    let mut log = state.observe.slowlog.lock();
+    let id = log.next_id;
+    log.next_id += 1;
+    log.entries.push_front(Entry { id, ..entry });
+    log.entries.truncate(max_len);
+}
+
+/// Redis's latencyAddSampleIfNeeded: record `ms` for `event` when the monitor is on and the
+/// duration reaches its threshold. Samples within the same second keep the worst.
+pub fn add_sample_if_needed(state: &ServerState, event: &str, ms: u64) {
+    let threshold = state.observe.latency_threshold_ms();
+    if threshold == 0 || ms < threshold {
+        return;
+    }
+    let now = state.clock.now_ms() / 1000;
+    let mut events = state.observe.latency.lock();
+    let s = events.entry(event.to_string()).or_default();
+    s.max = s.max.max(ms);
+    if let Some(last) = s.samples.last_mut() {
+        if last.0 == now {
+            last.1 = last.1.max(ms);
+            return;
+        }
+    }
+    s.samples.push((now, ms));
+    if s.samples.len() > TS_LEN {
+        s.samples.remove(0);
+    }
+}
+
+/// Send one executed command to every monitor.
+pub fn feed(state: &ServerState, client: &Client, from_script: bool, argv: &[Bytes]) {
+    let monitors = &state.observe.monitors;
+    if monitors.count.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let us = state.clock.now_us();
+    let who = if from_script {
+        "lua".to_string()
+    } else if client.info.is_unix_socket() {
+        format!("unix:{}", client.info.addr.trim_end_matches(":0"))
+    } else {
+        client.info.addr.clone()
+    };
+    let mut line = format!(
+        "+{}.{:06} [{} {who}]",
+        us.div_euclid(1_000_000),
+        us.rem_euclid(1_000_000),
+        client.db
+    );
+    for a in crate::cmd::runtime::observe::slowlog::redacted(argv) {
+        line.push(' ');
+        line.push_str(&crate::config::repr(&a));
+    }
+    line.push_str("\r\n");
+    let frame = Bytes::from(line);
+    // Monitors are replicas in Redis's output-buffer classes.
+    let (hard, soft, secs) = state.config.read().output_buffer_limit("slave");
+    let limits = Limits {
+        hard_bytes: hard as usize,
+        soft_bytes: soft as usize,
+        soft_seconds: secs as i64,
+    };
+    let now = state.clock.now_ms();
+    // A monitor's own commands are not echoed to it: Redis would append the line after the
+    // reply, but resplock writes queued frames before a reply, which would reorder them.
+    for (id, q) in monitors.queues.lock().iter() {
+        if *id != client.id || from_script {
+            q.deliver(&frame, limits, now);
+        }
+    }
+}
+
+/// Feed the command a network client is about to run: the script commands feed themselves
+/// before their script runs, so the script's own calls follow them.
+pub fn feed_before_script(state: &ServerState, client: &Client, argv: &[Bytes]) {
+    feed(state, client, false, argv);
 }
