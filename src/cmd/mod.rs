@@ -55,3 +55,23 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
 pub fn all_commands() -> Vec<&'static Command> {
     commands().all_commands()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_row_has_its_own_address_and_full_name() {
+        // The counters are found by a row's address: two rows sharing one (a subcommand
+        // slice reused by two containers) would share counters.
+        let t = super::commands();
+        let rows = t.every_row();
+        for (i, (cmd, parent)) in rows.iter().enumerate() {
+            assert_eq!(t.row_number(cmd), Some(i));
+            assert_eq!(
+                t.row_named(&super::runtime::table::fullname(*parent, cmd)),
+                Some(i)
+            );
+        }
+        let get = super::lookup(b"get").expect("get");
+        assert_eq!(t.row_number(get), t.row_named("get"));
+    }
+}
