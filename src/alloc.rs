@@ -116,7 +116,7 @@ pub fn used_memory() -> Option<usize> {
 }
 
 /// Resident set size in bytes (Linux /proc; 0 elsewhere).
-pub fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .unwrap_or_default()
         .split_whitespace()

@@ -546,7 +546,7 @@ fn imports_follow_the_layers() {
         let module = top(m);
         seen.insert(module.to_string());
         if let Some(l) = cmd_layer(m) {
-            if c.modules.contains_key(&m[..2].to_vec()) {
+            if c.modules.contains_key(&m[..2]) {
                 seen_layers.insert(l.to_string());
             }
         }

@@ -4,8 +4,8 @@
 //! both dereference to a [`Backend`], so `server.advance(..)` and `server.db(0).get(..)` work on
 //! either. Every operation runs holding the server lock, like a command.
 
-use crate::cmd::families::resplock::{self as testctl, Restore};
 use crate::cmd::runtime::fault_table::{Action, Target};
+use crate::cmd::testctl::dataset::{self, Restore};
 use crate::cmd::ServerState;
 use crate::keyspace::Snapshot;
 use crate::reply::Reply;
@@ -206,7 +206,7 @@ impl Backend {
 
     fn move_clock(&self, change: impl FnOnce(&crate::clock::Clock)) {
         crate::cmd::testctl::direct::locked(&self.state, || {
-            testctl::move_clock(&self.state, change)
+            dataset::move_clock(&self.state, change)
         });
     }
 
@@ -396,7 +396,7 @@ impl Backend {
     /// ```
     pub fn snapshot(&self) -> Arc<Snapshot> {
         crate::cmd::testctl::direct::locked(&self.state, || {
-            testctl::take_snapshot(&self.state, testctl::DEFAULT_SNAPSHOT)
+            dataset::take_snapshot(&self.state, dataset::DEFAULT_SNAPSHOT)
         })
     }
 
@@ -418,7 +418,7 @@ impl Backend {
             Restart::From(s) => Restore::From(s),
         };
         crate::cmd::testctl::direct::locked(&self.state, || {
-            testctl::restart(&self.state, &restore, None)
+            dataset::restart(&self.state, &restore, None)
         });
     }
 

@@ -23,14 +23,13 @@ use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
-use crate::keyspace::Snapshot;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
-use std::sync::Arc;
 use std::time::Duration;
+
+use crate::cmd::testctl::dataset::{move_clock, restart, take_snapshot, Restore, DEFAULT_SNAPSHOT};
 
 /// Every test command: never from scripts or MULTI, always served (even past a busy script
 /// or while the server is paused by a fault).
@@ -90,16 +89,6 @@ const FAULT_SUBS: &[Command] = &[
     Command::new("list", 2, TEST, fault_list).doc("server", "0.1.0", "The rules set"),
     Command::new("clear", -2, TEST, fault_clear).doc("server", "0.1.0", "Remove rules"),
 ];
-
-// ------------------------------------------------------------------------------- the clock
-
-/// Move the clock with `change`, then expire at once every key the move made stale (with
-/// its `expired` events), so a test sees expiry when it moves time, not a cron round later.
-/// The caller holds the server lock.
-pub fn move_clock(state: &ServerState, change: impl FnOnce(&crate::clock::Clock)) {
-    change(&state.clock);
-    state.keyspace.expire_all(state.clock.now_ms());
-}
 
 fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Int(ctx.state.clock.now_ms()))
@@ -279,48 +268,6 @@ fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         _ => return Err(RedisError::new(error::SYNTAX)),
     };
     Ok(Reply::Int(ctx.state.faults.clear(id) as i64))
-}
-
-// --------------------------------------------------------------- snapshots and restarts
-
-/// Name a snapshot is kept under when none is given.
-pub const DEFAULT_SNAPSHOT: &str = "default";
-
-/// Keep a copy of the whole dataset under `name`. The caller holds the server lock.
-pub fn take_snapshot(state: &ServerState, name: &str) -> Arc<Snapshot> {
-    let snap = Arc::new(state.keyspace.snapshot());
-    state
-        .snapshots
-        .lock()
-        .insert(name.to_string(), snap.clone());
-    snap
-}
-
-/// What a simulated restart comes back with.
-#[derive(Clone, Debug)]
-pub enum Restore {
-    /// Nothing: a restart without persistence.
-    Empty,
-    /// The data as it is (connections, scripts and the rest still go).
-    Keep,
-    /// An older copy: the writes made since are lost, as in a failover to a replica that
-    /// had not received them.
-    From(Arc<Snapshot>),
-}
-
-/// Simulate a restart of the server process without persistence: every connection is
-/// closed, the script cache is emptied and the dataset becomes `restore`'s. The port,
-/// configuration, clock and fault rules stay (they belong to the test, not the process).
-/// `spare` (the caller's connection) is left for the caller to close. The caller holds the
-/// server lock.
-pub fn restart(state: &ServerState, restore: &Restore, spare: Option<u64>) {
-    match restore {
-        Restore::Empty => state.keyspace.restore(&Snapshot::default()),
-        Restore::Keep => {}
-        Restore::From(s) => state.keyspace.restore(s),
-    }
-    state.scripting.flush();
-    crate::cmd::testctl::faults::disconnect(state, |c| Some(c.id) != spare);
 }
 
 fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

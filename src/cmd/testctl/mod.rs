@@ -2,5 +2,6 @@
 //! embedding API) does to a server beyond commands: commands run without a client
 //! (`direct`), the clock moved, snapshots and restarts, faults acted on.
 
+pub mod dataset;
 pub mod direct;
 pub mod faults;
