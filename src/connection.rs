@@ -237,10 +237,10 @@ fn lend(out: &mut BytesMut) {
     }
 }
 
-/// Move queued pushes to `out`, unless a script is running: Redis writes what a script
-/// published when it ends, or, once it runs past busy-reply-threshold, from the event
-/// processing it does meanwhile (see [`cmd::runtime::lock::when_no_script`]). False if the connection
-/// must close meanwhile.
+/// Move queued pushes to `out`, unless a script is running: Redis writes what a script published
+/// when it ends, or, once it runs past busy-reply-threshold, from the event processing it does
+/// meanwhile (see [`cmd::runtime::lock::when_no_script`]). False if the connection must close
+/// meanwhile.
 async fn take_pushes(
     state: &ServerState,
     info: &ClientInfo,

@@ -1,8 +1,8 @@
-//! Test surface, not part of the supported API: an in-process server state with one client,
-//! driven request by request without sockets, for the fuzz targets under `fuzz/` (a separate
-//! crate, so it can only reach what is public) and for tests. Requests take the same path as a
-//! network client's (`cmd::dispatch::execute::execute`: authentication, subscribed mode, the server lock,
-//! the command table), and the client's queued pushes are drained after each one.
+//! Test surface, not part of the supported API: an in-process server state with one client, driven
+//! request by request without sockets, for the fuzz targets under `fuzz/` (a separate crate, so it
+//! can only reach what is public) and for tests. Requests take the same path as a network client's
+//! (`cmd::dispatch::execute::execute`: authentication, subscribed mode, the server lock, the
+//! command table), and the client's queued pushes are drained after each one.
 
 use crate::cmd::runtime::client::Client;
 use crate::cmd::ServerState;

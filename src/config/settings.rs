@@ -136,7 +136,7 @@ impl ProtectedAction {
 
 /// The server's settings. Fields are the parameters resplock reads; [`Config::others`] holds
 /// the rest. Build one with [`Config::default`] (redis-server's defaults, loopback bind, no
-/// save points), [`Config::ephemeral`] or [`parse_command_line`]; read or change any
+/// save points), [`Config::ephemeral`] or `parse_command_line`; read or change any
 /// parameter by name with [`Config::get_matching`] and [`Config::set_many`].
 ///
 /// ```

@@ -1,11 +1,11 @@
-//! How a request runs: checks (authentication, subscribed mode), then the command holding
-//! the server lock ([`crate::cmd::runtime::lock`]): ordinary commands, scripts and (next) transactions alike,
-//! so each is atomic and isolated as in Redis. The connection hands every request here and
+//! How a request runs: checks (authentication, subscribed mode), then the command holding the
+//! server lock ([`crate::cmd::runtime::lock`]): ordinary commands, scripts and (next) transactions
+//! alike, so each is atomic and isolated as in Redis. The connection hands every request here and
 //! knows nothing of locks or scripts.
 //!
-//! A script runs on the worker that received it, so a short script costs no thread hand-off;
-//! a long one hands the worker's other tasks to another thread from the Lua hook
-//! (`hand_off_if_long`) so BUSY, SCRIPT KILL and SHUTDOWN stay served.
+//! A script runs on the worker that received it, so a short script costs no thread hand-off; a long
+//! one hands the worker's other tasks to another thread from the Lua hook (`hand_off_if_long`) so
+//! BUSY, SCRIPT KILL and SHUTDOWN stay served.
 
 use crate::cmd::base::flags;
 use crate::cmd::families::transactions as multi;
@@ -102,9 +102,9 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     run_checked(state, client, cmd, parent, args, now).await
 }
 
-/// A request under an injected fault ([`crate::cmd::runtime::fault_table`]): held while the server is paused,
-/// then failed, dropped, run and delayed, or run and its reply lost, as the first matching
-/// rule says.
+/// A request under an injected fault ([`crate::cmd::runtime::fault_table`]): held while the server
+/// is paused, then failed, dropped, run and delayed, or run and its reply lost, as the first
+/// matching rule says.
 async fn run_with_fault(
     state: &Arc<ServerState>,
     client: &mut Client,

@@ -1,7 +1,7 @@
 //! Bitmaps on string values: SETBIT, GETBIT, BITCOUNT, BITPOS and BITOP, as Redis's bitops.c
-//! (BITFIELD is in [`crate::cmd::families::bitfield`]). Bit 0 is the most significant bit of byte 0; a
-//! missing key reads as an endless run of zero bits; writes zero-pad the string up to the
-//! byte they reach, within proto-max-bulk-len.
+//! (BITFIELD is in [`crate::cmd::families::bitfield`]). Bit 0 is the most significant bit of byte
+//! 0; a missing key reads as an endless run of zero bits; writes zero-pad the string up to the byte
+//! they reach, within proto-max-bulk-len.
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;

@@ -1,6 +1,6 @@
-//! CLIENT's control subcommands: PAUSE and UNPAUSE ([`crate::cmd::runtime::pause`]), REPLY, NO-EVICT, and
-//! the tracking queries (GETREDIR, TRACKINGINFO, CACHING) as they answer for a client that
-//! has not turned tracking on.
+//! CLIENT's control subcommands: PAUSE and UNPAUSE ([`crate::cmd::runtime::pause`]), REPLY,
+//! NO-EVICT, and the tracking queries (GETREDIR, TRACKINGINFO, CACHING) as they answer for a client
+//! that has not turned tracking on.
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::runtime::client::reply_flags;

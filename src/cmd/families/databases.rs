@@ -1,6 +1,6 @@
-//! Database-wide commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB. Flushes and swaps are what
-//! touch every watched key of a database at once ([`crate::cmd::runtime::watch`]), and a swap can make keys
-//! that blocked clients wait on appear ([`crate::cmd::runtime::blocking`]).
+//! Database-wide commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB. Flushes and swaps are what touch
+//! every watched key of a database at once ([`crate::cmd::runtime::watch`]), and a swap can make
+//! keys that blocked clients wait on appear ([`crate::cmd::runtime::blocking`]).
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;

@@ -1,8 +1,8 @@
-//! Functions: FCALL, FCALL_RO and FUNCTION (LOAD, LIST, DELETE, FLUSH, DUMP, RESTORE, STATS,
-//! KILL, HELP). The libraries live in the scripting layer ([`crate::script`]); FCALL runs
-//! through the same path as EVAL (the request path, `dispatch/`, holds the server lock for the whole call),
-//! and FUNCTION KILL, like SCRIPT KILL, runs without it. FUNCTION STATS is allowed while a
-//! script is busy and then reads only what the running script leaves readable.
+//! Functions: FCALL, FCALL_RO and FUNCTION (LOAD, LIST, DELETE, FLUSH, DUMP, RESTORE, STATS, KILL,
+//! HELP). The libraries live in the scripting layer ([`crate::script`]); FCALL runs through the
+//! same path as EVAL (the request path, `dispatch/`, holds the server lock for the whole call), and
+//! FUNCTION KILL, like SCRIPT KILL, runs without it. FUNCTION STATS is allowed while a script is
+//! busy and then reads only what the running script leaves readable.
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;

@@ -1,7 +1,7 @@
-//! Lists across keys and the blocking pops: LPOS, LMOVE, RPOPLPUSH, LMPOP, and BLPOP,
-//! BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP on [`crate::cmd::runtime::blocking`]. A blocking pop that finds data
-//! answers exactly as its non-blocking twin; one that must wait registers a `serve` closure
-//! that runs the same pop code when a key becomes ready.
+//! Lists across keys and the blocking pops: LPOS, LMOVE, RPOPLPUSH, LMPOP, and BLPOP, BRPOP,
+//! BLMOVE, BRPOPLPUSH, BLMPOP on [`crate::cmd::runtime::blocking`]. A blocking pop that finds data
+//! answers exactly as its non-blocking twin; one that must wait registers a `serve` closure that
+//! runs the same pop code when a key becomes ready.
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;

@@ -1,6 +1,6 @@
-//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows and
-//! SCRIPT KILL are flagged SCRIPT_RUNNER: the request path (`dispatch/`) runs scripts holding the server lock
-//! and SCRIPT KILL without it.
+//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows and SCRIPT
+//! KILL are flagged SCRIPT_RUNNER: the request path (`dispatch/`) runs scripts holding the server
+//! lock and SCRIPT KILL without it.
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;

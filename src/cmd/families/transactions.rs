@@ -1,13 +1,14 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis's multi.c).
 //!
-//! While a client is in MULTI, the request path (`dispatch/`) checks each command as Redis's processCommand
-//! does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it here
-//! ([`queue`]) without taking the server lock; a failed check marks the transaction, and EXEC
-//! then answers EXECABORT. EXEC runs like any other command, holding the server lock once for
-//! the whole transaction: it checks WATCH, runs every queued command through [`crate::cmd::runtime::call::call`]
-//! (the path of network clients and `redis.call`), and replies with their replies; errors at
-//! run time are elements of that array. Blocked clients are served after EXEC returns, still
-//! under the lock, exactly as after a script. WATCH's registry is [`crate::cmd::runtime::watch`].
+//! While a client is in MULTI, the request path (`dispatch/`) checks each command as Redis's
+//! processCommand does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it here
+//! ([`queue`]) without taking the server lock; a failed check marks the transaction, and EXEC then
+//! answers EXECABORT. EXEC runs like any other command, holding the server lock once for the whole
+//! transaction: it checks WATCH, runs every queued command through
+//! [`crate::cmd::runtime::call::call`] (the path of network clients and `redis.call`), and replies
+//! with their replies; errors at run time are elements of that array. Blocked clients are served
+//! after EXEC returns, still under the lock, exactly as after a script. WATCH's registry is
+//! [`crate::cmd::runtime::watch`].
 
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::client::{Client, MultiState, Queued};

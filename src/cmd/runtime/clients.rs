@@ -82,7 +82,8 @@ pub fn flags_string(state: &ServerState, c: &ClientInfo) -> String {
     f
 }
 
-/// After a reply is encoded: the frames that must follow it (see [`ClientExtra::after_reply`]).
+/// After a reply is encoded: the frames that must follow it (see
+/// [`crate::cmd::runtime::client::ClientExtra::after_reply`]).
 pub fn write_after_reply(client: &Client, out: &mut bytes::BytesMut) {
     let mut q = client.info.extra.after_reply.lock();
     for f in q.drain(..) {

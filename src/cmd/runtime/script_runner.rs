@@ -1,6 +1,6 @@
 //! Scripts run under the server lock: EVAL, EVALSHA and FCALL (and their `_RO` forms) once
 //! the request path or EXEC holds the lock, with the server's script client and
-//! [`ScriptHost`], the `Host` through which Lua's `redis.call` reaches [`call`] (the one
+//! `ScriptHost`, the `Host` through which Lua's `redis.call` reaches [`call`] (the one
 //! re-entry from `script` into the commands, inverted through the trait).
 
 use crate::cmd::base::flags;

@@ -28,7 +28,8 @@ pub struct Stats {
 pub struct ServerState {
     /// The command table this server serves (the process's one table, `cmd::commands()`).
     pub commands: &'static CommandTable,
-    /// Held by every command, script and transaction while it runs (see [`crate::cmd::runtime::lock`]).
+    /// Held by every command, script and transaction while it runs (see
+    /// [`crate::cmd::runtime::lock`]).
     pub lock: crate::cmd::runtime::lock::ServerLock,
     pub keyspace: Keyspace,
     pub clock: Clock,

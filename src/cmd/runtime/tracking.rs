@@ -1,8 +1,9 @@
-//! Client-side caching support (CLIENT TRACKING; Redis's tracking.c): the keys each tracking
-//! client read, and the prefixes broadcasting clients follow; a write to a key
-//! ([`crate::cmd::runtime::state::Ctx::signal_modified`]) sends `invalidate` to whoever may cache it: a RESP3 push,
-//! or a `__redis__:invalidate` message to the RESP2 client a tracking client redirects to.
-//! Invalidations a client causes to itself are written after its reply, as Redis does.
+//! Client-side caching support (CLIENT TRACKING; Redis's tracking.c): the keys each tracking client
+//! read, and the prefixes broadcasting clients follow; a write to a key
+//! ([`crate::cmd::runtime::state::Ctx::signal_modified`]) sends `invalidate` to whoever may cache
+//! it: a RESP3 push, or a `__redis__:invalidate` message to the RESP2 client a tracking client
+//! redirects to. Invalidations a client causes to itself are written after its reply, as Redis
+//! does.
 //!
 //! With no tracking client anywhere a write costs one atomic load.
 

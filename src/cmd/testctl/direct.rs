@@ -1,7 +1,7 @@
-//! Commands run for the embedding API's direct access (a test's `set`, `get`, `dump` without
-//! a client): the same table and [`crate::cmd::runtime::call::call`] as every other caller, holding the server
-//! lock, as a client with no connection. The keyspace's events, WATCH, tracking and blocked
-//! clients see these writes as they see a client's.
+//! Commands run for the embedding API's direct access (a test's `set`, `get`, `dump` without a
+//! client): the same table and [`crate::cmd::runtime::call::call`] as every other caller, holding
+//! the server lock, as a client with no connection. The keyspace's events, WATCH, tracking and
+//! blocked clients see these writes as they see a client's.
 
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::Ctx;
