@@ -175,10 +175,29 @@ pub(crate) async fn start_with_pidfile(
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
     let state = ServerState::new(config, crate::cmd::commands());
     if listeners.first_tcp_addr().is_some() {
-        let _ = state.local_addr.set(addr);
+        *state.local_addr.write() = Some(addr);
+        // `port 0` picked a free port: from now on it is the configured one, so CONFIG GET,
+        // CONFIG REWRITE and a later change of `bind` all see the port clients connect to.
+        state.config.write().port = addr.port();
     }
     crate::cmd::on_server_start(&state);
-    let done = tokio::spawn(run(listeners, state.clone(), pidfile));
+    let connections = TaskTracker::new();
+    let accepting = TaskTracker::new();
+    let sockets = listen::Sockets::start(
+        &state,
+        listeners.tcp,
+        listeners.tls,
+        accepting.clone(),
+        connections.clone(),
+    )?;
+    let _ = state.listeners.set(Box::new(sockets));
+    let done = tokio::spawn(run(
+        listeners.unix,
+        state.clone(),
+        pidfile,
+        accepting,
+        connections,
+    ));
     Ok(ServerHandle {
         addr,
         unix,
@@ -188,26 +207,24 @@ pub(crate) async fn start_with_pidfile(
     })
 }
 
-async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Option<PathBuf>) {
-    let tracker = TaskTracker::new();
+/// Serve until shutdown: the cron, the unix socket's accept loop (the TCP and TLS ones are
+/// [`listen::Sockets`]'), then wait for every accept loop and connection to end.
+async fn run(
+    unix: Option<(tokio::net::UnixListener, PathBuf)>,
+    state: Arc<ServerState>,
+    pidfile: Option<PathBuf>,
+    accepting: TaskTracker,
+    tracker: TaskTracker,
+) {
     tracker.spawn(crate::cmd::runtime::cron::run(state.clone()));
-    let accepting = TaskTracker::new();
-    for l in listeners.tcp {
-        accepting.spawn(listen::accept_tcp(state.clone(), l, tracker.clone()));
-    }
-    for (l, acceptor) in listeners.tls {
-        accepting.spawn(listen::accept_tls(
-            state.clone(),
-            l,
-            acceptor,
-            tracker.clone(),
-        ));
-    }
     let mut socket_path = None;
-    if let Some((l, path)) = listeners.unix {
+    if let Some((l, path)) = unix {
         socket_path = Some(path.clone());
         accepting.spawn(listen::accept_unix(state.clone(), l, path, tracker.clone()));
     }
+    // CONFIG SET port/bind replace accept loops, so the set of loops can be empty for a
+    // moment: the end is the shutdown, not the last loop.
+    state.shutdown.cancelled().await;
     accepting.close();
     accepting.wait().await;
     tracker.close();
