@@ -158,8 +158,8 @@ async function startServer(options = {}) {
         },
         clearFaults: (id) => command('RESPLOCK.FAULT', 'CLEAR', ...(id === undefined ? [] : [id])),
         snapshot: (name) => command('RESPLOCK.SNAPSHOT', ...(name ? [name] : [])),
-        /** restart('keep' | 'empty') or restart({ from: snapshotName }) */
-        restart: (mode = 'keep') => (typeof mode === 'object'
+        /** restart('empty' (the default, as RESPLOCK.RESTART) | 'keep') or restart({ from: name }) */
+        restart: (mode = 'empty') => (typeof mode === 'object'
           ? command('RESPLOCK.RESTART', 'FROM', mode.from)
           : command('RESPLOCK.RESTART', mode.toUpperCase())),
         log: () => fs.readFileSync(logPath, 'utf8'),

@@ -344,10 +344,11 @@ class Server:
         """Copy the dataset now under ``name`` (for ``restart(from_snapshot=name)``)."""
         return self._test_command("RESPLOCK.SNAPSHOT", *([name] if name else []))
 
-    def restart(self, mode="keep", from_snapshot=None):
-        """Simulate a restart: every connection closes and the data is kept (``"keep"``),
-        lost (``"empty"``), or an older snapshot's (``from_snapshot=name``: a failover that
-        lost the writes made since)."""
+    def restart(self, mode="empty", from_snapshot=None):
+        """Simulate a restart: every connection closes and the data is lost (``"empty"``, as
+        ``RESPLOCK.RESTART`` without arguments: a server without persistence), kept
+        (``"keep"``), or an older snapshot's (``from_snapshot=name``: a failover that lost
+        the writes made since)."""
         if from_snapshot is not None:
             return self._test_command("RESPLOCK.RESTART", "FROM", from_snapshot)
         return self._test_command("RESPLOCK.RESTART", mode.upper())
