@@ -386,10 +386,9 @@ impl Config {
     }
 
     /// The same configuration with the server's clock frozen from its start, so a test's TTL
-    /// boundaries do not depend on how long the test takes: time moves only by
-    /// [`Backend::advance`](crate::Backend::advance) and
-    /// [`Backend::set_time`](crate::Backend::set_time) (or `RESPLOCK.CLOCK`). It starts at
-    /// the real time of the start; [`Backend::resume`](crate::Backend::resume) lets it run.
+    /// boundaries do not depend on how long the test takes: time moves only by the server
+    /// handle's `advance` and `set_time` (or `RESPLOCK.CLOCK`). It starts at the real time of
+    /// the start; the handle's `resume` lets it run.
     ///
     /// ```
     /// use std::time::Duration;
