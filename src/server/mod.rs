@@ -186,7 +186,7 @@ pub(crate) async fn start_with_pidfile(
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
     let frozen = config.start_frozen;
-    let state = ServerState::new(config);
+    let state = ServerState::new(config, crate::cmd::commands());
     if frozen {
         // Before the first connection: no command sees the clock running.
         state.clock.freeze();
@@ -207,7 +207,7 @@ pub(crate) async fn start_with_pidfile(
 
 async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Option<PathBuf>) {
     let tracker = TaskTracker::new();
-    tracker.spawn(crate::cmd::cron::run(state.clone()));
+    tracker.spawn(crate::cmd::runtime::cron::run(state.clone()));
     let accepting = TaskTracker::new();
     for l in listeners.tcp {
         accepting.spawn(listen::accept_tcp(state.clone(), l, tracker.clone()));
