@@ -114,3 +114,31 @@ def test_the_installed_binary_is_found_and_runs():
     assert os.path.isfile(path)
     out = subprocess.run([path, "--version"], capture_output=True, text=True, check=True).stdout
     assert "build=resplock-" in out
+
+
+def test_a_catch_all_fault_does_not_lock_out_a_new_redis_py_client(resplock_server):
+    resplock_server.fault("ERROR", "ERR boom")
+    r = resplock_server.client()  # connects with CLIENT SETINFO, which the fault spares
+    with pytest.raises(redis.exceptions.ResponseError, match="boom"):
+        r.get("k")
+    r.execute_command("RESPLOCK.FAULT", "CLEAR")
+    assert r.get("k") is None
+
+
+def test_refused_connections_are_lifted_from_a_new_redis_py_client(resplock_server):
+    resplock_server.fault("REFUSE-CONNECTIONS", "yes")
+    with pytest.raises(redis.exceptions.ConnectionError):
+        resplock_server.client(retry_on_timeout=False).ping()
+    control = resplock_server.client()
+    control.execute_command("RESPLOCK.FAULT", "REFUSE-CONNECTIONS", "no")
+    assert resplock_server.client().ping()
+
+
+def test_a_pause_and_a_bare_disconnect_leave_the_test_in_control(resplock_server):
+    r = resplock_server.client()
+    r.ping()
+    assert resplock_server.fault("DISCONNECT") == 1  # r's connection, not the helper's
+    resplock_server.fault("PAUSE", 60_000)
+    control = resplock_server.client()
+    control.execute_command("RESPLOCK.FAULT", "UNPAUSE")
+    assert r.ping()  # redis-py reconnects

@@ -364,7 +364,8 @@ impl Backend {
         self.state.faults.unpause();
     }
 
-    /// Close every client connection, as a network partition or proxy restart would.
+    /// Close every client connection, as a network partition or proxy restart would, except
+    /// control connections (those that sent a `RESPLOCK.*` command: a test's way back).
     /// Returns how many were closed.
     ///
     /// ```
@@ -377,7 +378,9 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
-        crate::cmd::testctl::faults::disconnect(&self.state, |_| true)
+        crate::cmd::testctl::faults::disconnect(&self.state, |c| {
+            !c.control.load(std::sync::atomic::Ordering::Relaxed)
+        })
     }
 
     /// Close one client's connection (its CLIENT ID); whether it was connected.
@@ -399,7 +402,10 @@ impl Backend {
         crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
-    /// Close new connections at once (`true`) or accept them again (`false`).
+    /// Refuse new connections (`true`), or serve them again (`false`): a connection accepted
+    /// meanwhile is closed, without a reply, at its first request. Requests that cannot lock
+    /// a test out are still served: `RESPLOCK.*` (so a client can lift the refusal) and the
+    /// commands clients send while connecting (HELLO, AUTH, SELECT, CLIENT SETINFO/SETNAME).
     ///
     /// ```
     /// use std::io::{Read, Write};
@@ -407,8 +413,13 @@ impl Backend {
     /// server.refuse_connections(true); // the node is unreachable
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// let _ = c.write_all(b"PING\r\n");
-    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed at once, no reply
-    /// assert_eq!(server.connections_received(), 0);
+    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed, no reply
+    /// server.refuse_connections(false);
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"PING\r\n").unwrap();
+    /// let mut buf = [0u8; 7];
+    /// c.read_exact(&mut buf).unwrap();
+    /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn refuse_connections(&self, on: bool) {
         self.state.faults.refuse_connections(on);
