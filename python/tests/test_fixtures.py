@@ -128,7 +128,7 @@ def test_a_catch_all_fault_does_not_lock_out_a_new_redis_py_client(resplock_serv
 def test_refused_connections_are_lifted_from_a_new_redis_py_client(resplock_server):
     resplock_server.fault("REFUSE-CONNECTIONS", "yes")
     with pytest.raises(redis.exceptions.ConnectionError):
-        resplock_server.client(retry_on_timeout=False).ping()
+        resplock_server.client().ping()
     control = resplock_server.client()
     control.execute_command("RESPLOCK.FAULT", "REFUSE-CONNECTIONS", "no")
     assert resplock_server.client().ping()

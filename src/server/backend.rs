@@ -405,7 +405,7 @@ impl Backend {
     /// Refuse new connections (`true`), or serve them again (`false`): a connection accepted
     /// meanwhile is closed, without a reply, at its first request. Requests that cannot lock
     /// a test out are still served: `RESPLOCK.*` (so a client can lift the refusal) and the
-    /// commands clients send while connecting (HELLO, AUTH, SELECT, CLIENT SETINFO/SETNAME).
+    /// commands clients send while connecting (HELLO, AUTH, SELECT, CLIENT).
     ///
     /// ```
     /// use std::io::{Read, Write};

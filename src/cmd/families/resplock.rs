@@ -115,7 +115,7 @@ const FAULT_HELP: &[&str] = &[
     "DROP-AFTER [<target>] [COUNT <n>]",
     "    Run matching requests, then close the connection before the reply.",
     "    <target> is COMMAND <name> | MATCH <pattern> | CLIENT <id> (default: every command).",
-    "    HELLO, AUTH, SELECT and CLIENT SETINFO/SETNAME are hit only by COMMAND or CLIENT.",
+    "    HELLO, AUTH, SELECT and CLIENT (sent on connecting) are hit only when named.",
     "PAUSE <milliseconds>",
     "    Answer nothing for a while; connections are kept.",
     "UNPAUSE",

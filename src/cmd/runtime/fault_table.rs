@@ -17,8 +17,8 @@
 //! accepted while refusing is closed at its first request).
 //!
 //! A test can always get back, whatever it set: `RESPLOCK.*` requests are never affected;
-//! the commands clients send when they connect (HELLO, AUTH, SELECT, CLIENT SETINFO and
-//! SETNAME) are hit only by a rule that names them (`COMMAND hello`, `COMMAND client`, or
+//! the commands clients send when they connect (HELLO, AUTH, SELECT, and CLIENT, whose
+//! SETINFO, SETNAME, MAINT_NOTIFICATIONS... clients send) are hit only by a rule that names them (`COMMAND hello`, `COMMAND client`, or
 //! `CLIENT id`), never by a catch-all or a glob, and a pause or a refusal does not hold them;
 //! and a connection that sent a `RESPLOCK.*` command (a control connection) is not refused
 //! and is closed by `DISCONNECT` only when named (`ID`, `NAME`, `ADDR`).
