@@ -7,6 +7,26 @@ use bytes::Bytes;
 use std::borrow::Cow;
 use std::fmt;
 
+/// An injected error line as clients can read it: clients take an error's first word as its
+/// code (`ERR`, `READONLY`, `NOSCRIPT`...), so a line whose first word is not an upper-case
+/// code gets Redis's generic `ERR ` in front (`"boom"` becomes `"ERR boom"`).
+pub fn with_error_code(line: &[u8]) -> Bytes {
+    let word = line.split(|&b| b == b' ').next().unwrap_or_default();
+    let is_code = !word.is_empty()
+        && word.iter().any(u8::is_ascii_uppercase)
+        && word
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_' || *b == b'-');
+    if is_code {
+        Bytes::copy_from_slice(line)
+    } else {
+        let mut v = Vec::with_capacity(line.len() + 4);
+        v.extend_from_slice(b"ERR ");
+        v.extend_from_slice(line);
+        Bytes::from(v)
+    }
+}
+
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const SYNTAX: &str = "ERR syntax error";
 pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";

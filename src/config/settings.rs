@@ -265,6 +265,8 @@ pub struct Config {
     /// own switch, `--enable-test-commands yes`, never on by default since it lets any client
     /// move time and break the server.
     pub enable_test_commands: bool,
+    /// Start with the clock frozen (see [`Config::frozen`]): resplock's own, for embedding.
+    pub start_frozen: bool,
     /// `rename-command old new` directives in file order (new "" disables the command),
     /// for the command table to apply.
     pub rename_commands: Vec<(String, String)>,

@@ -445,11 +445,6 @@ async fn accept_tcp(
                 continue;
             }
         };
-        if state.faults.refusing() {
-            // A test made this node unreachable: close at once, before any byte.
-            drop(stream);
-            continue;
-        }
         let _ = stream.set_nodelay(true);
         let keepalive = state.config.read().tcp_keepalive;
         if keepalive > 0 {
@@ -554,10 +549,6 @@ pub(super) async fn accept_unix(
                 continue;
             }
         };
-        if state.faults.refusing() {
-            drop(stream);
-            continue;
-        }
         if let Some(err) = admit(&state, true) {
             tracker.spawn(async move { refuse(&mut stream, err).await });
             continue;

@@ -65,6 +65,18 @@ impl ServerHandle {
         self.addr
     }
 
+    /// `redis://ip:port` of the first TCP listener, for any client's `open`/`from_url`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// assert_eq!(server.url(), format!("redis://127.0.0.1:{}", server.local_addr().port()));
+    /// # server.shutdown().await; Ok(()) }
+    /// ```
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
     /// The unix socket the server listens on, if any.
     ///
     /// ```
@@ -173,7 +185,12 @@ pub(crate) async fn start_with_pidfile(
         .first_tcp_addr()
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
+    let frozen = config.start_frozen;
     let state = ServerState::new(config, crate::cmd::commands());
+    if frozen {
+        // Before the first connection: no command sees the clock running.
+        state.clock.freeze();
+    }
     if listeners.first_tcp_addr().is_some() {
         *state.local_addr.write() = Some(addr);
         // `port 0` picked a free port: from now on it is the configured one, so CONFIG GET,
@@ -321,6 +338,16 @@ impl BlockingServer {
     /// ```
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `redis://ip:port` of the first TCP listener, for any client's `open`/`from_url`.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert_eq!(server.url(), format!("redis://127.0.0.1:{}", server.local_addr().port()));
+    /// ```
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
     }
 
     /// The server's internal state (test surface, not API: use the [`Backend`] controls).
