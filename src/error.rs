@@ -501,6 +501,43 @@ pub fn geo_need_by(cmd: &[u8]) -> RedisError {
     ]))
 }
 
+// MODULE and replication (module.c, replication.c), as a server without modules or replicas.
+pub const MODULE_LOAD_FAILED: &str =
+    "ERR Error loading the extension. Please check the server logs.";
+pub const MODULE_NO_SUCH: &str = "ERR Error unloading module: no such module with that name";
+/// processCommand's refusal of MODULE LOAD/UNLOAD/LOADEX under `enable-module-command no`.
+pub const MODULE_NOT_ALLOWED: &str = "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+pub const FAILOVER_NOT_IN_PROGRESS: &str = "ERR No failover in progress.";
+pub const FAILOVER_TIMEOUT: &str = "ERR FAILOVER timeout must be greater than 0";
+pub const FAILOVER_NO_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const PSYNC_FAILOVER_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
+/// What a would-be replica is told when the master cannot produce its RDB.
+pub const REPLICATION_BGSAVE_FAILED: &str = "ERR BGSAVE failed, replication can't continue";
+pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";
+
+/// `ERR Unrecognized REPLCONF option: x`.
+pub fn replconf_unknown(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unrecognized REPLCONF option: ",
+        until_nul(opt),
+    ]))
+}
+
+/// `ERR Unsupported rdb-filter-only option: x`.
+pub fn replconf_filter_unsupported(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unsupported rdb-filter-only option: ",
+        until_nul(opt),
+    ]))
+}
+
+/// `ERR REPLCONF ip-address provided by replica instance is too long: N bytes`.
+pub fn replconf_ip_too_long(len: usize) -> RedisError {
+    RedisError::owned(format!(
+        "ERR REPLCONF ip-address provided by replica instance is too long: {len} bytes"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,6 +65,8 @@ const GROUPS: &[&str] = &[
     "object",
     "debug",
     "debug_enabled",
+    "hyperloglog",
+    "geo",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time
