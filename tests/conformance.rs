@@ -67,6 +67,7 @@ const GROUPS: &[&str] = &[
     "debug_enabled",
     "hyperloglog",
     "geo",
+    "server_rest",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time
