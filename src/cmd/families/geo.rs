@@ -163,7 +163,7 @@ fn geoadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         longidx += 1;
     }
-    if (a.len() - longidx) % 3 != 0 || (xx && nx) {
+    if !(a.len() - longidx).is_multiple_of(3) || (xx && nx) {
         return Err(RedisError::new(error::SYNTAX));
     }
     let mut argv: Vec<Bytes> = Vec::with_capacity(longidx + (a.len() - longidx) / 3 * 2);

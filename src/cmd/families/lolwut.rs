@@ -47,13 +47,13 @@ impl CRand {
         }
         let mut g = CRand { state, f: 3, r: 0 };
         for _ in 0..310 {
-            g.next();
+            g.rand();
         }
         g
     }
 
     /// rand(): 0..=RAND_MAX.
-    pub fn next(&mut self) -> i32 {
+    pub fn rand(&mut self) -> i32 {
         let v = self.state[self.f].wrapping_add(self.state[self.r]);
         self.state[self.f] = v;
         self.f = (self.f + 1) % 31;
@@ -117,6 +117,9 @@ impl Canvas {
     /// lwDrawSquare: a square of side `size` centred at x,y rotated by `angle`, with C's
     /// float/double conversions.
     fn square(&mut self, x: i32, y: i32, size: f32, angle: f32, color: u8) {
+        // Redis divides by this truncated literal, not by sqrt(2): the same digits draw the
+        // same squares.
+        #[allow(clippy::approx_constant)]
         let mut size = (size as f64 / 1.414_213_562_3) as f32;
         size = (size as f64).round() as f32;
         let mut k = (PI / 4.0 + angle as f64) as f32;
@@ -148,18 +151,18 @@ fn schotter(rand: &mut CRand, cols: i32, squares_per_row: i32, squares_per_col: 
             let mut angle = 0.0f32;
             if y > 1 {
                 let unit = |r: &mut CRand| {
-                    r.next() as f32 / RAND_MAX as f32 / squares_per_col as f32 * y as f32
+                    r.rand() as f32 / RAND_MAX as f32 / squares_per_col as f32 * y as f32
                 };
                 let mut r1 = unit(rand);
                 let mut r2 = unit(rand);
                 let mut r3 = unit(rand);
-                if rand.next() % 2 != 0 {
+                if rand.rand() % 2 != 0 {
                     r1 = -r1;
                 }
-                if rand.next() % 2 != 0 {
+                if rand.rand() % 2 != 0 {
                     r2 = -r2;
                 }
-                if rand.next() % 2 != 0 {
+                if rand.rand() % 2 != 0 {
                     r3 = -r3;
                 }
                 angle = r1;
@@ -253,7 +256,7 @@ fn skyscraper(
                 let rely = y - (endy + 1);
                 if (relx / 2) % 2 != 0 && rely % 2 != 0 {
                     loop {
-                        c = (1 + rand.next() % 2) as u8;
+                        c = (1 + rand.rand() % 2) as u8;
                         if c != color {
                             break;
                         }
@@ -275,13 +278,13 @@ fn skyline(canvas: &mut Canvas, rand: &mut CRand) {
     for color in [2u8, 1] {
         let mut offset = -10;
         while offset < canvas.width {
-            offset += rand.next() % 8;
+            offset += rand.rand() % 8;
             let xoff = offset;
-            let width = 10 + rand.next() % 9;
+            let width = 10 + rand.rand() % 9;
             let height = if color == 2 {
-                h / 2 + rand.next() % h / 2
+                h / 2 + rand.rand() % h / 2
             } else {
-                h / 2 + rand.next() % h / 3
+                h / 2 + rand.rand() % h / 3
             };
             skyscraper(canvas, rand, xoff, width, height, false, color);
             offset += if color == 2 { width / 2 } else { width + 1 };
@@ -289,13 +292,13 @@ fn skyline(canvas: &mut Canvas, rand: &mut CRand) {
     }
     let mut offset = -10;
     while offset < canvas.width {
-        offset += rand.next() % 8;
+        offset += rand.rand() % 8;
         let xoff = offset;
-        let mut width = 5 + rand.next() % 14;
+        let mut width = 5 + rand.rand() % 14;
         if width % 4 != 0 {
             width += width % 3;
         }
-        let height = h / 3 + rand.next() % h / 2;
+        let height = h / 3 + rand.rand() % h / 2;
         skyscraper(canvas, rand, xoff, width, height, true, 0);
         offset += width + 5;
     }
@@ -357,14 +360,13 @@ fn lolwut(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let long = |i: usize, default: i64| -> Result<i64, crate::error::RedisError> {
         args.get(i).map_or(Ok(default), |s| args::int(s))
     };
-    let text = if (v[0] == b'5' && v[1] == b'.' && v[2] != b'9')
-        || (v[0] == b'4' && v[1] == b'.' && v[2] == b'9')
-    {
+    // "5.x" but not "5.9", and "4.9", draw version 5; "6.x" but not "6.9", and "5.9",
+    // version 6 (lolwutCommand's test of the version string).
+    let nine = v[2] == b'9';
+    let text = if v[1] == b'.' && matches!((v[0], nine), (b'5', false) | (b'4', true)) {
         let (cols, per_row, per_col) = (long(0, 66)?, long(1, 8)?, long(2, 12)?);
         with_rand(|r| version5(r, cols, per_row, per_col, own))
-    } else if (v[0] == b'6' && v[1] == b'.' && v[2] != b'9')
-        || (v[0] == b'5' && v[1] == b'.' && v[2] == b'9')
-    {
+    } else if v[1] == b'.' && matches!((v[0], nine), (b'6', false) | (b'5', true)) {
         let (cols, rows) = (long(0, 80)?, long(1, 20)?);
         with_rand(|r| version6(r, cols, rows, own))
     } else {
@@ -380,7 +382,7 @@ mod tests {
     #[test]
     fn rand_is_glibc_rand() {
         let mut r = CRand::new(1);
-        let got: Vec<i32> = (0..5).map(|_| r.next()).collect();
+        let got: Vec<i32> = (0..5).map(|_| r.rand()).collect();
         assert_eq!(
             got,
             [1804289383, 846930886, 1681692777, 1714636915, 1957747793]

@@ -93,7 +93,7 @@ fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// REPLCONF option value [...]: what a master records about a replica (nothing, as no
 /// replica ever follows); ACK and GETACK from a client that is not a replica get no reply.
 fn replconf(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    if a.len() % 2 == 0 {
+    if a.len().is_multiple_of(2) {
         return Err(RedisError::new(error::SYNTAX));
     }
     for pair in a[1..].chunks_exact(2) {
