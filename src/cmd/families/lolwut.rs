@@ -217,7 +217,7 @@ fn clamp(v: i64, lo: i64, hi: i64) -> i32 {
     v.clamp(lo, hi) as i32
 }
 
-/// LOLWUT VERSION 5 [columns [squares-per-row [squares-per-col]]] (defaults 66, 8, 12).
+/// `LOLWUT VERSION 5 [columns [squares-per-row [squares-per-col]]]` (defaults 66, 8, 12).
 pub fn version5(rand: &mut CRand, cols: i64, per_row: i64, per_col: i64, version: &str) -> Vec<u8> {
     let canvas = schotter(
         rand,
@@ -304,7 +304,7 @@ fn skyline(canvas: &mut Canvas, rand: &mut CRand) {
     }
 }
 
-/// LOLWUT VERSION 6 [columns [rows]] (defaults 80, 20).
+/// `LOLWUT VERSION 6 [columns [rows]]` (defaults 80, 20).
 pub fn version6(rand: &mut CRand, cols: i64, rows: i64, version: &str) -> Vec<u8> {
     let mut canvas = Canvas::new(clamp(cols, 1, 1000), clamp(rows, 1, 1000), 3);
     skyline(&mut canvas, rand);
@@ -345,7 +345,7 @@ fn with_rand<R>(f: impl FnOnce(&mut CRand) -> R) -> R {
     f(r)
 }
 
-/// LOLWUT [VERSION version] [arguments of that version].
+/// `LOLWUT [VERSION version] [arguments of that version]`.
 fn lolwut(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let own = crate::version::REDIS_VERSION;
     let mut args = &a[1..];
