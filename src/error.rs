@@ -453,6 +453,111 @@ pub fn out_of_range_between(min: i64, max: i64) -> RedisError {
     ))
 }
 
+// HyperLogLog (hyperloglog.c).
+/// isHLLObjectOrReply's answer for a string that is not an HLL.
+pub const HLL_NOT_VALID: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+/// An HLL whose sparse opcodes do not cover the registers.
+pub const HLL_CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
+pub const PFDEBUG_NO_KEY: &str = "ERR The specified key does not exist";
+pub const HLL_NOT_SPARSE: &str = "ERR HLL encoding is not sparse";
+
+/// `ERR Unknown PFDEBUG subcommand 'x'`.
+pub fn pfdebug_unknown(sub: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unknown PFDEBUG subcommand '",
+        until_nul(sub),
+        b"'",
+    ]))
+}
+
+// Geo (geo.c).
+pub const GEO_BAD_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
+pub const GEO_NEED_RADIUS: &str = "ERR need numeric radius";
+pub const GEO_NEED_WIDTH: &str = "ERR need numeric width";
+pub const GEO_NEED_HEIGHT: &str = "ERR need numeric height";
+pub const GEO_RADIUS_NEGATIVE: &str = "ERR radius cannot be negative";
+pub const GEO_BOX_NEGATIVE: &str = "ERR height or width cannot be negative";
+pub const GEO_NO_MEMBER: &str = "ERR could not decode requested zset member";
+pub const GEO_COUNT_POSITIVE: &str = "ERR COUNT must be > 0";
+pub const GEO_ANY_NEEDS_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+pub const GEORADIUS_STORE_WITH: &str =
+    "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+pub const GEOSEARCHSTORE_WITH: &str =
+    "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+
+/// `ERR invalid longitude,latitude pair 200.000000,100.000000` (C's `%f`).
+pub fn geo_invalid_pair(lon: f64, lat: f64) -> RedisError {
+    RedisError::owned(format!(
+        "ERR invalid longitude,latitude pair {},{}",
+        c_percent_f(lon),
+        c_percent_f(lat)
+    ))
+}
+
+fn c_percent_f(d: f64) -> String {
+    if d.is_nan() {
+        if d.is_sign_negative() { "-nan" } else { "nan" }.to_string()
+    } else if d.is_infinite() {
+        if d > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{d:.6}")
+    }
+}
+
+/// `ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for geosearch`: the
+/// command's name as the client typed it.
+pub fn geo_need_from(cmd: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for ",
+        until_nul(cmd),
+    ]))
+}
+
+/// `ERR exactly one of BYRADIUS and BYBOX can be specified for geosearch`.
+pub fn geo_need_by(cmd: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR exactly one of BYRADIUS and BYBOX can be specified for ",
+        until_nul(cmd),
+    ]))
+}
+
+// MODULE and replication (module.c, replication.c), as a server without modules or replicas.
+pub const MODULE_LOAD_FAILED: &str =
+    "ERR Error loading the extension. Please check the server logs.";
+pub const MODULE_NO_SUCH: &str = "ERR Error unloading module: no such module with that name";
+/// processCommand's refusal of MODULE LOAD/UNLOAD/LOADEX under `enable-module-command no`.
+pub const MODULE_NOT_ALLOWED: &str = "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+pub const FAILOVER_NOT_IN_PROGRESS: &str = "ERR No failover in progress.";
+pub const FAILOVER_TIMEOUT: &str = "ERR FAILOVER timeout must be greater than 0";
+pub const FAILOVER_NO_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const PSYNC_FAILOVER_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
+/// What a would-be replica is told when the master cannot produce its RDB.
+pub const REPLICATION_BGSAVE_FAILED: &str = "ERR BGSAVE failed, replication can't continue";
+pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";
+
+/// `ERR Unrecognized REPLCONF option: x`.
+pub fn replconf_unknown(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unrecognized REPLCONF option: ",
+        until_nul(opt),
+    ]))
+}
+
+/// `ERR Unsupported rdb-filter-only option: x`.
+pub fn replconf_filter_unsupported(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unsupported rdb-filter-only option: ",
+        until_nul(opt),
+    ]))
+}
+
+/// `ERR REPLCONF ip-address provided by replica instance is too long: N bytes`.
+pub fn replconf_ip_too_long(len: usize) -> RedisError {
+    RedisError::owned(format!(
+        "ERR REPLCONF ip-address provided by replica instance is too long: {len} bytes"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

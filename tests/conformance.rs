@@ -65,6 +65,9 @@ const GROUPS: &[&str] = &[
     "object",
     "debug",
     "debug_enabled",
+    "hyperloglog",
+    "geo",
+    "server_rest",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

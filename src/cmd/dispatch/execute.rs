@@ -63,18 +63,22 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             return reject(state, client, exec.map(|c| (c, None)), e);
         }
     };
-    // Redis refuses a protected command (DEBUG) right after the arity check, before
-    // authentication, unless enable-debug-command allows this client; in MULTI the refusal
-    // makes EXEC abort, like any other.
-    if cmd.has(flags::PROTECTED)
-        && !state
-            .config
-            .read()
-            .enable_debug_command
-            .allows(client.info.is_local())
-    {
-        let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
-        return reject(state, client, Some((cmd, parent)), e);
+    // Redis refuses a protected command (DEBUG; MODULE LOAD, LOADEX, UNLOAD) right after the
+    // arity check, before authentication, unless enable-debug-command (enable-module-command)
+    // allows this client; in MULTI the refusal makes EXEC abort, like any other.
+    if cmd.has(flags::PROTECTED) {
+        let module = parent.is_some_and(|p| p.name == "module");
+        let (allowed, text) = {
+            let config = state.config.read();
+            if module {
+                (config.enable_module_command, error::MODULE_NOT_ALLOWED)
+            } else {
+                (config.enable_debug_command, error::DEBUG_NOT_ALLOWED)
+            }
+        };
+        if !allowed.allows(client.info.is_local()) {
+            return reject(state, client, Some((cmd, parent)), RedisError::new(text));
+        }
     }
     // One read of the clock gives the command's time and the start of its duration (for
     // commandstats and the slow log); the previous command of a pipeline lends its end.

@@ -18,17 +18,22 @@ pub mod databases;
 pub mod debug;
 pub mod debug_digest;
 pub mod functions;
+pub mod geo;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod lcs;
 pub mod list_moves;
 pub mod lists;
+pub mod lolwut;
 pub mod memory;
+pub mod modules;
 pub mod monitor;
 pub mod object;
 pub mod pubsub;
+pub mod replication;
 pub mod resplock;
 pub mod scripting;
 pub mod server;
@@ -62,12 +67,17 @@ pub static ALL: &[&[Command]] = &[
     zset_store::COMMANDS,
     zset_blocking::COMMANDS,
     sort::COMMANDS,
+    hyperloglog::COMMANDS,
+    geo::COMMANDS,
     object::COMMANDS,
     memory::COMMANDS,
     debug::COMMANDS,
     lists::COMMANDS,
     list_moves::COMMANDS,
     server::COMMANDS,
+    replication::COMMANDS,
+    modules::COMMANDS,
+    lolwut::COMMANDS,
     cluster::COMMANDS,
     info::COMMANDS,
     command::COMMANDS,

@@ -222,14 +222,14 @@ pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply
     let expired = crate::cmd::runtime::lock::when_no_script(state, never, || {
         // Redis unblocks once the deadline is strictly in the past.
         if state.clock.now_ms() > deadline {
-            state.blocking.take(id).is_some()
+            state.blocking.take(id).map(|w| w.kind)
         } else {
-            false
+            None
         }
     })
     .await
-    .unwrap_or(false);
-    expired.then_some(Reply::NilArray)
+    .flatten();
+    expired.map(Kind::timeout_reply)
 }
 
 /// CLIENT UNBLOCK: true if `id` was blocked; it gets the null array (as a timeout) or the
@@ -241,7 +241,7 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
     let reply = if with_error {
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
-        Reply::NilArray
+        w.kind.timeout_reply()
     };
     w.push.push_own(reply);
     true

@@ -19,6 +19,20 @@ use std::sync::Arc;
 pub enum Kind {
     List,
     ZSet,
+    /// WAIT for replica acknowledgements: no key serves it, only its timeout (or CLIENT
+    /// UNBLOCK) ends it, answering the number of replicas that acknowledged: none.
+    Replicas,
+}
+
+impl Kind {
+    /// What a waiter of this kind answers when its timeout passes (Redis's
+    /// replyToBlockedClientTimedOut): the null array for pops, WAIT's acknowledged count.
+    pub fn timeout_reply(self) -> Reply {
+        match self {
+            Kind::Replicas => Reply::Int(0),
+            _ => Reply::NilArray,
+        }
+    }
 }
 
 /// The kind of value that can serve waiters, if `v` is one.
