@@ -240,6 +240,10 @@ pub struct Config {
     pub zset_max_listpack_value: u64,
     /// Largest hash kept as a listpack, in fields (OBJECT ENCODING).
     pub hash_max_listpack_entries: u64,
+    /// Largest stream node in entries (0: no limit).
+    pub stream_node_max_entries: i64,
+    /// Largest stream node in bytes (0: no limit but Redis's 1 GB).
+    pub stream_node_max_bytes: u64,
     /// Largest hash field or value kept in a listpack, bytes.
     pub hash_max_listpack_value: u64,
     /// Microseconds; -1 disables the slow log, 0 logs every command.
@@ -331,6 +335,8 @@ impl Default for Config {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hash_max_listpack_entries: 512,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
             hash_max_listpack_value: 64,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
