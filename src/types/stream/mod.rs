@@ -207,6 +207,13 @@ impl Meta {
     }
 }
 
+/// Its length and last ID (the entries are long).
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Stream(len {}, last {:?})", self.len(), self.last_id())
+    }
+}
+
 impl Stream {
     /// An empty stream (XADD's first entry, XGROUP CREATE MKSTREAM, or MAXLEN 0 leave one).
     pub fn new() -> Stream {
@@ -238,6 +245,15 @@ impl Stream {
     /// The last ID generated or set (what `$` means).
     pub fn last_id(&self) -> StreamId {
         self.inner.last_id
+    }
+
+    /// The nodes in order: each one's master ID and its listpack, byte for byte as Redis
+    /// keeps it (what an RDB payload holds).
+    pub fn listpacks(&self) -> impl Iterator<Item = (StreamId, &[u8])> {
+        self.inner
+            .nodes
+            .iter()
+            .map(|(&k, n)| (StreamId::from_key(k), n.bytes()))
     }
 
     /// Nodes (XINFO's radix-tree-keys).
@@ -532,7 +548,7 @@ impl Stream {
     }
 
     /// MEMORY USAGE's figure for this value (objectComputeSize): the listpacks of the first
-    /// `samples` nodes averaged over all but the last, plus the last one's, Redis's estimate
+    /// `samples` nodes (0: all) averaged over all but the last, plus the last one's, Redis's estimate
     /// of its radix trees, and the groups' PELs and consumers.
     pub fn mem_usage_samples(&self, samples: usize) -> usize {
         let i = &self.inner;
@@ -540,6 +556,7 @@ impl Stream {
         size += rax_usage(i.nodes.len(), self.rax_node_count());
         let mut lpsize = 0usize;
         let mut taken = 0usize;
+        let samples = if samples == 0 { usize::MAX } else { samples };
         for n in i.nodes.values().take(samples) {
             lpsize += n.alloc_size();
             taken += 1;
