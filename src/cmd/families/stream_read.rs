@@ -163,7 +163,11 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
             }
             After::New
         } else {
-            After::Id(strict_id(arg)?)
+            match strict_id(arg)? {
+                // Redis stores `>` as the largest ID, so that ID given outright means `>` too.
+                StreamId::MAX if group_cmd => After::New,
+                id => After::Id(id),
+            }
         };
         afters.push(after);
     }
