@@ -19,8 +19,9 @@ pub mod stream;
 
 pub use crc::crc64;
 pub use decode::{Decoder, LoadError, Reader, SliceSource, Source, StreamSource};
-pub use encode::{put_len, put_string};
+pub use encode::{put_len, put_ms_time, put_raw_string, put_string};
 pub use payload::{put_footer, verify_payload};
+pub use stream::put_stream;
 
 /// The RDB version resplock writes and the newest it reads (redis-server 7.0's).
 pub const RDB_VERSION: u16 = 10;

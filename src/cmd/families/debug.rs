@@ -387,7 +387,7 @@ fn serialized_len(e: &Entry) -> usize {
         // and groups.
         Value::Stream(s) => {
             let mut out = Vec::new();
-            crate::rdb::stream::put_stream(&mut out, s, false);
+            crate::rdb::put_stream(&mut out, s, false);
             out.len()
         }
         // A quicklist is saved node by node (container type, listpack blob); nodes are taken

@@ -228,6 +228,9 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
                 None => continue,
             },
         };
+        if let Reply::Error(e) = &served.reply {
+            crate::cmd::runtime::observe::count_unblocked_error(state, &w.info.last_cmd_name(), e);
+        }
         w.push.push_own(served.reply);
         crate::cmd::runtime::tracking::served(state, &w.info, &w.push);
         if served.deleted {
