@@ -6,6 +6,9 @@ use super::lzf;
 use std::fmt;
 use std::io::Read;
 
+/// The RDB version resplock writes and the newest it reads (redis-server 7.0's).
+pub const RDB_VERSION: u16 = 10;
+
 /// Why a load stopped. `Display` gives the line redis-server logs for the same failure.
 #[derive(Debug)]
 pub enum LoadError {
@@ -174,7 +177,7 @@ impl Source for SliceSource<'_> {
     }
 
     fn crc(&self) -> u64 {
-        super::crc64(0, &self.data[..self.pos])
+        super::crc::crc64(0, &self.data[..self.pos])
     }
 }
 
@@ -206,7 +209,7 @@ impl<R: Read> Source for StreamSource<R> {
         match self.inner.read_exact(buf) {
             Ok(()) => {
                 self.pos += buf.len() as u64;
-                self.crc = super::crc64(self.crc, buf);
+                self.crc = super::crc::crc64(self.crc, buf);
                 Ok(())
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(LoadError::Eof),

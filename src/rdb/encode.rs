@@ -88,7 +88,7 @@ pub fn put_ms_time(out: &mut Vec<u8>, t: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rdb::Reader;
+    use crate::rdb::decode::Reader;
 
     #[test]
     fn strings_take_the_encoding_redis_gives_them() {
