@@ -19,7 +19,7 @@ pub mod stream;
 
 pub use crc::crc64;
 pub use decode::{Decoder, LoadError, Reader, SliceSource, Source, StreamSource, RDB_VERSION};
-pub use encode::{put_len, put_ms_time, put_raw_string, put_string};
+pub use encode::{put_len, put_string};
 pub use payload::{put_footer, verify_payload};
 pub use stream::put_stream;
 

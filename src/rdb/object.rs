@@ -99,7 +99,7 @@ fn double2ll(d: f64) -> Option<i64> {
 pub fn put_object(out: &mut Vec<u8>, v: &Value, compress: bool) {
     match v {
         Value::Str(s) => put_raw_string(out, s, compress),
-        Value::Stream(x) => super::put_stream(out, x, compress),
+        Value::Stream(x) => super::stream::put_stream(out, x, compress),
         Value::List(l) => put_list(out, l, compress),
         Value::Set(s) => match s.intset_width() {
             Some(width) => {

@@ -3,7 +3,7 @@
 //! consumer group with its PEL (IDs, delivery times and counts) and its consumers (name,
 //! seen-time, the IDs they hold).
 
-use super::{put_len, put_ms_time, put_raw_string};
+use super::encode::{put_len, put_ms_time, put_raw_string};
 use crate::types::stream::Stream;
 
 /// rdbSaveObject for a stream.
