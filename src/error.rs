@@ -558,6 +558,103 @@ pub fn replconf_ip_too_long(len: usize) -> RedisError {
     ))
 }
 
+// ---- streams (t_stream.c) ----
+pub const STREAM_INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
+pub const STREAM_INVALID_START: &str = "ERR invalid start ID for the interval";
+pub const STREAM_INVALID_END: &str = "ERR invalid end ID for the interval";
+pub const XADD_ID_ZERO: &str = "ERR The ID specified in XADD must be greater than 0-0";
+pub const XADD_ID_NOT_GREATER: &str =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+/// Also what Redis answers when `<ms>-*` exhausts the sequence: that path fails without
+/// setting errno, and errno normally holds something other than the EDOM the other text needs.
+pub const XADD_TOO_LARGE: &str = "ERR Elements are too large to be stored";
+pub const XADD_EXHAUSTED: &str =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+pub const XTRIM_MAXLEN_NEGATIVE: &str = "ERR The MAXLEN argument must be >= 0.";
+pub const XTRIM_LIMIT_NEGATIVE: &str = "ERR The LIMIT argument must be >= 0.";
+pub const XTRIM_BOTH_STRATEGIES: &str =
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+pub const XTRIM_LIMIT_WITHOUT_STRATEGY: &str =
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+pub const XTRIM_NO_STRATEGY: &str = "ERR syntax error, XTRIM must be called with a trimming strategy";
+pub const XTRIM_LIMIT_WITHOUT_APPROX: &str =
+    "ERR syntax error, LIMIT cannot be used without the special ~ option";
+pub const XSETID_TOO_SMALL: &str =
+    "ERR The ID specified in XSETID is smaller than the target stream top item";
+pub const XSETID_ENTRIES_ADDED_TOO_SMALL: &str =
+    "ERR The entries_added specified in XSETID is smaller than the target stream length";
+pub const XSETID_ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
+pub const XSETID_BELOW_MAX_DELETED: &str =
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+pub const XREAD_UNBALANCED: &str = "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+pub const XREAD_GROUP_OPTION: &str =
+    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+pub const XREAD_NOACK_OPTION: &str =
+    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+pub const XREADGROUP_NO_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+pub const XREADGROUP_DOLLAR: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
+pub const XREAD_GREATER_ID: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+pub const NOGROUP_BLOCKED: &str =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+pub const UNBLOCKED_STREAM_GONE: &str = "UNBLOCKED the stream key no longer exists";
+pub const XGROUP_KEY_MISSING: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+pub const BUSYGROUP: &str = "BUSYGROUP Consumer Group name already exists";
+pub const XGROUP_ENTRIES_READ: &str = "ERR value for ENTRIESREAD must be positive or -1";
+pub const XCLAIM_MIN_IDLE: &str = "ERR Invalid min-idle-time argument for XCLAIM";
+pub const XCLAIM_IDLE: &str = "ERR Invalid IDLE option argument for XCLAIM";
+pub const XCLAIM_TIME: &str = "ERR Invalid TIME option argument for XCLAIM";
+pub const XCLAIM_RETRYCOUNT: &str = "ERR Invalid RETRYCOUNT option argument for XCLAIM";
+pub const XAUTOCLAIM_MIN_IDLE: &str = "ERR Invalid min-idle-time argument for XAUTOCLAIM";
+pub const XAUTOCLAIM_COUNT: &str = "ERR COUNT must be > 0";
+
+/// `ERR xread command is not allowed with BLOCK option from scripts` (the command name as
+/// the script spelled it).
+pub fn xread_block_in_script(name: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR ",
+        until_nul(name),
+        b" command is not allowed with BLOCK option from scripts",
+    ]))
+}
+
+/// `NOGROUP No such key 'k' or consumer group 'g' in XREADGROUP with GROUP option`
+pub fn nogroup_xreadgroup(key: &[u8], group: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"NOGROUP No such key '",
+        until_nul(key),
+        b"' or consumer group '",
+        until_nul(group),
+        b"' in XREADGROUP with GROUP option",
+    ]))
+}
+
+/// `NOGROUP No such consumer group 'g' for key name 'k'` (XGROUP, XINFO CONSUMERS)
+pub fn nogroup_for_key(group: &[u8], key: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"NOGROUP No such consumer group '",
+        until_nul(group),
+        b"' for key name '",
+        until_nul(key),
+        b"'",
+    ]))
+}
+
+/// `NOGROUP No such key 'k' or consumer group 'g'` (XPENDING, XCLAIM, XAUTOCLAIM)
+pub fn nogroup(key: &[u8], group: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"NOGROUP No such key '",
+        until_nul(key),
+        b"' or consumer group '",
+        until_nul(group),
+        b"'",
+    ]))
+}
+
+/// `ERR Unrecognized XCLAIM option 'x'`
+pub fn xclaim_option(opt: &[u8]) -> RedisError {
+    sanitize(join(&[b"ERR Unrecognized XCLAIM option '", until_nul(opt), b"'"]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

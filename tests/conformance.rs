@@ -68,6 +68,7 @@ const GROUPS: &[&str] = &[
     "hyperloglog",
     "geo",
     "server_rest",
+    "streams",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

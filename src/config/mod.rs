@@ -76,6 +76,8 @@ impl Default for Config {
             hll_sparse_max_bytes: 3000,
             zset_max_listpack_value: 64,
             hash_max_listpack_entries: 512,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
             hash_max_listpack_value: 64,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,

@@ -226,6 +226,10 @@ pub struct Config {
     pub zset_max_listpack_value: u64,
     /// Largest hash kept as a listpack, in fields (OBJECT ENCODING).
     pub hash_max_listpack_entries: u64,
+    /// Largest stream node in entries (0: no limit).
+    pub stream_node_max_entries: i64,
+    /// Largest stream node in bytes (0: no limit but Redis's 1 GB).
+    pub stream_node_max_bytes: u64,
     /// Largest hash field or value kept in a listpack, bytes.
     pub hash_max_listpack_value: u64,
     /// Microseconds; -1 disables the slow log, 0 logs every command.

@@ -41,6 +41,10 @@ pub mod set_ops;
 pub mod sets;
 pub mod slowlog;
 pub mod sort;
+pub mod stream_groups;
+pub mod stream_info;
+pub mod stream_read;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zset_blocking;
@@ -66,6 +70,10 @@ pub static ALL: &[&[Command]] = &[
     zset_range::COMMANDS,
     zset_store::COMMANDS,
     zset_blocking::COMMANDS,
+    streams::COMMANDS,
+    stream_read::COMMANDS,
+    stream_groups::COMMANDS,
+    stream_info::COMMANDS,
     sort::COMMANDS,
     hyperloglog::COMMANDS,
     geo::COMMANDS,
