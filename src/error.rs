@@ -576,7 +576,8 @@ pub const XTRIM_BOTH_STRATEGIES: &str =
     "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
 pub const XTRIM_LIMIT_WITHOUT_STRATEGY: &str =
     "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
-pub const XTRIM_NO_STRATEGY: &str = "ERR syntax error, XTRIM must be called with a trimming strategy";
+pub const XTRIM_NO_STRATEGY: &str =
+    "ERR syntax error, XTRIM must be called with a trimming strategy";
 pub const XTRIM_LIMIT_WITHOUT_APPROX: &str =
     "ERR syntax error, LIMIT cannot be used without the special ~ option";
 pub const XSETID_TOO_SMALL: &str =
@@ -586,7 +587,8 @@ pub const XSETID_ENTRIES_ADDED_TOO_SMALL: &str =
 pub const XSETID_ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
 pub const XSETID_BELOW_MAX_DELETED: &str =
     "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
-pub const XREAD_UNBALANCED: &str = "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+pub const XREAD_UNBALANCED: &str =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
 pub const XREAD_GROUP_OPTION: &str =
     "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
 pub const XREAD_NOACK_OPTION: &str =
@@ -652,7 +654,11 @@ pub fn nogroup(key: &[u8], group: &[u8]) -> RedisError {
 
 /// `ERR Unrecognized XCLAIM option 'x'`
 pub fn xclaim_option(opt: &[u8]) -> RedisError {
-    sanitize(join(&[b"ERR Unrecognized XCLAIM option '", until_nul(opt), b"'"]))
+    sanitize(join(&[
+        b"ERR Unrecognized XCLAIM option '",
+        until_nul(opt),
+        b"'",
+    ]))
 }
 
 #[cfg(test)]

@@ -872,6 +872,10 @@ impl Gen {
                     a.push(self.name("STOREDIST"));
                 }
                 (if store { "GEOSEARCHSTORE" } else { "GEOSEARCH" }, a)
+            }
+        }
+    }
+
     /// Mostly the keys streams live on (x0..x2), else any key (WRONGTYPE, missing keys).
     fn xkey(&mut self) -> Vec<u8> {
         if self.rng.chance(85) {
@@ -894,7 +898,9 @@ impl Gen {
                 .pick::<str>(&["18446744073709551615-18446744073709551615", "(0-0", "0-0"])
                 .to_string(),
             12 => format!("{}-*", r.range(0, 30)),
-            _ => r.pick::<str>(&["x", "1-x", "-1", "", "1-2-3", " 5", "(-"]).to_string(),
+            _ => r
+                .pick::<str>(&["x", "1-x", "-1", "", "1-2-3", " 5", "(-"])
+                .to_string(),
         }
         .into_bytes()
     }
@@ -906,7 +912,11 @@ impl Gen {
     }
     /// A trimming option (MAXLEN/MINID with `=`/`~` and LIMIT), sometimes malformed.
     fn xtrim_opts(&mut self, a: &mut Vec<Vec<u8>>) {
-        let strategy = if self.rng.chance(50) { "MAXLEN" } else { "MINID" };
+        let strategy = if self.rng.chance(50) {
+            "MAXLEN"
+        } else {
+            "MINID"
+        };
         a.push(self.name(strategy));
         let approx = self.rng.below(3);
         match approx {
@@ -947,7 +957,11 @@ impl Gen {
                 ("XADD", a)
             }
             5 | 6 => {
-                let n = if self.rng.chance(50) { "XRANGE" } else { "XREVRANGE" };
+                let n = if self.rng.chance(50) {
+                    "XRANGE"
+                } else {
+                    "XREVRANGE"
+                };
                 let mut a = vec![self.xkey(), self.xid(), self.xid()];
                 if self.rng.chance(40) {
                     a.push(self.name("COUNT"));
@@ -996,11 +1010,7 @@ impl Gen {
                 ("XREAD", a)
             }
             12 | 13 => {
-                let mut a = vec![
-                    self.name("GROUP"),
-                    self.xgroup_name(),
-                    self.xconsumer(),
-                ];
+                let mut a = vec![self.name("GROUP"), self.xgroup_name(), self.xconsumer()];
                 if self.rng.chance(40) {
                     a.push(self.name("COUNT"));
                     a.push(self.rng.range(0, 4).to_string().into_bytes());
@@ -1010,13 +1020,22 @@ impl Gen {
                 }
                 a.push(self.name("STREAMS"));
                 a.push(self.xkey());
-                a.push(if self.rng.chance(60) { b">".to_vec() } else { self.xid() });
+                a.push(if self.rng.chance(60) {
+                    b">".to_vec()
+                } else {
+                    self.xid()
+                });
                 ("XREADGROUP", a)
             }
             14 => {
-                let sub = self
-                    .rng
-                    .pick::<str>(&["CREATE", "CREATE", "SETID", "DESTROY", "CREATECONSUMER", "DELCONSUMER"]);
+                let sub = self.rng.pick::<str>(&[
+                    "CREATE",
+                    "CREATE",
+                    "SETID",
+                    "DESTROY",
+                    "CREATECONSUMER",
+                    "DELCONSUMER",
+                ]);
                 let mut a = vec![self.name(sub), self.xkey(), self.xgroup_name()];
                 match sub {
                     "CREATE" | "SETID" => {
@@ -1043,7 +1062,12 @@ impl Gen {
             }
             16 => ("XPENDING", vec![self.xkey(), self.xgroup_name()]),
             17 => {
-                let mut a = vec![self.xkey(), self.xgroup_name(), self.xconsumer(), b"0".to_vec()];
+                let mut a = vec![
+                    self.xkey(),
+                    self.xgroup_name(),
+                    self.xconsumer(),
+                    b"0".to_vec(),
+                ];
                 for _ in 0..self.rng.range(1, 3) {
                     a.push(self.xid());
                 }

@@ -84,7 +84,10 @@ async fn idle_times_follow_the_server_clock() {
     s.state().clock.advance_ms(1_000);
     let info = String::from_utf8(cmd!(c, "XINFO", "CONSUMERS", "s", "g")).unwrap();
     // alice was last seen a minute and a second ago, bob (created by the claim) a second ago.
-    assert!(info.contains(":61000\r\n") && info.contains(":1000\r\n"), "{info}");
+    assert!(
+        info.contains(":61000\r\n") && info.contains(":1000\r\n"),
+        "{info}"
+    );
     s.shutdown().await;
 }
 
@@ -102,7 +105,20 @@ async fn every_entry_reaches_exactly_one_blocked_group_reader() {
             let name = format!("c{r}");
             let mut got = Vec::new();
             loop {
-                let reply = cmd!(c, "XREADGROUP", "GROUP", "g", &name, "COUNT", "1", "BLOCK", "2000", "STREAMS", "q", ">");
+                let reply = cmd!(
+                    c,
+                    "XREADGROUP",
+                    "GROUP",
+                    "g",
+                    &name,
+                    "COUNT",
+                    "1",
+                    "BLOCK",
+                    "2000",
+                    "STREAMS",
+                    "q",
+                    ">"
+                );
                 if reply == b"*-1\r\n" {
                     return got;
                 }
@@ -142,7 +158,8 @@ async fn a_blocked_read_times_out_when_the_virtual_clock_moves() {
     s.state().clock.advance_ms(3_600_000 + 5);
     assert_eq!(c.reply().await, b"*-1\r\n");
     cmd!(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
-    c.send(b"XREADGROUP GROUP g c BLOCK 10000 STREAMS s >\r\n").await;
+    c.send(b"XREADGROUP GROUP g c BLOCK 10000 STREAMS s >\r\n")
+        .await;
     until_blocked(&mut admin, 1).await;
     s.state().clock.advance_ms(10_005);
     assert_eq!(c.reply().await, b"*-1\r\n");
@@ -163,7 +180,8 @@ async fn client_unblock_answers_a_blocked_reader_as_timeout_or_error() {
     assert_eq!(c.reply().await, b"*-1\r\n");
     assert_eq!(c.reply().await, b"+PONG\r\n");
     cmd!(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
-    c.send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n").await;
+    c.send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n")
+        .await;
     until_blocked(&mut admin, 1).await;
     assert_eq!(cmd!(admin, "CLIENT", "UNBLOCK", &id, "ERROR"), b":1\r\n");
     assert_eq!(
@@ -172,7 +190,10 @@ async fn client_unblock_answers_a_blocked_reader_as_timeout_or_error() {
     );
     // The unblocked reader took nothing.
     cmd!(admin, "XADD", "s", "1-0", "f", "v");
-    assert_eq!(cmd!(admin, "XPENDING", "s", "g"), b"*4\r\n:0\r\n$-1\r\n$-1\r\n*-1\r\n");
+    assert_eq!(
+        cmd!(admin, "XPENDING", "s", "g"),
+        b"*4\r\n:0\r\n$-1\r\n$-1\r\n*-1\r\n"
+    );
     s.shutdown().await;
 }
 

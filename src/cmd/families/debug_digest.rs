@@ -74,7 +74,10 @@ pub fn mix_value(digest: &mut Digest, e: &Entry) {
         Value::Stream(s) => {
             use crate::types::stream::StreamId;
             for entry in s.range(StreamId::MIN, StreamId::MAX, false) {
-                mix_digest(digest, format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes());
+                mix_digest(
+                    digest,
+                    format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes(),
+                );
                 for (f, v) in entry.fields() {
                     f.with_bytes(|b| mix_digest(digest, b));
                     v.with_bytes(|b| mix_digest(digest, b));

@@ -104,9 +104,11 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             keys: Vec::new(),
             deadline,
             // No key is ever ready for this kind, so this never runs.
-            serve: Box::new(|_, _| blocking::Served {
-                reply: Reply::Int(0),
-                deleted: false,
+            serve: Box::new(|_, _| {
+                Some(blocking::Served {
+                    reply: Reply::Int(0),
+                    deleted: false,
+                })
             }),
         },
     ))

@@ -45,21 +45,19 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 const XGROUP_SUBS: &[Command] = &[
-    Command::new("create", -5, WRITE | DENYOOM, xgroup).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "Create a consumer group.",
-    ),
-    Command::new("createconsumer", 5, WRITE | DENYOOM, xgroup).keys(2, 2, 1).doc(
-        "stream",
-        "6.2.0",
-        "Create a consumer in a consumer group.",
-    ),
-    Command::new("delconsumer", 5, WRITE, xgroup).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "Delete a consumer from a consumer group.",
-    ),
+    Command::new("create", -5, WRITE | DENYOOM, xgroup)
+        .keys(2, 2, 1)
+        .doc("stream", "5.0.0", "Create a consumer group."),
+    Command::new("createconsumer", 5, WRITE | DENYOOM, xgroup)
+        .keys(2, 2, 1)
+        .doc("stream", "6.2.0", "Create a consumer in a consumer group."),
+    Command::new("delconsumer", 5, WRITE, xgroup)
+        .keys(2, 2, 1)
+        .doc(
+            "stream",
+            "5.0.0",
+            "Delete a consumer from a consumer group.",
+        ),
     Command::new("destroy", 4, WRITE, xgroup).keys(2, 2, 1).doc(
         "stream",
         "5.0.0",
@@ -183,8 +181,8 @@ fn xgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             Ok(Reply::ok())
         }
         b"destroy" if a.len() == 4 => {
-            let gone = modify(ctx, key, |s: &mut Stream| s.destroy_group(group))?
-                .is_some_and(|(g, _)| g);
+            let gone =
+                modify(ctx, key, |s: &mut Stream| s.destroy_group(group))?.is_some_and(|(g, _)| g);
             if !gone {
                 return Ok(Reply::Int(0));
             }
@@ -209,9 +207,7 @@ fn xgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         b"delconsumer" if a.len() == 5 => {
             let pending = modify(ctx, key, |s: &mut Stream| {
-                s.group_mut(group)
-                    .expect("checked")
-                    .delete_consumer(&a[4])
+                s.group_mut(group).expect("checked").delete_consumer(&a[4])
             })?
             .and_then(|(p, _)| p);
             if pending.is_some() {
@@ -273,12 +269,9 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             None => {
                 let sum = g.pending_summary();
                 match sum.bounds {
-                    None => Reply::Array(vec![
-                        Reply::Int(0),
-                        Reply::Nil,
-                        Reply::Nil,
-                        Reply::NilArray,
-                    ]),
+                    None => {
+                        Reply::Array(vec![Reply::Int(0), Reply::Nil, Reply::Nil, Reply::NilArray])
+                    }
                     Some((lo, hi)) => Reply::Array(vec![
                         Reply::Int(sum.count as i64),
                         id_reply(lo),
@@ -356,8 +349,7 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             opts.justid = true;
         } else if args::is(o, "idle") && more > 0 {
             j += 1;
-            let idle =
-                args::int(&a[j]).map_err(|_| RedisError::new(error::XCLAIM_IDLE))?;
+            let idle = args::int(&a[j]).map_err(|_| RedisError::new(error::XCLAIM_IDLE))?;
             opts.delivery_time = Some(now.wrapping_sub(idle));
         } else if args::is(o, "time") && more > 0 {
             j += 1;
@@ -379,7 +371,11 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut out = Vec::new();
     let claim = modify(ctx, key, |s: &mut Stream| {
         s.claim(group, consumer, &ids, &opts, now, |e| {
-            out.push(if justid { id_reply(e.id) } else { entry_reply(e) })
+            out.push(if justid {
+                id_reply(e.id)
+            } else {
+                entry_reply(e)
+            })
         })
     })?
     .map(|(c, _)| c)
@@ -387,8 +383,7 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if claim.consumer_created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
-    ctx.state
-        .add_dirty((claim.claimed + claim.dropped) as u64);
+    ctx.state.add_dirty((claim.claimed + claim.dropped) as u64);
     Ok(Reply::Array(out))
 }
 
@@ -420,7 +415,11 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut claimed = Vec::new();
     let r = modify(ctx, key, |s: &mut Stream| {
         s.autoclaim(group, consumer, min_idle, start, count, justid, now, |e| {
-            claimed.push(if justid { id_reply(e.id) } else { entry_reply(e) })
+            claimed.push(if justid {
+                id_reply(e.id)
+            } else {
+                entry_reply(e)
+            })
         })
     })?
     .map(|(r, _)| r)

@@ -15,29 +15,27 @@ use bytes::Bytes;
 
 pub const COMMANDS: &[Command] = &[Command::new("xinfo", -2, 0, container)
     .subs(XINFO_SUBS)
-    .doc("stream", "5.0.0", "A container for stream introspection commands")];
+    .doc(
+        "stream",
+        "5.0.0",
+        "A container for stream introspection commands",
+    )];
 
 const XINFO_SUBS: &[Command] = &[
-    Command::new("consumers", 4, READONLY, xinfo).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "List the consumers in a consumer group",
-    ),
-    Command::new("groups", 3, READONLY, xinfo).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "List the consumer groups of a stream",
-    ),
+    Command::new("consumers", 4, READONLY, xinfo)
+        .keys(2, 2, 1)
+        .doc("stream", "5.0.0", "List the consumers in a consumer group"),
+    Command::new("groups", 3, READONLY, xinfo)
+        .keys(2, 2, 1)
+        .doc("stream", "5.0.0", "List the consumer groups of a stream"),
     Command::new("help", 2, LOADING | STALE, xinfo).doc(
         "stream",
         "5.0.0",
         "Show helpful text about the different subcommands",
     ),
-    Command::new("stream", -3, READONLY, xinfo).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "Get information about a stream",
-    ),
+    Command::new("stream", -3, READONLY, xinfo)
+        .keys(2, 2, 1)
+        .doc("stream", "5.0.0", "Get information about a stream"),
 ];
 
 const XINFO_HELP: &[&str] = &[
@@ -159,7 +157,11 @@ fn stream_info(s: &Stream, a: &[Bytes]) -> CmdResult {
         out.push(field("last-entry", edge(true)));
         return Ok(Reply::Map(out));
     }
-    let limit = if count == 0 { usize::MAX } else { count as usize };
+    let limit = if count == 0 {
+        usize::MAX
+    } else {
+        count as usize
+    };
     out.push(field(
         "entries",
         Reply::Array(

@@ -89,8 +89,7 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
                 return Err(error::xread_block_in_script(&a[0]));
             }
             i += 1;
-            let ms = args::int(&a[i])
-                .map_err(|_| RedisError::new(error::TIMEOUT_NOT_INTEGER))?;
+            let ms = args::int(&a[i]).map_err(|_| RedisError::new(error::TIMEOUT_NOT_INTEGER))?;
             if ms < 0 {
                 return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
             }
@@ -190,7 +189,11 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
     }
     let deadline = if ms > 0 { ms.wrapping_add(ctx.now) } else { 0 };
     let waits: Vec<(Bytes, After)> = keys.iter().cloned().zip(afters).collect();
-    let count = if count == 0 { BLOCKED_DEFAULT_COUNT } else { count };
+    let count = if count == 0 {
+        BLOCKED_DEFAULT_COUNT
+    } else {
+        count
+    };
     Ok(blocking::block(
         ctx,
         Wait {
@@ -255,10 +258,7 @@ fn serve_now(
             s.read_history(&g.group, &g.consumer, start, count, now, |id, e| {
                 entries.push(match e {
                     Some(e) => entry_reply(e),
-                    None => Reply::Array(vec![
-                        id_reply(id),
-                        Reply::NilArray,
-                    ]),
+                    None => Reply::Array(vec![id_reply(id), Reply::NilArray]),
                 });
             });
         } else {
@@ -357,4 +357,3 @@ fn serve_blocked(
         deleted: false,
     })
 }
-

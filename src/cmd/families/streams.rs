@@ -13,8 +13,8 @@ use crate::cmd::runtime::typed::{modify, read, upsert};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::stream::{
-    parse_add_id, parse_range_end, parse_range_start, parse_strict_id, AddId, Entry,
-    NodeLimits, Stream, StreamError, StreamId, Trim, TrimStrategy,
+    parse_add_id, parse_range_end, parse_range_start, parse_strict_id, AddId, Entry, NodeLimits,
+    Stream, StreamError, StreamId, Trim, TrimStrategy,
 };
 use bytes::Bytes;
 
@@ -267,8 +267,17 @@ fn range(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> CmdResult {
         None => Reply::Array(vec![]),
         Some(_) if count == 0 => Reply::NilArray,
         Some(s) => {
-            let limit = if count < 0 { usize::MAX } else { count as usize };
-            Reply::Array(s.range(start, end, rev).take(limit).map(entry_reply).collect())
+            let limit = if count < 0 {
+                usize::MAX
+            } else {
+                count as usize
+            };
+            Reply::Array(
+                s.range(start, end, rev)
+                    .take(limit)
+                    .map(entry_reply)
+                    .collect(),
+            )
         }
     })
 }
@@ -357,4 +366,3 @@ fn xsetid(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
 }
-

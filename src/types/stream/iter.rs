@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::types::list::Elem;
 
-use super::node::{self, Node, FLAG_DELETED, FLAG_SAMEFIELDS};
 use super::id::StreamId;
+use super::node::{self, Node, FLAG_DELETED, FLAG_SAMEFIELDS};
 
 /// One entry as stored: its ID and its field/value pairs, read in place.
 #[derive(Clone, Copy)]
