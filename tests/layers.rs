@@ -21,6 +21,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
+    // Lock histories: their formats, the safety checker and the timeline. Knows nothing of
+    // the server; the server's recorder feeds it.
+    ("history", &[]),
     // TLS settings -> a rustls acceptor for the listeners.
     ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
