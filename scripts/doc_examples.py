@@ -35,6 +35,7 @@ FILES = [
     "src/history/check.rs",
     "src/history/html.rs",
     "src/history/cli.rs",
+    "src/history/client.rs",
 ]
 
 # impl blocks of types outside the public surface (the keyspace is a #[doc(hidden)] module).
@@ -44,7 +45,7 @@ HIDDEN_IMPLS = ("impl Keyspace",)
 PUBLIC_TYPES = (
     "Config|LogLevel|ProtectedAction|Startup|Fatal|Action|OwnArgs|Clock|Snapshot|Reply"
     "|Backend|BlockingServer|Db|Hit|Restart|ServerHandle|Counting"
-    "|History|Event|Cause|OpKind|ClientOp|Report|ViolationKind"
+    "|History|Event|Cause|OpKind|ClientOp|Report|ViolationKind|ClientRecorder|OpCall"
 )
 # Folders of public modules: a file there with `impl <public type>` and a `pub fn` in it must be
 # in FILES.

@@ -925,3 +925,75 @@ fn history_files_report_their_bad_lines() {
     let e = History::from_json_lines(b"{\"t\":1}").unwrap_err();
     assert!(e.message.contains("neither"), "{}", e.message);
 }
+
+#[test]
+fn the_python_recorder_writes_what_the_checker_reads() {
+    let script = r#"
+import sys, lock_history
+r = lock_history.Recorder()
+tok = b"t\xff1"
+with r.op("w1", "acquire", "lock:a", token=tok, ttl_ms=1000) as res:
+    res.ok = True
+with r.op("w1", "use", "lock:a", token=tok, resource="file", fence=3):
+    pass
+with r.op("w1", "release", "lock:a", token=tok) as res:
+    res.ok = True
+try:
+    with r.op("w2", "acquire", "lock:a", ttl_ms=1000) as res:
+        raise TimeoutError()
+except TimeoutError:
+    pass
+sys.stdout.buffer.write(r.lines().encode("utf-8", "surrogateescape"))
+"#;
+    let out = match std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .env(
+            "PYTHONPATH",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/python"),
+        )
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("SKIPPED: python3 is not available ({e})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h = History::from_json_lines(&out.stdout).expect("the recorder's lines read");
+    assert_eq!(h.op_count(), 4);
+    let lines = String::from_utf8(h.to_json_lines()).unwrap();
+    assert!(lines.contains(r#""token":"t\udcff1""#), "{lines}");
+    assert!(
+        lines.contains(r#""op":"acquire","client":"w2","lock":"lock:a""#),
+        "{lines}"
+    );
+    assert!(lines.contains(r#""ok":null"#), "{lines}");
+    assert_clean(&h.check(&CheckOptions::default()));
+}
+
+#[test]
+fn the_rust_recorder_records_calls_and_crashes() {
+    let rec = resplock::history::ClientRecorder::new();
+    rec.begin("w1", OpKind::Acquire, "lock:a")
+        .token("t1")
+        .ttl_ms(1_000)
+        .end(Some(true));
+    rec.begin("w1", OpKind::Use, "lock:a")
+        .token("t1")
+        .end(Some(true));
+    drop(
+        rec.begin("w2", OpKind::Acquire, "lock:a")
+            .token("t2")
+            .ttl_ms(1_000),
+    );
+    let h = History::from_json_lines(&rec.to_json_lines()).unwrap();
+    assert_eq!(h.op_count(), 3);
+    // w2's acquire never returned: it may or may not have happened, and nothing is violated.
+    assert_clean(&h.check(&CheckOptions::default()));
+}

@@ -21,9 +21,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
-    // Lock histories: their formats, the safety checker and the timeline. Knows nothing of
-    // the server; the server's recorder feeds it.
-    ("history", &[]),
+    // Lock histories: their formats, the safety checker, the timeline, and the bounded
+    // recorder the command layer feeds (key patterns are globs).
+    ("history", &["glob"]),
     // TLS settings -> a rustls acceptor for the listeners.
     ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
