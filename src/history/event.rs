@@ -394,34 +394,51 @@ impl std::error::Error for HistoryError {}
 /// An interned byte string.
 pub(crate) type Sym = u32;
 
-/// Every distinct byte string of a history, once.
+/// Every distinct byte string of a history, once, in one arena (a history of a million
+/// acquisitions has a million distinct tokens: one allocation each cost more than parsing).
 #[derive(Default, Clone)]
 pub(crate) struct Interner {
-    strings: Vec<Box<[u8]>>,
-    index: HashMap<Box<[u8]>, Sym, ahash::RandomState>,
+    arena: Vec<u8>,
+    /// (start, end) in `arena` per symbol.
+    spans: Vec<(usize, usize)>,
+    index: hashbrown::HashTable<Sym>,
+    hasher: ahash::RandomState,
 }
 
 impl Interner {
     pub(crate) fn intern(&mut self, s: &[u8]) -> Sym {
-        if let Some(&i) = self.index.get(s) {
+        let hash = self.hasher.hash_one(s);
+        let (arena, spans) = (&self.arena, &self.spans);
+        if let Some(&i) = self.index.find(hash, |&i| {
+            let (a, b) = spans[i as usize];
+            &arena[a..b] == s
+        }) {
             return i;
         }
-        let i = self.strings.len() as Sym;
-        self.strings.push(s.into());
-        self.index.insert(s.into(), i);
+        let i = self.spans.len() as Sym;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(s);
+        self.spans.push((start, self.arena.len()));
+        let (arena, spans, hasher) = (&self.arena, &self.spans, &self.hasher);
+        self.index.insert_unique(hash, i, |&j| {
+            let (a, b) = spans[j as usize];
+            hasher.hash_one(&arena[a..b])
+        });
         i
     }
 
     pub(crate) fn get(&self, s: Sym) -> &[u8] {
-        &self.strings[s as usize]
+        let (a, b) = self.spans[s as usize];
+        &self.arena[a..b]
     }
 
     pub(crate) fn lookup(&self, s: &[u8]) -> Option<Sym> {
-        self.index.get(s).copied()
+        let hash = self.hasher.hash_one(s);
+        self.index.find(hash, |&i| self.get(i) == s).copied()
     }
 
     fn bytes(&self) -> usize {
-        self.strings.iter().map(|s| s.len() * 2 + 48).sum()
+        self.arena.capacity() + self.spans.capacity() * 16 + self.index.capacity() * 5
     }
 }
 
@@ -522,6 +539,8 @@ pub struct History {
     lock_index: HashMap<(u32, Sym), u32, ahash::RandomState>,
     pub(crate) clients: Vec<(u16, ClientRef)>,
     client_index: HashMap<(u16, ClientRef), u32, ahash::RandomState>,
+    /// A client object's text as read (interned) -> its client.
+    raw_clients: HashMap<(u16, Sym), u32, ahash::RandomState>,
     pub(crate) recs: Vec<Rec>,
     pub(crate) ops: Vec<OpRec>,
     next_seq: HashMap<u16, u64>,
@@ -972,6 +991,11 @@ impl History {
                 ..ClientRef::default()
             },
             Some(Val::Obj(raw)) => {
+                // Each connection's object recurs on every event it made: read it once.
+                let text = self.strings.intern(raw);
+                if let Some(&c) = self.raw_clients.get(&(node, text)) {
+                    return Ok(Some(c));
+                }
                 let mut c = ClientRef::default();
                 json::members(raw, |k, v| {
                     let text =
@@ -985,7 +1009,9 @@ impl History {
                     }
                     Ok(())
                 })?;
-                c
+                let id = self.client_id(node, c);
+                self.raw_clients.insert((node, text), id);
+                return Ok(Some(id));
             }
             Some(_) => return Err("\"client\" is neither an id nor an object".into()),
         };

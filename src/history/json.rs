@@ -244,6 +244,17 @@ pub(crate) enum Val<'a> {
     Arr(&'a [u8]),
 }
 
+impl Json {
+    fn into_val<'a>(self) -> Val<'a> {
+        match self {
+            Json::Int(i) => Val::Int(i),
+            Json::Float(f) => Val::Float(f),
+            Json::Bool(b) => Val::Bool(b),
+            _ => Val::Null,
+        }
+    }
+}
+
 impl Val<'_> {
     pub(crate) fn int(&self) -> Option<i64> {
         match self {
@@ -290,6 +301,31 @@ impl<'a> Parser<'a> {
                 self.value(depth)?;
                 let raw = &self.s[start..self.i];
                 Ok(if obj { Val::Obj(raw) } else { Val::Arr(raw) })
+            }
+            Some(c) if c.is_ascii_digit() || *c == b'-' => {
+                // Integers without a fraction or exponent, the common case, read here.
+                let neg = *c == b'-';
+                let mut j = self.i + usize::from(neg);
+                let mut v: i64 = 0;
+                let digits = j;
+                while let Some(&d) = self.s.get(j) {
+                    if !d.is_ascii_digit() {
+                        break;
+                    }
+                    match v
+                        .checked_mul(10)
+                        .and_then(|v| v.checked_add(i64::from(d - b'0')))
+                    {
+                        Some(n) => v = n,
+                        None => return Ok(self.value(depth)?.into_val()),
+                    }
+                    j += 1;
+                }
+                if j > digits && !matches!(self.s.get(j), Some(b'.' | b'e' | b'E')) {
+                    self.i = j;
+                    return Ok(Val::Int(if neg { -v } else { v }));
+                }
+                Ok(self.value(depth)?.into_val())
             }
             _ => Ok(match self.value(depth)? {
                 Json::Int(i) => Val::Int(i),
