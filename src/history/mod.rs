@@ -33,9 +33,10 @@
 //! # The rules
 //!
 //! - **One holder.** A lease runs from the change that gave a key its owner until its owner
-//!   releases it or its TTL runs out on the lock's clock. A lease that a restart, a flush, an
+//!   releases it or its TTL runs out on the lock's clock. A lease that a restart, an
 //!   eviction, a non-owner or (on one node of several) a clock jump ended early still counts
-//!   until then: its holder cannot know. At no instant may two owners hold a lock; for a key
+//!   until then: its holder cannot know. (A flush ends leases for good: tests wipe the data
+//!   between steps on purpose.) At no instant may two owners hold a lock; for a key
 //!   on several nodes (Redlock), two owners each holding a majority. A lock over several
 //!   nodes runs on the median of their clocks, so a test moving every node's clock moves the
 //!   leases, and one node's jump does not.
