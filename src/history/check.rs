@@ -566,7 +566,7 @@ struct Ctx<'a> {
     out: Vec<Violation>,
 }
 
-/// Checks every rule; see the module documentation of [`crate::history`].
+/// Checks every rule (the module documentation of `history` lists them).
 pub(crate) fn check(h: &History, opts: &CheckOptions) -> Report {
     let started = Instant::now();
     let clocks = Clocks::build(h);
@@ -1594,7 +1594,7 @@ impl History {
     /// Checks the history: at most one holder per lock at a time (for a key on several
     /// nodes, at most one client with a majority), releases and extensions only by the
     /// owner, fencing tokens increasing, resource use inside a lease, and the client ops
-    /// linearizable against a lease. See [`crate::history`].
+    /// linearizable against a lease (the module documentation of `history` says how).
     ///
     /// ```
     /// use resplock::history::{CheckOptions, History, ViolationKind};

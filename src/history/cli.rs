@@ -1,6 +1,8 @@
 //! `resplock check`: the checker from the command line.
 
-use super::{html, CheckOptions, History};
+use super::check::CheckOptions;
+use super::event::History;
+use super::html;
 use std::io::Write;
 
 /// The usage text of `resplock check`.

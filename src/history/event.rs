@@ -515,7 +515,7 @@ pub(crate) struct OpRec {
 }
 
 /// A recorded run: the server's events (every node's) and the clients' operations, as read
-/// from JSON lines or pushed by a test. [`History::check`] checks it; [`crate::history::html`]
+/// from JSON lines or pushed by a test. [`History::check`] checks it; `history::html::render`
 /// draws it.
 ///
 /// ```

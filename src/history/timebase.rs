@@ -257,8 +257,8 @@ impl Reference<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::event::{ClockMove, Event, History, What};
     use super::*;
-    use crate::history::event::{ClockMove, Event, History, What};
 
     fn clock_event(h: &mut History, node: &str, real: i64, from: i64, to: i64, frozen: bool) {
         h.push(Event::new(
