@@ -20,6 +20,7 @@ FILES = [
     "src/lib.rs",
     "src/server/mod.rs",
     "src/server/backend.rs",
+    "src/server/history.rs",
     "src/server/process.rs",
     "src/config/mod.rs",
     "src/config/load.rs",

@@ -52,7 +52,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "wake",
+            "clock", "config", "version", "alloc", "log", "rdb", "wake", "history",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
@@ -74,6 +74,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "reply",
             "clock",
             "tls",
+            "history",
         ],
     ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.

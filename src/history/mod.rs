@@ -71,8 +71,6 @@ pub mod html;
 mod json;
 mod lease;
 mod linear;
-// The server side; the command layer calls it (until then only its tests do).
-#[allow(dead_code)]
 pub(crate) mod record;
 mod timebase;
 

@@ -359,6 +359,38 @@ impl Recorder {
         }
     }
 
+    /// The lock keys whose last recorded state is not gone (in `db`, or in every database).
+    pub(crate) fn live_keys(&self, db: Option<u32>) -> Vec<(u32, Bytes)> {
+        let g = self.inner.lock();
+        g.rings
+            .iter()
+            .filter(|r| db.is_none_or(|d| d == r.db))
+            .filter(|r| {
+                r.events
+                    .back()
+                    .is_some_and(|e| !matches!(e.state, St::Gone))
+            })
+            .map(|r| (r.db, r.key.clone()))
+            .collect()
+    }
+
+    /// Every lock key with its last recorded state (gone when its events were all dropped).
+    pub(crate) fn last_states(&self) -> Vec<(u32, Bytes, StateIn)> {
+        let g = self.inner.lock();
+        g.rings
+            .iter()
+            .map(|r| {
+                let st = match r.events.back().map(|e| &e.state) {
+                    None | Some(St::Gone) => StateIn::Gone,
+                    Some(St::Str(b)) => StateIn::Str(b.clone()),
+                    Some(St::Hash(f)) => StateIn::Hash(f.to_vec()),
+                    Some(St::Other(t)) => StateIn::Other(t),
+                };
+                (r.db, r.key.clone(), st)
+            })
+            .collect()
+    }
+
     /// Events dropped so far (bounded memory).
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)

@@ -82,6 +82,11 @@ impl Backend {
         Backend { state }
     }
 
+    /// The server's state, for the controls defined in the other files of `server`.
+    pub(super) fn server_state(&self) -> &Arc<ServerState> {
+        &self.state
+    }
+
     /// Database `index` (0..databases), for direct reads and writes.
     ///
     /// ```
@@ -157,7 +162,7 @@ impl Backend {
     /// ```
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-        self.move_clock(|c| c.advance_ms(ms));
+        self.move_clock("advance", |c| c.advance_ms(ms));
     }
 
     /// Set the server's clock to `at` (miniredis's `SetTime`); it keeps running from there
@@ -173,7 +178,7 @@ impl Backend {
             Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
             Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
         };
-        self.move_clock(|c| c.set_ms(ms));
+        self.move_clock("set", |c| c.set_ms(ms));
     }
 
     /// Stop the server's clock: time moves only by [`Backend::advance`] and
@@ -187,7 +192,7 @@ impl Backend {
     /// assert_eq!(server.now_ms(), t);
     /// ```
     pub fn freeze(&self) {
-        self.state.clock.freeze();
+        crate::cmd::testctl::direct::locked(&self.state, || dataset::freeze_clock(&self.state));
     }
 
     /// Let a frozen clock run again, from where it stands.
@@ -201,12 +206,19 @@ impl Backend {
     /// assert!(server.now_ms() > t);
     /// ```
     pub fn resume(&self) {
-        self.state.clock.resume();
+        crate::cmd::testctl::direct::locked(&self.state, || dataset::resume_clock(&self.state));
     }
 
-    fn move_clock(&self, change: impl FnOnce(&crate::clock::Clock)) {
+    fn move_clock(&self, how: &str, change: impl FnOnce(&crate::clock::Clock)) {
         crate::cmd::testctl::direct::locked(&self.state, || {
-            dataset::move_clock(&self.state, change)
+            dataset::move_clock(&self.state, how, change)
+        });
+    }
+
+    /// A fault set or cleared, for the lock history.
+    fn noted(&self, text: String) {
+        crate::cmd::testctl::direct::locked(&self.state, || {
+            crate::cmd::testctl::faults::noted(&self.state, &text)
         });
     }
 
@@ -233,6 +245,7 @@ impl Backend {
             !line.is_empty() && !line.contains(['\r', '\n']),
             "resplock: an injected error is one non-empty line"
         );
+        self.noted(format!("ERROR {line} {hit:?} COUNT {times:?}"));
         let action = Action::Error(Bytes::copy_from_slice(line.as_bytes()));
         self.state.faults.add(target(hit), action, times)
     }
@@ -252,6 +265,7 @@ impl Backend {
     /// assert!(sent.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn delay(&self, hit: Hit, by: Duration, times: Option<u64>) -> u64 {
+        self.noted(format!("DELAY {} {hit:?} COUNT {times:?}", by.as_millis()));
         self.state.faults.add(target(hit), Action::Delay(by), times)
     }
 
@@ -275,6 +289,8 @@ impl Backend {
         } else {
             Action::Drop
         };
+        let what = if after_running { "DROP-AFTER" } else { "DROP" };
+        self.noted(format!("{what} {hit:?} COUNT {times:?}"));
         self.state.faults.add(target(hit), action, times)
     }
 
@@ -291,6 +307,7 @@ impl Backend {
     /// assert_eq!(server.clear_fault(None), 1); // every other fault
     /// ```
     pub fn clear_fault(&self, id: Option<u64>) -> usize {
+        self.noted(id.map_or("CLEAR".to_string(), |i| format!("CLEAR {i}")));
         if id.is_none() {
             self.state.faults.unpause();
             self.state.faults.refuse_connections(false);
@@ -311,6 +328,7 @@ impl Backend {
     /// assert!(paused.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn pause(&self, d: Duration) {
+        self.noted(format!("PAUSE {}", d.as_millis()));
         self.state.faults.pause(d);
     }
 
@@ -328,6 +346,7 @@ impl Backend {
     /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn unpause(&self) {
+        self.noted("UNPAUSE".into());
         self.state.faults.unpause();
     }
 
@@ -344,6 +363,7 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
+        self.noted("DISCONNECT ALL".into());
         crate::cmd::testctl::faults::disconnect(&self.state, |_| true)
     }
 
@@ -363,6 +383,7 @@ impl Backend {
     /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
+        self.noted(format!("DISCONNECT ID {id}"));
         crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
@@ -378,6 +399,10 @@ impl Backend {
     /// assert_eq!(server.connections_received(), 0);
     /// ```
     pub fn refuse_connections(&self, on: bool) {
+        self.noted(format!(
+            "REFUSE-CONNECTIONS {}",
+            if on { "yes" } else { "no" }
+        ));
         self.state.faults.refuse_connections(on);
     }
 
@@ -412,13 +437,13 @@ impl Backend {
     /// server.db(0).assert_missing("lock:a");
     /// ```
     pub fn restart(&self, with: Restart) {
-        let restore = match with {
-            Restart::Empty => Restore::Empty,
-            Restart::Keep => Restore::Keep,
-            Restart::From(s) => Restore::From(s),
+        let (restore, label) = match with {
+            Restart::Empty => (Restore::Empty, "empty"),
+            Restart::Keep => (Restore::Keep, "keep"),
+            Restart::From(s) => (Restore::From(s), "from a snapshot"),
         };
         crate::cmd::testctl::direct::locked(&self.state, || {
-            dataset::restart(&self.state, &restore, None)
+            dataset::restart(&self.state, &restore, None, label)
         });
     }
 

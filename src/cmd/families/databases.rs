@@ -51,6 +51,9 @@ fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
 fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
+    if crate::cmd::runtime::lock_history::on(ctx.state) {
+        crate::cmd::runtime::lock_history::flushed(ctx.state, Some(ctx.client.db), ctx.client);
+    }
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     let mut g = ctx.db().lock_all();
     for s in g.shards() {
@@ -64,6 +67,9 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
+    if crate::cmd::runtime::lock_history::on(ctx.state) {
+        crate::cmd::runtime::lock_history::flushed(ctx.state, None, ctx.client);
+    }
     // With save points configured Redis saves after FLUSHALL: the change count starts again.
     if !ctx.state.config.read().save.is_empty() {
         crate::cmd::families::server::saved(ctx);
