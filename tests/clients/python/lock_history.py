@@ -4,6 +4,7 @@
     rec = Recorder()
     with rec.op("worker-1", "acquire", "lock:a", token=tok, ttl_ms=30000) as r:
         r.ok = lock.acquire(blocking=False)
+        r.token = lock.local.token      # a token the library made inside the call
     with rec.op("worker-1", "use", "lock:a", resource="counter", fence=n):
         ...
     rec.save("ops.jsonl")
@@ -32,10 +33,11 @@ def _text(v):
 
 class Result:
     """What the caller says about the operation: ok True (done), False (the lock said no),
-    None (unknown)."""
+    None (unknown); token, when the library makes the owner token inside the call."""
 
     def __init__(self):
         self.ok = None
+        self.token = None
 
 
 class Recorder:
@@ -59,6 +61,8 @@ class Recorder:
         finally:
             rec["complete"] = max(now_us(), rec["invoke"])
             rec["ok"] = result.ok
+            if result.token is not None:
+                token = result.token
             if token is not None:
                 rec["token"] = _text(token)
             if ttl_ms is not None:
