@@ -81,6 +81,15 @@ pub const DIRECT_NEEDS_CLIENT: &str =
     "ERR this command needs a client connection (blocking, subscribing, MULTI or scripts)";
 /// RESPLOCK.RESTART FROM a snapshot RESPLOCK.SNAPSHOT never took.
 pub const TEST_NO_SUCH_SNAPSHOT: &str = "ERR no such snapshot";
+
+/// RESPLOCK.FENCED.WRITE ... CHECK with a token the resource has already gone past
+/// (Kleppmann's fencing: the storage refuses a stale token).
+pub fn test_stale_fencing_token(token: i64, last: i64) -> RedisError {
+    RedisError::from_bytes(
+        format!("STALE fencing token {token} is not above {last}, the last this resource accepted")
+            .into_bytes(),
+    )
+}
 pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
 pub const BIT_NOT_INTEGER: &str = "ERR bit is not an integer or out of range";
 pub const BIT_ARG_ONE_OR_ZERO: &str = "ERR The bit argument must be 1 or 0.";

@@ -28,6 +28,7 @@ pub mod config;
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod glob;
+pub mod history;
 #[doc(hidden)]
 pub mod keyspace;
 pub(crate) mod log;

@@ -27,6 +27,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
+    // Lock histories: their formats, the safety checker, the timeline, and the bounded
+    // recorder the command layer feeds (key patterns are globs).
+    ("history", &["glob"]),
     // TLS settings -> a rustls acceptor for the listeners.
     ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
@@ -49,7 +52,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "wake",
+            "clock", "config", "version", "alloc", "log", "rdb", "wake", "history",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
@@ -72,6 +75,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "clock",
             "tls",
             "wake",
+            "history",
         ],
     ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.

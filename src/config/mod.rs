@@ -97,6 +97,11 @@ impl Default for Config {
             config_file: None,
             enable_test_commands: false,
             start_frozen: false,
+            lock_history: false,
+            lock_history_keys: String::new(),
+            lock_history_max_events: 1_000_000,
+            lock_history_max_per_key: 100_000,
+            lock_history_file: String::new(),
             rename_commands: Vec::new(),
             others,
         }

@@ -4,6 +4,7 @@
 
 mod backend;
 mod daemon;
+mod history;
 mod listen;
 pub mod process;
 
@@ -172,6 +173,9 @@ pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle
         }
         out.push(start(c).await?);
     }
+    // One lock history for the group, its nodes named by their addresses.
+    let states: Vec<Arc<ServerState>> = out.iter().map(|s| s.state().clone()).collect();
+    crate::cmd::runtime::lock_history::join_group(&states);
     Ok(out)
 }
 
@@ -246,6 +250,7 @@ async fn run(
     accepting.wait().await;
     tracker.close();
     tracker.wait().await;
+    crate::cmd::runtime::lock_history::at_shutdown(&state);
     if let Some(path) = pidfile {
         crate::log::notice("Removing the pid file.");
         let _ = std::fs::remove_file(path);

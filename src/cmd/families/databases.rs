@@ -52,6 +52,9 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
     crate::cmd::runtime::blocking::flushing(ctx.state, Some(ctx.client.db));
+    if crate::cmd::runtime::lock_history::on(ctx.state) {
+        crate::cmd::runtime::lock_history::flushed(ctx.state, Some(ctx.client.db), ctx.client);
+    }
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     let mut g = ctx.db().lock_all();
     for s in g.shards() {
@@ -66,6 +69,9 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
     crate::cmd::runtime::blocking::flushing(ctx.state, None);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
+    if crate::cmd::runtime::lock_history::on(ctx.state) {
+        crate::cmd::runtime::lock_history::flushed(ctx.state, None, ctx.client);
+    }
     // With save points configured Redis saves after FLUSHALL: the change count starts again.
     if !ctx.state.config.read().save.is_empty() {
         crate::cmd::families::server::saved(ctx);

@@ -5,6 +5,7 @@
 //! `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>` (message:
 //! the key) like PUBLISH; commands only say what happened.
 
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::cmd::runtime::tracking;
 use crate::cmd::runtime::watch;
@@ -77,6 +78,9 @@ impl Ctx<'_> {
         // watch of a key that was already stale is settled before this change is seen.
         self.state.keyspace.report_pending();
         watch::key_modified(self.state, db, key);
+        if lock_history::on(self.state) {
+            lock_history::touched(self.state, db, key);
+        }
         let by = tracking::modifier(self.state, self.client.id, self.in_script);
         tracking::key_modified(self.state, by, key);
     }

@@ -79,6 +79,9 @@ pub(crate) fn script_in_transaction(
     if inline {
         handoff::set_inline_since(Some(Instant::now()));
     }
+    if crate::cmd::runtime::lock_history::on(state) {
+        crate::cmd::runtime::lock_history::before_script(state, args);
+    }
     let reply = run_script(state, client.db, kind, args);
     if inline {
         handoff::set_inline_since(None);

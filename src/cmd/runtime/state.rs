@@ -98,6 +98,8 @@ pub struct ServerState {
     pub snapshots: Mutex<std::collections::HashMap<String, Arc<crate::keyspace::Snapshot>>>,
     /// The `RESPLOCK.*` commands resolve (started with `enable_test_commands`).
     pub test_commands: bool,
+    /// `lock-history`: the recorder of lock-key changes and the fenced resources.
+    pub lock_history: crate::cmd::runtime::lock_history::registry::LockHistory,
 }
 
 impl ServerState {
@@ -147,6 +149,7 @@ impl ServerState {
             serve_client: Mutex::new(crate::cmd::runtime::client::Client::detached(0, 0, 2)),
             faults: crate::cmd::runtime::fault_table::Faults::new(),
             snapshots: Mutex::new(std::collections::HashMap::new()),
+            lock_history: Default::default(),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
         let start_s = state.clock.now_ms() / 1000;
@@ -169,6 +172,7 @@ impl ServerState {
         self.observe.refresh(&config);
         self.eviction.refresh(&config);
         self.acl.sync_requirepass(&config.requirepass);
+        self.lock_history.refresh(&config);
         let lfu = config.maxmemory_policy.ends_with("-lfu");
         let packed = (lfu as u64) << 63
             | (config.lfu_log_factor as u64 & 0x7fff_ffff) << 32
