@@ -23,6 +23,8 @@
 pub mod alloc;
 pub(crate) mod clock;
 #[doc(hidden)]
+pub mod cluster;
+#[doc(hidden)]
 pub mod cmd;
 pub mod config;
 pub(crate) mod connection;
