@@ -57,7 +57,10 @@ pub use clock::Clock;
 pub use config::Config;
 pub use keyspace::Snapshot;
 pub use reply::Reply;
-pub use server::{start, start_many, Backend, BlockingServer, Db, Hit, Restart, ServerHandle};
+pub use server::{
+    start, start_cluster, start_many, Backend, BlockingCluster, BlockingServer, Cluster, Db, Hit,
+    Restart, ServerHandle,
+};
 
 pub use cmd::WORKER_STACK_BYTES;
 pub use version::REDIS_VERSION;

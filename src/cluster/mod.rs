@@ -19,6 +19,7 @@ pub use slot::{key_slot, SLOTS};
 pub use topology::{Node, NodeIx, Topology};
 
 use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The configuration of the nodes of one process (see the module documentation).
@@ -27,6 +28,9 @@ pub struct Membership {
     /// What each node sees now: the truth, or its own view while partitioned. Read by every
     /// request a node routes.
     views: Vec<RwLock<Arc<Topology>>>,
+    /// Bumped whenever a node's view changes: a request checked against an older view is
+    /// checked again.
+    versions: Vec<AtomicU64>,
 }
 
 struct Inner {
@@ -41,6 +45,7 @@ impl Membership {
         let shared = Arc::new(truth.clone());
         Membership {
             views: (0..n).map(|_| RwLock::new(shared.clone())).collect(),
+            versions: (0..n).map(|_| AtomicU64::new(1)).collect(),
             inner: Mutex::new(Inner {
                 truth,
                 partitioned: vec![false; n],
@@ -63,6 +68,17 @@ impl Membership {
         self.views[node].read().clone()
     }
 
+    /// The version of `node`'s view: it changes whenever the view does.
+    pub fn version(&self, node: NodeIx) -> u64 {
+        self.versions[node].load(Ordering::Acquire)
+    }
+
+    /// Replace `node`'s view.
+    fn set_view(&self, node: NodeIx, view: Arc<Topology>) {
+        *self.views[node].write() = view;
+        self.versions[node].fetch_add(1, Ordering::AcqRel);
+    }
+
     /// The configuration of the connected majority.
     pub fn truth(&self) -> Topology {
         self.inner.lock().truth.clone()
@@ -80,11 +96,12 @@ impl Membership {
         if inner.partitioned[node] {
             let mut view = (*self.views[node].read().clone()).clone();
             let r = f(&mut view);
-            *self.views[node].write() = Arc::new(view);
+            view.refresh();
+            self.set_view(node, Arc::new(view));
             return r;
         }
         let r = f(&mut inner.truth);
-        self.publish(&inner);
+        self.publish(&mut inner);
         r
     }
 
@@ -103,11 +120,12 @@ impl Membership {
                 n.since_ms = now_ms;
             }
         }
-        *self.views[node].write() = Arc::new(own);
+        own.refresh();
+        self.set_view(node, Arc::new(own));
         let n = &mut inner.truth.nodes[node];
         n.fail = true;
         n.since_ms = now_ms;
-        self.publish(&inner);
+        self.publish(&mut inner);
         true
     }
 
@@ -123,16 +141,17 @@ impl Membership {
         n.fail = false;
         n.pfail = false;
         n.since_ms = now_ms;
-        self.publish(&inner);
+        self.publish(&mut inner);
         true
     }
 
     /// Hand the truth to every connected node.
-    fn publish(&self, inner: &Inner) {
+    fn publish(&self, inner: &mut Inner) {
+        inner.truth.refresh();
         let shared = Arc::new(inner.truth.clone());
-        for (i, v) in self.views.iter().enumerate() {
+        for i in 0..self.views.len() {
             if !inner.partitioned[i] {
-                *v.write() = shared.clone();
+                self.set_view(i, shared.clone());
             }
         }
     }

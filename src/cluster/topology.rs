@@ -77,6 +77,10 @@ pub struct Topology {
     slots: Box<[u16]>,
     /// The cluster's current epoch.
     pub current_epoch: u64,
+    /// [`Topology::covered`] as of the last [`Topology::refresh`] (read per request).
+    pub is_covered: bool,
+    /// [`Topology::quorum`] as of the last [`Topology::refresh`].
+    pub has_quorum: bool,
 }
 
 impl Topology {
@@ -130,11 +134,22 @@ impl Topology {
             nodes[r].master = Some(m);
         }
         let current_epoch = nodes.len() as u64;
-        Topology {
+        let mut t = Topology {
             nodes,
             slots,
             current_epoch,
-        }
+            is_covered: false,
+            has_quorum: false,
+        };
+        t.refresh();
+        t
+    }
+
+    /// Recompute the cluster state a request reads ([`Topology::is_covered`],
+    /// [`Topology::has_quorum`]) after a change.
+    pub fn refresh(&mut self) {
+        self.is_covered = self.covered();
+        self.has_quorum = self.quorum();
     }
 
     /// The master serving `slot`, if any.

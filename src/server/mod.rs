@@ -3,11 +3,13 @@
 //! shutdown, and the embedding API ([`start`], [`ServerHandle`], [`BlockingServer`]).
 
 mod backend;
+pub mod cluster;
 mod daemon;
 mod listen;
 pub mod process;
 
 pub use backend::{Backend, Db, Hit, Restart};
+pub use cluster::{start_cluster, BlockingCluster, Cluster};
 
 use crate::cmd::ServerState;
 use crate::config::Config;
@@ -169,23 +171,32 @@ pub(crate) async fn start_with_pidfile(
     pidfile: Option<PathBuf>,
 ) -> io::Result<ServerHandle> {
     let listeners = listen::bind_all(&config)?;
+    let state = ServerState::new(config, crate::cmd::commands());
+    Ok(serve_bound(listeners, state, pidfile))
+}
+
+/// Serve `state` on `listeners` (bound already) on the current runtime.
+fn serve_bound(
+    listeners: listen::Listeners,
+    state: Arc<ServerState>,
+    pidfile: Option<PathBuf>,
+) -> ServerHandle {
     let addr = listeners
         .first_tcp_addr()
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
-    let state = ServerState::new(config, crate::cmd::commands());
     if listeners.first_tcp_addr().is_some() {
         let _ = state.local_addr.set(addr);
     }
     crate::cmd::on_server_start(&state);
     let done = tokio::spawn(run(listeners, state.clone(), pidfile));
-    Ok(ServerHandle {
+    ServerHandle {
         addr,
         unix,
         backend: Backend::new(state.clone()),
         state,
         done: Some(done),
-    })
+    }
 }
 
 async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Option<PathBuf>) {

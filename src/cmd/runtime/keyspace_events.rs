@@ -77,6 +77,7 @@ impl Ctx<'_> {
         // watch of a key that was already stale is settled before this change is seen.
         self.state.keyspace.report_pending();
         watch::key_modified(self.state, db, key);
+        crate::cmd::runtime::cluster::feed::touched(self.state, db, key);
         let by = tracking::modifier(self.state, self.client.id, self.in_script);
         tracking::key_modified(self.state, by, key);
     }

@@ -2,7 +2,8 @@
 //! command's view of it (`state`: `ServerState`, `Ctx`), clients (`client`), [`call::call`],
 //! typed access to values (`typed`), the server lock (`lock`), and the server's
 //! subsystems: ACL, blocked clients, WATCH, client tracking, CLIENT PAUSE, eviction,
-//! keyspace events, observation (statistics, slow log, latency, MONITOR) and the fault table.
+//! keyspace events, observation (statistics, slow log, latency, MONITOR), the fault table and
+//! cluster mode.
 //!
 //! `ServerState` holds every subsystem's state, and a subsystem's operations take the
 //! `ServerState`; so the state a subsystem keeps is a type that names nothing else of this
@@ -15,6 +16,7 @@ pub mod call;
 pub mod client;
 pub mod client_limits;
 pub mod clients;
+pub mod cluster;
 pub mod cron;
 pub mod evict;
 pub mod fault_table;

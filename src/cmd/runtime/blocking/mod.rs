@@ -133,6 +133,12 @@ pub fn serve_ready(state: &ServerState) {
     if !state.blocking.any() {
         return;
     }
+    serve_ready_keys(state);
+    // On a cluster node, what serving changed goes to the replicas as one unit.
+    crate::cmd::runtime::cluster::feed::commit(state);
+}
+
+fn serve_ready_keys(state: &ServerState) {
     loop {
         let batch = {
             let mut r = state.blocking.inner.lock();
