@@ -58,18 +58,22 @@ pub const READONLY_SCRIPT: &str = "READONLY Can not run script with write flag o
 /// A script flagged `no-cluster` on a cluster node.
 pub const SCRIPT_NO_CLUSTER: &str = "ERR Can not run script on cluster, 'no-cluster' flag is set.";
 /// redis.call of a key another node serves.
-pub const SCRIPT_NON_LOCAL_KEY: &str = "Script attempted to access a non local key in a cluster node";
+pub const SCRIPT_NON_LOCAL_KEY: &str =
+    "Script attempted to access a non local key in a cluster node";
 /// redis.call of keys of another slot than the script's.
-pub const SCRIPT_CROSS_SLOT: &str = "Script attempted to access keys that do not hash to the same slot";
+pub const SCRIPT_CROSS_SLOT: &str =
+    "Script attempted to access keys that do not hash to the same slot";
 /// redis.call while the cluster is down.
-pub const SCRIPT_CLUSTER_DOWN: &str = "Script attempted to execute a command while the cluster is down";
+pub const SCRIPT_CLUSTER_DOWN: &str =
+    "Script attempted to execute a command while the cluster is down";
 /// redis.call of a write while the cluster is down and reads are allowed.
 pub const SCRIPT_CLUSTER_DOWN_RO: &str =
     "Script attempted to execute a write command while the cluster is down and readonly";
 pub const SELECT_IN_CLUSTER: &str = "ERR SELECT is not allowed in cluster mode";
 pub const MOVE_IN_CLUSTER: &str = "ERR MOVE is not allowed in cluster mode";
 pub const SWAPDB_IN_CLUSTER: &str = "ERR SWAPDB is not allowed in cluster mode";
-pub const COPY_DB_IN_CLUSTER: &str = "ERR Copying to another database is not allowed in cluster mode";
+pub const COPY_DB_IN_CLUSTER: &str =
+    "ERR Copying to another database is not allowed in cluster mode";
 pub const REPLICAOF_IN_CLUSTER: &str = "ERR REPLICAOF not allowed in cluster mode.";
 pub const INVALID_SLOT: &str = "ERR Invalid or out of range slot";
 /// What a client from outside loopback gets in protected mode (no password set).

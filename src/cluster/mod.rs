@@ -122,9 +122,16 @@ impl Membership {
         }
         own.refresh();
         self.set_view(node, Arc::new(own));
+        let reporters: Vec<NodeIx> = (0..inner.truth.nodes.len())
+            .filter(|&i| {
+                let x = &inner.truth.nodes[i];
+                i != node && x.is_master() && !x.unreachable()
+            })
+            .collect();
         let n = &mut inner.truth.nodes[node];
         n.fail = true;
         n.since_ms = now_ms;
+        n.reported_by = reporters;
         self.publish(&mut inner);
         true
     }
@@ -141,6 +148,20 @@ impl Membership {
         n.fail = false;
         n.pfail = false;
         n.since_ms = now_ms;
+        n.reported_by.clear();
+        // A master replaced while it was away learns it lost its slots and follows the
+        // node that took them (or that node's master, if it was replaced in turn).
+        if let Some(mut by) = n.replaced_by.take() {
+            while let Some(m) = inner.truth.nodes[by].master {
+                by = m;
+            }
+            if by != node {
+                let n = &mut inner.truth.nodes[node];
+                n.master = Some(by);
+                n.migrating.clear();
+                n.importing.clear();
+            }
+        }
         self.publish(&mut inner);
         true
     }
@@ -185,9 +206,17 @@ mod tests {
             t.promote(4);
         });
         assert_eq!(m.view(1).owner(0), Some(4));
-        assert_eq!(m.view(0).owner(0), Some(0), "the cut-off node did not learn it");
+        assert_eq!(
+            m.view(0).owner(0),
+            Some(0),
+            "the cut-off node did not learn it"
+        );
         m.update(0, |t| t.assign(1, None));
-        assert_eq!(m.view(1).owner(1), Some(4), "nor did the others learn its change");
+        assert_eq!(
+            m.view(1).owner(1),
+            Some(4),
+            "nor did the others learn its change"
+        );
         assert!(m.heal(0, 200));
         assert_eq!(m.view(0).owner(0), Some(4));
         assert_eq!(m.view(0).nodes[0].master, Some(4));

@@ -37,6 +37,11 @@ pub struct Node {
     pub importing: BTreeMap<u16, NodeIx>,
     /// Server time (ms) its links were made, or it was last seen failing.
     pub since_ms: i64,
+    /// A failed master whose replica took over: it follows that node once it is back.
+    pub replaced_by: Option<NodeIx>,
+    /// The masters that saw it fail (CLUSTER COUNT-FAILURE-REPORTS: each node counts the
+    /// others' reports).
+    pub reported_by: Vec<NodeIx>,
 }
 
 impl Node {
@@ -54,6 +59,8 @@ impl Node {
             migrating: BTreeMap::new(),
             importing: BTreeMap::new(),
             since_ms: 0,
+            replaced_by: None,
+            reported_by: Vec::new(),
         }
     }
 
@@ -90,7 +97,12 @@ impl Topology {
     /// 16384 / masters, rounded as redis-cli rounds); the other nodes, rotated by one,
     /// become replicas of master 0, 1, ... in turn, extra ones one per master from the
     /// start. Config epochs are 1, 2, ... in address order, as redis-cli assigns them.
-    pub fn create(addrs: &[(String, u16)], ids: Vec<String>, masters: usize, replicas: usize) -> Topology {
+    pub fn create(
+        addrs: &[(String, u16)],
+        ids: Vec<String>,
+        masters: usize,
+        replicas: usize,
+    ) -> Topology {
         assert!(masters >= 1 && masters <= addrs.len() && ids.len() == addrs.len());
         let mut nodes: Vec<Node> = addrs
             .iter()
@@ -250,8 +262,10 @@ impl Topology {
     }
 
     /// A replica takes over its master (a failover, manual or after a failure): it gets a
-    /// new epoch, becomes a master serving every slot its master served, and the old master
-    /// and its other replicas replicate it. Returns the old master.
+    /// new epoch, becomes a master serving every slot its master served, and the other
+    /// replicas replicate it; so does the old master, at once if it is reachable, or when it
+    /// comes back ([`Node::replaced_by`]: until then it shows as a failed master without
+    /// slots). Returns the old master.
     pub fn promote(&mut self, replica: NodeIx) -> Option<NodeIx> {
         let old = self.nodes[replica].master?;
         self.current_epoch += 1;
@@ -265,9 +279,14 @@ impl Topology {
         self.nodes[old].migrating.clear();
         self.nodes[old].importing.clear();
         for n in 0..self.nodes.len() {
-            if n == old || self.nodes[n].master == Some(old) {
+            if self.nodes[n].master == Some(old) {
                 self.nodes[n].master = Some(replica);
             }
+        }
+        if self.nodes[old].unreachable() {
+            self.nodes[old].replaced_by = Some(replica);
+        } else {
+            self.nodes[old].master = Some(replica);
         }
         Some(old)
     }
@@ -361,7 +380,9 @@ mod tests {
 
     fn layout(masters: usize, replicas: usize) -> Topology {
         let n = masters * (1 + replicas);
-        let addrs: Vec<(String, u16)> = (0..n).map(|i| ("127.0.0.1".into(), 7000 + i as u16)).collect();
+        let addrs: Vec<(String, u16)> = (0..n)
+            .map(|i| ("127.0.0.1".into(), 7000 + i as u16))
+            .collect();
         let ids = (0..n).map(|i| format!("{i:040x}")).collect();
         Topology::create(&addrs, ids, masters, replicas)
     }
@@ -369,7 +390,10 @@ mod tests {
     #[test]
     fn slots_split_as_redis_cli_splits_them() {
         let t = layout(3, 1);
-        assert_eq!(t.runs(), vec![(0, 5460, 0), (5461, 10922, 1), (10923, 16383, 2)]);
+        assert_eq!(
+            t.runs(),
+            vec![(0, 5460, 0), (5461, 10922, 1), (10923, 16383, 2)]
+        );
         // redis-cli --cluster create with 5 masters: 0-3276 3277-6553 6554-9829 9830-13106 13107-16383
         let t = layout(5, 0);
         let ends: Vec<u16> = t.runs().iter().map(|r| r.1).collect();
@@ -388,7 +412,17 @@ mod tests {
         // spares 3..9 rotated: 4,5,6,7,8,3 -> m0: 4,5  m1: 6,7  m2: 8,3
         assert_eq!(
             masters,
-            vec![None, None, None, Some(2), Some(0), Some(0), Some(1), Some(1), Some(2)]
+            vec![
+                None,
+                None,
+                None,
+                Some(2),
+                Some(0),
+                Some(0),
+                Some(1),
+                Some(1),
+                Some(2)
+            ]
         );
         assert_eq!(t.current_epoch, 9);
         assert_eq!(t.shown_epoch(4), 1);
@@ -434,7 +468,10 @@ mod tests {
         let line = t.describe(4, 0, 5);
         assert_eq!(
             line,
-            format!("{:040x} 127.0.0.1:7004@17004 slave {:040x} 0 5 1 connected", 4, 0)
+            format!(
+                "{:040x} 127.0.0.1:7004@17004 slave {:040x} 0 5 1 connected",
+                4, 0
+            )
         );
     }
 }

@@ -162,7 +162,15 @@ mod tests {
 
     #[test]
     fn cluster_options_are_taken_out() {
-        let mut a = argv(&["resplock", "--cluster", "3", "--port", "0", "--replicas", "1"]);
+        let mut a = argv(&[
+            "resplock",
+            "--cluster",
+            "3",
+            "--port",
+            "0",
+            "--replicas",
+            "1",
+        ]);
         let own = take_own_args(&mut a).unwrap();
         assert_eq!((own.cluster, own.replicas), (Some(3), 1));
         assert_eq!(a, argv(&["resplock", "--port", "0"]));

@@ -84,7 +84,11 @@ pub async fn start_cluster(config: Config, masters: usize, replicas: usize) -> i
     let ids = (0..total).map(|_| random_id()).collect();
     let topology = Topology::create(&addrs, ids, masters, replicas);
     let now_ms = crate::clock::system_us() / 1000;
-    let shared = Shared::new(Membership::new(topology), now_ms, tokio::runtime::Handle::current());
+    let shared = Shared::new(
+        Membership::new(topology),
+        now_ms,
+        tokio::runtime::Handle::current(),
+    );
     let mut nodes = Vec::with_capacity(total);
     let mut states = Vec::with_capacity(total);
     for (i, (c, l, _)) in bound.into_iter().enumerate() {
@@ -163,7 +167,9 @@ impl Cluster {
     /// ```
     pub fn masters(&self) -> Vec<usize> {
         let t = self.shared.membership.truth();
-        (0..t.nodes.len()).filter(|&i| t.nodes[i].master.is_none()).collect()
+        (0..t.nodes.len())
+            .filter(|&i| t.nodes[i].master.is_none())
+            .collect()
     }
 
     /// The replicas of master `i` now.
@@ -230,9 +236,15 @@ impl Cluster {
     /// cluster.nodes()[0].db(0).assert_value("foo", "bar");
     /// # Ok(()) }
     /// ```
-    pub async fn migrate(&self, slots: std::ops::RangeInclusive<u16>, to: usize) -> io::Result<usize> {
+    pub async fn migrate(
+        &self,
+        slots: std::ops::RangeInclusive<u16>,
+        to: usize,
+    ) -> io::Result<usize> {
         let slots: Vec<u16> = slots.collect();
-        ctl::migrate(&self.shared, &slots, to).await.map_err(refused)
+        ctl::migrate(&self.shared, &slots, to)
+            .await
+            .map_err(refused)
     }
 
     /// Fail master `i` as after cluster-node-timeout: it is cut off from the other nodes and
@@ -269,7 +281,9 @@ impl Cluster {
         if ops::failover(&self.shared, i, Takeover::Manual).await {
             Ok(())
         } else {
-            Err(io::Error::other("the failover did not happen: is the node a replica of a reachable master?"))
+            Err(io::Error::other(
+                "the failover did not happen: is the node a replica of a reachable master?",
+            ))
         }
     }
 
@@ -290,7 +304,9 @@ impl Cluster {
     /// # Ok(()) }
     /// ```
     pub async fn partition(&self, i: usize, clients: bool) -> io::Result<()> {
-        ctl::partition(&self.shared, i, clients).await.map_err(refused)
+        ctl::partition(&self.shared, i, clients)
+            .await
+            .map_err(refused)
     }
 
     /// Bring node `i` back after [`Cluster::partition`] or [`Cluster::fail_master`]: it takes
@@ -327,7 +343,8 @@ impl Cluster {
         let mut all = true;
         for (i, n) in truth.nodes.iter().enumerate() {
             let Some(m) = n.master else { continue };
-            if self.shared.membership.is_partitioned(i) || self.shared.membership.is_partitioned(m) {
+            if self.shared.membership.is_partitioned(i) || self.shared.membership.is_partitioned(m)
+            {
                 continue;
             }
             let (Some(ms), Some(rs)) = (self.shared.server(m), self.shared.server(i)) else {

@@ -56,7 +56,9 @@ pub async fn step(
     let view = m.view(node.me);
     if is_exec || route::rule_of(state, cmd, parent) != Rule::None {
         if let Some(parts) = route::parts(state, client, cmd, parent, args, is_exec) {
-            if let Err((r, slot)) = route::node_by_query(state, node, &view, cflags, &parts, is_exec) {
+            if let Err((r, slot)) =
+                route::node_by_query(state, node, &view, cflags, &parts, is_exec)
+            {
                 crate::cmd::runtime::observe::count_rejected(state, cmd, parent);
                 if is_exec {
                     multi::discard_transaction(state, client);

@@ -96,7 +96,9 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         match super::cluster::step(state, node, client, cmd, parent, &args).await {
             super::cluster::Step::Continue => {}
             super::cluster::Step::Answer(reply) => return reply,
-            super::cluster::Step::Refuse(e) => return reject(state, client, Some((cmd, parent)), e),
+            super::cluster::Step::Refuse(e) => {
+                return reject(state, client, Some((cmd, parent)), e)
+            }
         }
     }
     if client.multi.is_some()
@@ -104,7 +106,12 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         && crate::cmd::runtime::evict::queuing_refused(state)
     {
         // Queuing in MULTI may consume memory without bound: refused when out of memory.
-        return reject(state, client, Some((cmd, parent)), RedisError::new(error::OOM));
+        return reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::new(error::OOM),
+        );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
         return run_with_fault(state, client, cmd, parent, args).await;

@@ -55,7 +55,13 @@ const CLUSTER_SUBS: &[Command] = &[
         "3.0.0",
         "Advance the cluster config epoch",
     ),
-    Command::new("count-failure-reports", 3, ADMIN | STALE, view::count_failure_reports).doc(
+    Command::new(
+        "count-failure-reports",
+        3,
+        ADMIN | STALE,
+        view::count_failure_reports,
+    )
+    .doc(
         "cluster",
         "3.0.0",
         "Return the number of failure reports active for a given node",
@@ -342,7 +348,10 @@ fn delslots(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn slots_list(ctx: &mut Ctx, a: &[Bytes], del: bool) -> CmdResult {
     node(ctx)?;
-    let slots = a[2..].iter().map(|s| slot_arg(s)).collect::<Result<Vec<u16>, _>>()?;
+    let slots = a[2..]
+        .iter()
+        .map(|s| slot_arg(s))
+        .collect::<Result<Vec<u16>, _>>()?;
     let ranges: Vec<(u16, u16)> = slots.into_iter().map(|s| (s, s)).collect();
     change_slots(ctx, &ranges, del)
 }
@@ -358,7 +367,11 @@ fn delslotsrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn slot_ranges(ctx: &mut Ctx, a: &[Bytes], del: bool) -> CmdResult {
     node(ctx)?;
     if a.len() % 2 == 1 {
-        let name = if del { "cluster|delslotsrange" } else { "cluster|addslotsrange" };
+        let name = if del {
+            "cluster|delslotsrange"
+        } else {
+            "cluster|addslotsrange"
+        };
         return Err(error::wrong_arity(name));
     }
     let mut ranges = Vec::new();
@@ -377,7 +390,9 @@ fn slot_ranges(ctx: &mut Ctx, a: &[Bytes], del: bool) -> CmdResult {
 fn flushslots(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
     if !ctx.state.keyspace.db(0).is_empty() {
-        return Err(error::err("ERR DB must be empty to perform CLUSTER FLUSHSLOTS."));
+        return Err(error::err(
+            "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.",
+        ));
     }
     let me = node.me;
     node.shared.membership.update(me, |t| {
@@ -411,7 +426,9 @@ fn set_config_epoch(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
     let epoch = args::int(&a[2])?;
     if epoch < 0 {
-        return Err(error::err(format!("ERR Invalid config epoch specified: {epoch}")));
+        return Err(error::err(format!(
+            "ERR Invalid config epoch specified: {epoch}"
+        )));
     }
     if node.shared.membership.len() > 1 {
         return Err(error::err(
@@ -470,7 +487,10 @@ fn forget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
     let view = node.shared.membership.view(node.me);
     let Some(n) = view.find(&a[2]) else {
-        return Err(error::err(format!("ERR Unknown node {}", String::from_utf8_lossy(&a[2]))));
+        return Err(error::err(format!(
+            "ERR Unknown node {}",
+            String::from_utf8_lossy(&a[2])
+        )));
     };
     if n == node.me {
         return Err(error::err("ERR I tried hard but I can't forget myself..."));
@@ -490,13 +510,18 @@ fn replicate(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let me = node.me;
     let view = node.shared.membership.view(me);
     let Some(n) = view.find(&a[2]) else {
-        return Err(error::err(format!("ERR Unknown node {}", String::from_utf8_lossy(&a[2]))));
+        return Err(error::err(format!(
+            "ERR Unknown node {}",
+            String::from_utf8_lossy(&a[2])
+        )));
     };
     if n == me {
         return Err(error::err("ERR Can't replicate myself"));
     }
     if view.nodes[n].master.is_some() {
-        return Err(error::err("ERR I can only replicate a master, not a replica."));
+        return Err(error::err(
+            "ERR I can only replicate a master, not a replica.",
+        ));
     }
     if view.nodes[me].master.is_none()
         && (view.slot_count(me) != 0 || !ctx.state.keyspace.db(0).is_empty())
@@ -569,9 +594,9 @@ fn setslot(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let id = a.get(4);
     let target = |missing: &str| -> Result<NodeIx, RedisError> {
         let id = id.expect("checked by the caller");
-        let n = view.find(id).ok_or_else(|| {
-            error::err(format!("ERR {missing} {}", String::from_utf8_lossy(id)))
-        })?;
+        let n = view
+            .find(id)
+            .ok_or_else(|| error::err(format!("ERR {missing} {}", String::from_utf8_lossy(id))))?;
         if view.nodes[n].master.is_some() {
             return Err(error::err("ERR Target node is not a master"));
         }
@@ -580,7 +605,9 @@ fn setslot(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let action = &a[3];
     if is(action, "migrating") && a.len() == 5 {
         if view.owner(slot) != Some(me) {
-            return Err(error::err(format!("ERR I'm not the owner of hash slot {slot}")));
+            return Err(error::err(format!(
+                "ERR I'm not the owner of hash slot {slot}"
+            )));
         }
         let n = target("I don't know about node")?;
         node.shared.membership.update(me, |t| {
@@ -588,7 +615,9 @@ fn setslot(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         });
     } else if is(action, "importing") && a.len() == 5 {
         if view.owner(slot) == Some(me) {
-            return Err(error::err(format!("ERR I'm already the owner of hash slot {slot}")));
+            return Err(error::err(format!(
+                "ERR I'm already the owner of hash slot {slot}"
+            )));
         }
         let n = target("I don't know about node")?;
         node.shared.membership.update(me, |t| {
@@ -607,8 +636,13 @@ fn setslot(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 "ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."
             )));
         }
-        let allow_migration =
-            ctx.state.config.read().get("cluster-allow-replica-migration").as_deref() == Some("yes");
+        let allow_migration = ctx
+            .state
+            .config
+            .read()
+            .get("cluster-allow-replica-migration")
+            .as_deref()
+            == Some("yes");
         let became_replica = node.shared.membership.update(me, |t| {
             if keys == 0 {
                 t.nodes[me].migrating.remove(&slot);
@@ -634,6 +668,7 @@ fn setslot(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         if became_replica {
             resync_later(node);
         }
+        crate::cmd::runtime::cluster::hooks::redirect_blocked(ctx.state);
     } else {
         return Err(error::err(
             "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP",
@@ -657,7 +692,9 @@ fn failover(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let m = &node.shared.membership;
     let view = m.view(me);
     let Some(master) = view.nodes[me].master else {
-        return Err(error::err("ERR You should send CLUSTER FAILOVER to a replica"));
+        return Err(error::err(
+            "ERR You should send CLUSTER FAILOVER to a replica",
+        ));
     };
     if how == Takeover::Manual && (view.nodes[master].fail || view.nodes[master].unreachable()) {
         return Err(error::err(

@@ -15,8 +15,9 @@ use bytes::Bytes;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-/// A node's replication offset and whether it has its data (a replica that finished its
-/// first copy): what its master and the gossip would report.
+/// A node's replication offset and whether it is available (Redis's isReplicaAvailable: a
+/// replica is once its offset is not 0, i.e. its master sent it something, a write or the
+/// periodic PING): what its master and the gossip would report.
 fn offset_of(node: &ClusterNode, view: &Topology, n: NodeIx) -> (u64, bool) {
     let Some(s) = node.shared.server(n) else {
         return (0, false);
@@ -25,17 +26,21 @@ fn offset_of(node: &ClusterNode, view: &Topology, n: NodeIx) -> (u64, bool) {
         return (0, false);
     };
     if view.nodes[n].master.is_some() {
-        (
-            c.follow.applied.load(Ordering::Acquire),
-            c.follow.synced.load(Ordering::Acquire) == 1,
-        )
+        let offset = c.follow.applied.load(Ordering::Acquire);
+        let synced = c.follow.synced.load(Ordering::Acquire) == 1;
+        (offset, synced && offset != 0)
     } else {
         (c.feed.offset.load(Ordering::Acquire), true)
     }
 }
 
 /// The node lines of CLUSTER NODES for `nodes`.
-fn lines(ctx: &Ctx, node: &ClusterNode, view: &Topology, nodes: impl Iterator<Item = NodeIx>) -> String {
+fn lines(
+    ctx: &Ctx,
+    node: &ClusterNode,
+    view: &Topology,
+    nodes: impl Iterator<Item = NodeIx>,
+) -> String {
     let now = ctx.state.clock.now_ms();
     let mut out = String::new();
     for n in nodes {
@@ -58,7 +63,10 @@ pub fn replicas(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
     let view = node.shared.membership.view(node.me);
     let Some(n) = view.find(&a[2]) else {
-        return Err(error::err(format!("ERR Unknown node {}", String::from_utf8_lossy(&a[2]))));
+        return Err(error::err(format!(
+            "ERR Unknown node {}",
+            String::from_utf8_lossy(&a[2])
+        )));
     };
     if view.nodes[n].master.is_some() {
         return Err(error::err("ERR The specified node is not a master"));
@@ -90,7 +98,11 @@ pub fn slots(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let view = node.shared.membership.view(node.me);
     let mut out = Vec::new();
     for (a, b, owner) in view.runs() {
-        let mut e = vec![Reply::Int(a as i64), Reply::Int(b as i64), slot_node(&view, owner)];
+        let mut e = vec![
+            Reply::Int(a as i64),
+            Reply::Int(b as i64),
+            slot_node(&view, owner),
+        ];
         for r in view.replicas_of(owner) {
             if !view.nodes[r].fail && offset_of(node, &view, r).1 {
                 e.push(slot_node(&view, r));
@@ -134,7 +146,14 @@ pub fn shards(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
                     (s("port"), Reply::Int(x.port as i64)),
                     (s("ip"), Reply::bulk_str(&x.ip)),
                     (s("endpoint"), Reply::bulk_str(&x.ip)),
-                    (s("role"), s(if x.master.is_some() { "replica" } else { "master" })),
+                    (
+                        s("role"),
+                        s(if x.master.is_some() {
+                            "replica"
+                        } else {
+                            "master"
+                        }),
+                    ),
                     (s("replication-offset"), Reply::Int(offset as i64)),
                     (s("health"), s(health)),
                 ])
@@ -164,7 +183,11 @@ pub fn info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
             ok += 1;
         }
     }
-    let state = if hooks::state_ok(ctx.state, &view) { "ok" } else { "fail" };
+    let state = if hooks::state_ok(ctx.state, &view) {
+        "ok"
+    } else {
+        "fail"
+    };
     let mut t = String::new();
     let _ = write!(
         t,
@@ -208,24 +231,21 @@ pub fn links(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(out))
 }
 
-/// CLUSTER COUNT-FAILURE-REPORTS <node-id>: the other masters that see the node failing
-/// (all the reachable ones, once it is cut off).
+/// CLUSTER COUNT-FAILURE-REPORTS <node-id>: the other masters that saw the node fail (the
+/// masters reachable when it was cut off, this node aside).
 pub fn count_failure_reports(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
     let view = node.shared.membership.view(node.me);
     let Some(n) = view.find(&a[2]) else {
-        return Err(error::err(format!("ERR Unknown node {}", String::from_utf8_lossy(&a[2]))));
+        return Err(error::err(format!(
+            "ERR Unknown node {}",
+            String::from_utf8_lossy(&a[2])
+        )));
     };
-    if !view.nodes[n].fail {
-        return Ok(Reply::Int(0));
-    }
-    let reports = (0..view.nodes.len())
-        .filter(|&m| {
-            m != n
-                && m != node.me
-                && view.nodes[m].master.is_none()
-                && !view.nodes[m].unreachable()
-        })
+    let reports = view.nodes[n]
+        .reported_by
+        .iter()
+        .filter(|&&m| m != node.me)
         .count();
     Ok(Reply::Int(reports as i64))
 }

@@ -129,7 +129,11 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("redis_git_sha1", &"00000000");
             kv("redis_git_dirty", &0);
             kv("redis_build_id", &"0");
-            let mode = if state.cluster.is_some() { "cluster" } else { "standalone" };
+            let mode = if state.cluster.is_some() {
+                "cluster"
+            } else {
+                "standalone"
+            };
             kv("redis_mode", &mode);
             kv("os", &os_name());
             kv("arch_bits", &(usize::BITS));
@@ -502,7 +506,10 @@ fn cluster_replication(state: &ServerState, kv: &mut impl FnMut(&str, &dyn std::
     }
     kv("master_failover_state", &"no-failover");
     kv("master_replid", &r.replid);
-    kv("master_replid2", &"0000000000000000000000000000000000000000");
+    kv(
+        "master_replid2",
+        &"0000000000000000000000000000000000000000",
+    );
     kv("master_repl_offset", &r.offset);
     kv("second_repl_offset", &-1);
     kv("repl_backlog_active", &1);

@@ -22,7 +22,9 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     // One test of a pointer outside cluster mode.
     let state = ctx.state;
     if let Some(node) = &state.cluster {
-        return crate::cmd::runtime::cluster::hooks::call_in_cluster(ctx, node, cmd, args, call_here);
+        return crate::cmd::runtime::cluster::hooks::call_in_cluster(
+            ctx, node, cmd, args, call_here,
+        );
     }
     call_here(ctx, cmd, args)
 }

@@ -174,9 +174,9 @@ impl Host for ScriptHost<'_> {
             return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
         }
         if let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) {
-            if let Some(refused) =
-                crate::cmd::runtime::cluster::hooks::script_call_refused(self.state, node, c, parent, args, slot)
-            {
+            if let Some(refused) = crate::cmd::runtime::cluster::hooks::script_call_refused(
+                self.state, node, c, parent, args, slot,
+            ) {
                 return Err(refused);
             }
             slot.wrote |= c.has(flags::WRITE);
@@ -223,7 +223,9 @@ impl Host for ScriptHost<'_> {
         if script_flags & sf::NO_CLUSTER != 0 {
             return Err(RedisError::new(error::SCRIPT_NO_CLUSTER));
         }
-        let replica = node.shared.membership.view(node.me).nodes[node.me].master.is_some();
+        let replica = node.shared.membership.view(node.me).nodes[node.me]
+            .master
+            .is_some();
         if replica && script_flags & sf::NO_WRITES == 0 {
             return Err(RedisError::new(error::READONLY_SCRIPT));
         }

@@ -82,6 +82,7 @@ pub async fn migrate(shared: &Arc<Shared>, slots: &[u16], to: NodeIx) -> Result<
             t.bump_epoch(to);
         }
     });
+    ops::redirect_blocked(shared).await;
     Ok(moved)
 }
 
@@ -150,7 +151,9 @@ pub async fn fail_master(shared: &Arc<Shared>, node: NodeIx) -> Result<NodeIx, R
             return Ok(r);
         }
     }
-    Err(error::err("ERR no replica could take over: the cluster is down"))
+    Err(error::err(
+        "ERR no replica could take over: the cluster is down",
+    ))
 }
 
 /// Bring `node` back: it takes the cluster's configuration again (a master that was
@@ -208,10 +211,11 @@ fn slot_range(arg: &[u8]) -> Option<Vec<u16>> {
 pub async fn wire(node: &ClusterNode, cmd: &Command, args: &[Bytes]) -> Reply {
     let shared = node.shared.clone();
     let named = |i: usize| -> Result<NodeIx, RedisError> {
-        let a = args.get(i).ok_or_else(|| error::wrong_arity(&format!("resplock.cluster|{}", cmd.name)))?;
-        find_node(&shared, a).ok_or_else(|| {
-            error::err(format!("ERR Unknown node {}", String::from_utf8_lossy(a)))
-        })
+        let a = args
+            .get(i)
+            .ok_or_else(|| error::wrong_arity(&format!("resplock.cluster|{}", cmd.name)))?;
+        find_node(&shared, a)
+            .ok_or_else(|| error::err(format!("ERR Unknown node {}", String::from_utf8_lossy(a))))
     };
     let r: Result<Reply, RedisError> = async {
         match cmd.name {
@@ -251,7 +255,10 @@ pub async fn wire(node: &ClusterNode, cmd: &Command, args: &[Bytes]) -> Reply {
                 }
                 Ok(Reply::ok())
             }
-            _ => Err(error::unknown_subcommand(cmd.name.as_bytes(), "resplock.cluster")),
+            _ => Err(error::unknown_subcommand(
+                cmd.name.as_bytes(),
+                "resplock.cluster",
+            )),
         }
     }
     .await;

@@ -253,6 +253,28 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
     true
 }
 
+/// Unblock every waiter `refuse` answers for (given its database and first key) with that
+/// reply: a cluster node redirects the clients blocked on keys of a slot it no longer
+/// serves (Redis's clusterRedirectBlockedClientIfNeeded). The caller holds the lock.
+pub fn unblock_refused(state: &ServerState, refuse: impl Fn(usize, &[u8]) -> Option<Reply>) {
+    if !state.blocking.any() {
+        return;
+    }
+    let refused: Vec<(u64, Reply)> = state
+        .blocking
+        .inner
+        .lock()
+        .clients
+        .iter()
+        .filter_map(|(id, w)| Some((*id, refuse(w.db, w.keys.first()?)?)))
+        .collect();
+    for (id, reply) in refused {
+        if let Some(w) = state.blocking.take(id) {
+            w.push.push_own(reply);
+        }
+    }
+}
+
 /// A client went away (or RESET): forget its wait, if any.
 pub fn forget(state: &ServerState, id: u64) {
     if state.blocking.any() {

@@ -63,11 +63,7 @@ pub fn commit(state: &ServerState) {
     for (db, key) in pending.keys {
         let entry = {
             let shard = state.keyspace.db(db).lock(&key);
-            shard
-                .map
-                .get(&key)
-                .filter(|e| !e.is_expired(now))
-                .cloned()
+            shard.map.get(&key).filter(|e| !e.is_expired(now)).cloned()
         };
         size += key.len() as u64 + 16;
         effects.push(Effect::Key { db, key, entry });
@@ -89,4 +85,22 @@ pub fn commit(state: &ServerState) {
     if subs.is_empty() {
         node.feed.active.store(false, Ordering::Release);
     }
+}
+
+/// The replication PING a master sends every repl-ping-replica-period (`*1\r\n$4\r\nPING\r\n`,
+/// 14 bytes of the stream): no effect, the offset moves.
+pub fn ping(state: &ServerState) {
+    let Some(node) = active(state) else {
+        return;
+    };
+    let offset = node.feed.offset.fetch_add(14, Ordering::AcqRel) + 14;
+    let effects = Arc::new(Vec::new());
+    let mut subs = node.feed.subscribers.lock();
+    subs.retain(|s| {
+        s.tx.send(Msg::Unit {
+            effects: effects.clone(),
+            offset,
+        })
+        .is_ok()
+    });
 }

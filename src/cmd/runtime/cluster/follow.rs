@@ -68,7 +68,11 @@ pub async fn attach(replica: Arc<ServerState>, master: Arc<ServerState>, master_
     {
         let held = lock_async(&master).await;
         let snapshot = Arc::new(master.keyspace.snapshot());
-        let functions = match run(&master, 0, &[Bytes::from_static(b"function"), Bytes::from_static(b"dump")]) {
+        let functions = match run(
+            &master,
+            0,
+            &[Bytes::from_static(b"function"), Bytes::from_static(b"dump")],
+        ) {
             Reply::Bulk(b) => Some(b),
             _ => None,
         };
@@ -122,12 +126,16 @@ async fn follower(
                 crate::cmd::runtime::tracking::flushed(&replica, 0);
                 replica.keyspace.restore(&snapshot);
                 if let Some(payload) = functions {
-                    run(&replica, 0, &[
-                        Bytes::from_static(b"function"),
-                        Bytes::from_static(b"restore"),
-                        payload,
-                        Bytes::from_static(b"replace"),
-                    ]);
+                    run(
+                        &replica,
+                        0,
+                        &[
+                            Bytes::from_static(b"function"),
+                            Bytes::from_static(b"restore"),
+                            payload,
+                            Bytes::from_static(b"replace"),
+                        ],
+                    );
                 }
                 node.follow.applied.store(offset, Ordering::Release);
                 node.follow.synced.store(1, Ordering::Release);

@@ -5,8 +5,8 @@
 use crate::cluster::{key_slot, Topology};
 use crate::cmd::base::flags;
 use crate::cmd::runtime::cluster::registry::{client_flags, ClusterNode};
-use crate::cmd::runtime::cluster::{feed, keys, route};
 use crate::cmd::runtime::cluster::route::Redirect;
+use crate::cmd::runtime::cluster::{feed, keys, route};
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
@@ -53,7 +53,12 @@ fn is_function_write(cmd: &Command, args: &[Bytes], reply: &Reply) -> bool {
 }
 
 /// Route a client's command again under the lock (see [`call_in_cluster`]).
-fn recheck(ctx: &mut Ctx, node: &ClusterNode, cmd: &'static Command, args: &[Bytes]) -> Option<RedisError> {
+fn recheck(
+    ctx: &mut Ctx,
+    node: &ClusterNode,
+    cmd: &'static Command,
+    args: &[Bytes],
+) -> Option<RedisError> {
     let state = ctx.state;
     let parent = state
         .commands
@@ -62,7 +67,14 @@ fn recheck(ctx: &mut Ctx, node: &ClusterNode, cmd: &'static Command, args: &[Byt
     let is_exec = parent.is_none() && cmd.name == "exec";
     let view = node.shared.membership.view(node.me);
     let parts = route::parts(state, ctx.client, cmd, parent, args, is_exec)?;
-    match route::node_by_query(state, node, &view, ctx.client.cluster_flags, &parts, is_exec) {
+    match route::node_by_query(
+        state,
+        node,
+        &view,
+        ctx.client.cluster_flags,
+        &parts,
+        is_exec,
+    ) {
         Ok(_) => None,
         Err((r, slot)) => {
             if is_exec {
@@ -152,7 +164,8 @@ impl ScriptSlot {
 /// The script's flags allow touching keys of several slots (Redis: no shebang, or the
 /// `allow-cross-slot-keys` flag).
 pub fn script_may_cross_slots(script_flags: u32) -> bool {
-    script_flags & (crate::script::script_flags::EVAL_COMPAT | crate::script::script_flags::ALLOW_CROSS_SLOT)
+    script_flags
+        & (crate::script::script_flags::EVAL_COMPAT | crate::script::script_flags::ALLOW_CROSS_SLOT)
         != 0
 }
 
@@ -228,8 +241,15 @@ pub fn replication(state: &ServerState) -> Option<Replication> {
         .shared
         .server(master_ix)
         .map_or_else(|| state.run_id.clone(), |s| s.run_id.clone());
-    let applied = node.follow.applied.load(std::sync::atomic::Ordering::Acquire);
-    let synced = node.follow.synced.load(std::sync::atomic::Ordering::Acquire) == 1;
+    let applied = node
+        .follow
+        .applied
+        .load(std::sync::atomic::Ordering::Acquire);
+    let synced = node
+        .follow
+        .synced
+        .load(std::sync::atomic::Ordering::Acquire)
+        == 1;
     let master = me.master.map(|mi| {
         let mn = &view.nodes[mi];
         let up = synced
@@ -267,4 +287,33 @@ pub fn replication(state: &ServerState) -> Option<Replication> {
         replicas,
         replid,
     })
+}
+
+/// Redis's clusterRedirectBlockedClientIfNeeded for every client blocked on this node: one
+/// blocked on a key of a slot the node no longer serves (nor imports) gets `-MOVED` (or
+/// `-CLUSTERDOWN`) instead of waiting forever. The caller holds the server lock; the cron
+/// runs it every second and the cluster operations after each change.
+pub fn redirect_blocked(state: &ServerState) {
+    let Some(node) = state.cluster.as_deref() else {
+        return;
+    };
+    if !state.blocking.any() {
+        return;
+    }
+    let view = node.shared.membership.view(node.me);
+    let down = !route::cluster_ok(state, &view);
+    crate::cmd::runtime::blocking::unblock_refused(state, |_, key| {
+        if down {
+            return Some(Reply::error(RedisError::new(error::CLUSTERDOWN)));
+        }
+        let slot = key_slot(key);
+        if view.nodes[node.me].importing.contains_key(&slot) {
+            return None;
+        }
+        match view.owner(slot) {
+            Some(o) if o == node.me => None,
+            Some(o) => Some(Reply::error(route::error(&view, Redirect::Moved(o), slot))),
+            None => Some(Reply::error(RedisError::new(error::CLUSTERDOWN_UNBOUND))),
+        }
+    });
 }

@@ -39,7 +39,12 @@ pub fn rule(cmd: &Command, parent: Option<&Command>) -> Rule {
 }
 
 /// The positions of the keys of `args` (args\[0\] is the command name) under `rule`.
-pub fn positions(rule: Rule, cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> Vec<usize> {
+pub fn positions(
+    rule: Rule,
+    cmd: &Command,
+    parent: Option<&Command>,
+    args: &[Bytes],
+) -> Vec<usize> {
     match rule {
         Rule::None => Vec::new(),
         Rule::Range => cmd.key_positions(args.len()).collect(),

@@ -15,4 +15,3 @@ pub mod keys;
 pub mod ops;
 pub mod registry;
 pub mod route;
-

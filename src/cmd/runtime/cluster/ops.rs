@@ -54,7 +54,12 @@ pub fn keys_in_slot(state: &ServerState, slot: u16, limit: usize) -> Vec<Bytes> 
 pub fn count_in_slot(state: &ServerState, slot: u16) -> usize {
     let mut g = state.keyspace.db(0).lock_all();
     g.shards()
-        .map(|s| s.map.iter().filter(|(k, _)| key_slot(k.as_bytes()) == slot).count())
+        .map(|s| {
+            s.map
+                .iter()
+                .filter(|(k, _)| key_slot(k.as_bytes()) == slot)
+                .count()
+        })
         .sum()
 }
 
@@ -71,7 +76,9 @@ pub async fn reconcile(shared: &Arc<Shared>, force: &[NodeIx]) {
         let Some(node) = state.cluster.as_deref() else {
             continue;
         };
-        let want = truth.nodes[i].master.filter(|m| !shared.membership.is_partitioned(*m));
+        let want = truth.nodes[i]
+            .master
+            .filter(|m| !shared.membership.is_partitioned(*m));
         let have = *node.follow.master.read();
         if want == have && !force.contains(&i) && want.is_none_or(|m| !force.contains(&m)) {
             continue;
@@ -113,7 +120,10 @@ pub async fn failover(shared: &Arc<Shared>, replica: NodeIx, how: Takeover) -> b
             let Some(rs) = shared.server(replica) else {
                 return false;
             };
-            manual(&ms, &rs, || m.update(replica, |t| t.promote(replica).is_some())).await
+            manual(&ms, &rs, || {
+                m.update(replica, |t| t.promote(replica).is_some())
+            })
+            .await
         }
         (Takeover::Manual, None) => return false,
         (Takeover::Takeover, _) => m.update(replica, |t| t.promote(replica).is_some()),
@@ -127,6 +137,12 @@ pub async fn failover(shared: &Arc<Shared>, replica: NodeIx, how: Takeover) -> b
     if promoted {
         if let Some(rs) = shared.server(replica) {
             follow::stop(&rs);
+            // The new master's stream continues from what it had (PSYNC's replid2): its
+            // replicas start at that offset, not at 0.
+            if let Some(c) = rs.cluster.as_deref() {
+                let applied = c.follow.applied.load(Ordering::Acquire);
+                c.feed.offset.fetch_max(applied, Ordering::AcqRel);
+            }
         }
         crate::log::notice(&format!(
             "Cluster node {replica} took over from node {master} ({how:?})"
@@ -134,8 +150,22 @@ pub async fn failover(shared: &Arc<Shared>, replica: NodeIx, how: Takeover) -> b
         if !cut_off {
             reconcile(shared, &[]).await;
         }
+        redirect_blocked(shared).await;
     }
     promoted
+}
+
+/// Run [`crate::cmd::runtime::cluster::hooks::redirect_blocked`] on every connected node,
+/// after the configuration changed.
+pub async fn redirect_blocked(shared: &Arc<Shared>) {
+    for (i, state) in shared.servers() {
+        if shared.membership.is_partitioned(i) || !state.blocking.any() {
+            continue;
+        }
+        let held = lock_async(&state).await;
+        crate::cmd::runtime::cluster::hooks::redirect_blocked(&state);
+        drop(held);
+    }
 }
 
 /// A manual failover's handshake (Redis's MFSTART): the master holds back writes (a

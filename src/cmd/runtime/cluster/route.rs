@@ -110,8 +110,9 @@ pub fn node_by_query(
     let Some(&(cmd, parent, _)) = parts.first() else {
         return Ok(None);
     };
-    let pubsubshard =
-        !is_exec && parent.is_none() && matches!(cmd.name, "ssubscribe" | "sunsubscribe" | "spublish");
+    let pubsubshard = !is_exec
+        && parent.is_none()
+        && matches!(cmd.name, "ssubscribe" | "sunsubscribe" | "spublish");
     let mine = &view.nodes[me];
     let mut first: Option<&Bytes> = None;
     let (mut slot, mut owner) = (0u16, None);
