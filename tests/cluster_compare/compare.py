@@ -537,6 +537,52 @@ def pubsub(run):
     run.same("PUBLISH reaches every node; SPUBLISH the shard", *results)
 
 
+def drain(c, quiet=0.4):
+    """The messages a subscriber got until `quiet` seconds pass without one."""
+    out = []
+    c.sock.settimeout(quiet)
+    try:
+        while True:
+            out.append([text(x) for x in c.read()])
+    except (socket.timeout, TimeoutError):
+        pass
+    c.sock.settimeout(10)
+    return out
+
+
+def scenario_notifications(run):
+    """Keyspace notifications are each node's own; a replica raises those of what it
+    replicates, and a deletion where its master expired a key."""
+    results = []
+    for side in run.sides:
+        subs = {}
+        for sym in ("M0", "M1", "M2", "R0", "R1", "R2"):
+            side.cmd(sym, "CONFIG", "SET", "notify-keyspace-events", "KEA")
+            c = side.raw(side.addr_of_sym[sym])
+            c.cmd("PSUBSCRIBE", "__keyevent@0__:*")
+            subs[sym] = c
+        m = owner_sym(side, "{nk}")
+        side.cmd(m, "SET", "{nk}a", "v")
+        side.cmd(m, "EXPIRE", "{nk}a", "100")
+        side.cmd(m, "LPUSH", "{nk}b", "x", "y")
+        side.cmd(m, "RPOP", "{nk}b")
+        side.cmd(m, "DEL", "{nk}a", "{nk}c")
+        side.cmd(m, "EVAL", "redis.call('incr', KEYS[1]); redis.call('del', KEYS[1])", "1", "{nk}d")
+        side.cmd(m, "SET", "{nk}e", "v", "PX", "30")
+        time.sleep(0.3)
+        side.cmd(m, "GET", "{nk}e")
+        got = {}
+        for sym, c in subs.items():
+            got[sym] = drain(c)
+            c.close()
+        results.append(sorted((k if k[0] == "M" else "R", v) for k, v in got.items()
+                              if k[1:] == m[1:]) + [("others", sorted(
+                                  sum((v for k, v in got.items() if k[1:] != m[1:]), [])))])
+        for sym in ("M0", "M1", "M2", "R0", "R1", "R2"):
+            side.cmd(sym, "CONFIG", "SET", "notify-keyspace-events", "")
+    run.same("keyspace notifications: the key's master and its replica, no one else", *results)
+
+
 def scenario_migration(run):
     key_in, key_out = "{mig}in", "{mig}out"
     slot = [s.cmd("M0", "CLUSTER", "KEYSLOT", key_in) for s in run.sides][0]
@@ -725,7 +771,7 @@ def main():
         print("redis cluster: %s" % ", ".join("%s=%d" % (s, a[1]) for s, a in sorted(redis.addr_of_sym.items())))
         print("resplock cluster: %s" % ", ".join("%s=%d" % (s, a[1]) for s, a in sorted(resplock.addr_of_sym.items())))
         run = Run(redis, resplock)
-        for sc in (scenario_topology, scenario_redirections, scenario_migration,
+        for sc in (scenario_topology, scenario_redirections, scenario_notifications, scenario_migration,
                    scenario_failover, scenario_failure):
             print("== %s" % sc.__name__[len("scenario_"):])
             sc(run)

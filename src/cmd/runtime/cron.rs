@@ -105,7 +105,10 @@ async fn active_expiry(state: Arc<ServerState>) {
             if let Some(guard) = state.lock.lock_briefly() {
                 let started = std::time::Instant::now();
                 // A client pause keeps the dataset constant: no active expiry meanwhile.
-                let slowest_del = if crate::cmd::runtime::pause::is_paused(&state) {
+                let slowest_del = if crate::cmd::runtime::pause::is_paused(&state)
+                    || crate::cmd::runtime::cluster::feed::is_replica(&state)
+                {
+                    // A replica leaves expiry to its master (it gets the deletions).
                     Duration::ZERO
                 } else if full {
                     // A moved clock: every stale key goes now (no latency sample: the
@@ -115,6 +118,8 @@ async fn active_expiry(state: Arc<ServerState>) {
                 } else {
                     state.keyspace.active_expire_round(state.clock.now_ms())
                 };
+                // A cluster master's replicas get the deletions.
+                crate::cmd::runtime::cluster::feed::commit(&state);
                 drop(guard);
                 let ms = started.elapsed().as_millis() as u64;
                 // Redis samples each expired key's deletion; the history keeps a second's

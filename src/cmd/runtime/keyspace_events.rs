@@ -27,6 +27,10 @@ pub fn wants(state: &ServerState, class: u32) -> bool {
 /// or pattern subscription anywhere this is one atomic load. Otherwise the flags are parsed
 /// from the live configuration (a few characters), so CONFIG SET takes effect at once.
 pub fn keyspace_event(state: &ServerState, class: u32, event: &str, key: &[u8], db: usize) {
+    if state.cluster.is_some() {
+        // A cluster master's replicas raise it too (they may have subscribers).
+        crate::cmd::runtime::cluster::feed::event(state, class, event, key, db);
+    }
     if state.pubsub.subscriptions() == 0 {
         return;
     }

@@ -36,6 +36,45 @@ pub fn flushed(state: &ServerState, db: Option<usize>) {
     }
 }
 
+/// A keyspace notification was raised: the replicas raise it too. Expiry's are not: the
+/// replicas get the key's deletion with a `del` event instead ([`expired`]).
+pub fn event(state: &ServerState, class: u32, event: &str, key: &[u8], db: usize) {
+    if class == crate::config::notify::EXPIRED {
+        return;
+    }
+    if let Some(node) = active(state) {
+        node.feed.pending.lock().events.push((
+            class,
+            event.to_string(),
+            db,
+            Bytes::copy_from_slice(key),
+        ));
+    }
+}
+
+/// The master removed an expired key: as Redis propagates a DEL, its replicas delete it
+/// (with the `del` event a replica executing DEL raises); they do not expire keys themselves.
+pub fn expired(state: &ServerState, db: usize, key: &[u8]) {
+    if let Some(node) = active(state) {
+        let mut p = node.feed.pending.lock();
+        p.keys.insert((db, Bytes::copy_from_slice(key)));
+        p.events.push((
+            crate::config::notify::GENERIC,
+            "del".to_string(),
+            db,
+            Bytes::copy_from_slice(key),
+        ));
+    }
+}
+
+/// Whether this node replicates a master now (it then leaves expiry to its master).
+pub fn is_replica(state: &ServerState) -> bool {
+    state
+        .cluster
+        .as_deref()
+        .is_some_and(|n| n.follow.master.read().is_some())
+}
+
 /// A command whose effect is itself (FUNCTION LOAD/DELETE/FLUSH/RESTORE): replayed as is.
 pub fn replay(state: &ServerState, db: usize, args: &[Bytes]) {
     if let Some(node) = active(state) {
@@ -71,6 +110,14 @@ pub fn commit(state: &ServerState) {
     for (db, args) in pending.commands {
         size += args.iter().map(|a| a.len() as u64 + 8).sum::<u64>();
         effects.push(Effect::Command { db, args });
+    }
+    for (class, event, db, key) in pending.events {
+        effects.push(Effect::Event {
+            class,
+            event,
+            db,
+            key,
+        });
     }
     let offset = node.feed.offset.fetch_add(size, Ordering::AcqRel) + size;
     let effects = Arc::new(effects);

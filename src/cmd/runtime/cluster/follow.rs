@@ -181,7 +181,9 @@ fn apply(state: &ServerState, e: &Effect) {
                 match entry {
                     Some(entry) => shard.insert(key, entry.clone()),
                     None => {
-                        shard.remove(key, now);
+                        // Removed as a deletion (the master's DEL), never as this node's
+                        // own expiry: at the start of time nothing has expired.
+                        shard.remove(key, i64::MIN);
                     }
                 }
             }
@@ -191,6 +193,14 @@ fn apply(state: &ServerState, e: &Effect) {
         }
         Effect::Command { db, args } => {
             run(state, *db, args);
+        }
+        Effect::Event {
+            class,
+            event,
+            db,
+            key,
+        } => {
+            crate::cmd::runtime::keyspace_events::keyspace_event(state, *class, event, key, *db);
         }
     }
 }

@@ -129,6 +129,18 @@ pub enum Effect {
     },
     /// A database emptied (None: every database), before the unit's keys.
     Flush(Option<usize>),
+    /// A keyspace notification the master raised (class, event, database, key): the replica
+    /// raises it too, as a replica executing the command would.
+    Event {
+        /// notify-keyspace-events class bit.
+        class: u32,
+        /// The event's name (`set`, `expire`, ...).
+        event: String,
+        /// Database.
+        db: usize,
+        /// The key.
+        key: Bytes,
+    },
     /// A command replayed as it is, in database `db`.
     Command {
         /// Database.
@@ -168,12 +180,17 @@ pub struct Pending {
     pub keys: IndexSet<(usize, Bytes)>,
     /// Commands to replay.
     pub commands: Vec<(usize, Vec<Bytes>)>,
+    /// Keyspace notifications raised, in order: (class, event, db, key).
+    pub events: Vec<(u32, String, usize, Bytes)>,
 }
 
 impl Pending {
     /// Nothing gathered.
     pub fn is_empty(&self) -> bool {
-        self.flushes.is_empty() && self.keys.is_empty() && self.commands.is_empty()
+        self.flushes.is_empty()
+            && self.keys.is_empty()
+            && self.commands.is_empty()
+            && self.events.is_empty()
     }
 }
 
