@@ -37,6 +37,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("keyspace", &["types", "num", "clock", "error"]),
     // Redis's RDB format: values and whole files in both directions, DUMP payloads.
     ("rdb", &["keyspace", "types", "num", "log", "version"]),
+    // Redis Cluster's data model: hash slots, a node's view of the configuration, how the
+    // nodes of one process share it. No commands, sockets or keyspace.
+    ("cluster", &[]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
     ("outbox", &["protocol", "reply", "config", "log", "wake"]),
@@ -52,7 +55,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "wake", "history",
+            "clock", "config", "version", "alloc", "log", "rdb", "wake", "history", "cluster",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
@@ -76,6 +79,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "tls",
             "wake",
             "history",
+            "cluster",
         ],
     ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.

@@ -75,9 +75,10 @@ fn main() {
     }
     let mut startup = startup;
     startup.config.enable_test_commands = own.enable_test_commands;
-    let code = match own.instances {
-        Some(n) => resplock::server::process::run_many(startup, n),
-        None => resplock::server::process::run(startup, &argv),
+    let code = match (own.cluster, own.instances) {
+        (Some(n), _) => resplock::server::process::run_cluster(startup, n, own.replicas),
+        (None, Some(n)) => resplock::server::process::run_many(startup, n),
+        (None, None) => resplock::server::process::run(startup, &argv),
     };
     std::process::exit(code);
 }

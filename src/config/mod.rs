@@ -210,6 +210,13 @@ impl Config {
         }
     }
 
+    /// Mark a node of an in-process cluster: `cluster-enabled` reads `yes` (an immutable
+    /// parameter, set as if from the command line).
+    pub(crate) fn enable_cluster(&mut self) {
+        let (p, _) = lookup(b"cluster-enabled").expect("a Redis parameter");
+        let _ = self.set_param(p, &["yes".to_string()], None);
+    }
+
     /// A parameter's value as CONFIG GET prints it.
     pub(crate) fn formatted(&self, p: &Param) -> String {
         parse::format_value(p, &self.value(p))

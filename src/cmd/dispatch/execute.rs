@@ -104,17 +104,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
     {
         Some((cmd, parent, e))
-    } else if client.multi.is_some()
-        && !multi::runs_in_multi(cmd, parent)
-        && crate::cmd::runtime::evict::queuing_refused(state)
-    {
-        // Queuing in MULTI may consume memory without bound: refused when out of memory.
-        rejected(error::OOM)
     } else {
         None
     };
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
+    }
+    // A cluster node routes the request here, after ACL as Redis does (one test outside
+    // cluster mode).
+    if let Some(node) = &state.cluster {
+        match super::cluster::step(state, node, client, cmd, parent, &args).await {
+            super::cluster::Step::Continue => {}
+            super::cluster::Step::Answer(reply) => return reply,
+            super::cluster::Step::Refuse(e) => {
+                return reject(state, client, Some((cmd, parent)), e)
+            }
+        }
+    }
+    if client.multi.is_some()
+        && !multi::runs_in_multi(cmd, parent)
+        && crate::cmd::runtime::evict::queuing_refused(state)
+    {
+        // Queuing in MULTI may consume memory without bound: refused when out of memory.
+        return reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::new(error::OOM),
+        );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
         return run_with_fault(state, client, cmd, parent, args).await;
@@ -351,7 +368,7 @@ async fn run_script_command(
         if history {
             lock_history::before_script(state, &args);
         }
-        let reply = run_script(state, client.db, kind, &args);
+        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -378,6 +395,7 @@ async fn run_script_command(
     }
     let sh = state.clone();
     let db = client.db;
+    let origin = client.cluster_flags;
     let user = client.user.clone();
     let who = lock_history::client_ref(client);
     let task = tokio::task::spawn_blocking(move || {
@@ -391,7 +409,7 @@ async fn run_script_command(
         if history {
             lock_history::before_script(&sh, &args);
         }
-        let reply = run_script(&sh, db, kind, &args);
+        let reply = run_script(&sh, db, origin, kind, &args);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);

@@ -17,6 +17,7 @@
 //! RESPLOCK.FAULT LIST | CLEAR [id]
 //! RESPLOCK.SNAPSHOT [name]
 //! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
+//! RESPLOCK.CLUSTER MIGRATE | MOVEKEYS | FAIL | PARTITION | HEAL ...   (cluster nodes)
 //! RESPLOCK.HISTORY [KEY] key [COUNT n]     -> this node's events of the key (JSON lines)
 //! RESPLOCK.HISTORY EXPORT | STATS | RESET   -> every node's history as JSON lines, figures
 //! RESPLOCK.FENCED.WRITE resource token value [CHECK]   -> OK, or STALE when CHECK refuses
@@ -26,6 +27,10 @@
 //!
 //! None of them can lock a test out (see `runtime/fault_table.rs`): a bare DISCONNECT spares
 //! control connections, connection-time commands pass catch-all faults, pauses and refusals.
+//!
+//! `RESPLOCK.CLUSTER` (see `testctl/cluster.rs`) is run by the request path of a cluster
+//! node without the server lock, since it takes the locks of several nodes; its rows' handler
+//! only answers on a server that is no cluster node.
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
@@ -94,7 +99,33 @@ pub const COMMANDS: &[Command] = &[
         "0.1.0",
         "Read a fenced resource (test servers only)",
     ),
+    Command::new(
+        "resplock.cluster",
+        -2,
+        TEST,
+        crate::cmd::runtime::table::container,
+    )
+    .subs(CLUSTER_SUBS)
+    .doc(
+        "server",
+        "0.1.0",
+        "Move slots, fail and partition nodes of an in-process cluster (test servers only)",
+    ),
 ];
+
+const CLUSTER_SUBS: &[Command] = &[
+    Command::new("migrate", 4, TEST, not_a_cluster).doc("server", "0.1.0", "Move slots"),
+    Command::new("movekeys", -4, TEST, not_a_cluster).doc("server", "0.1.0", "Move keys"),
+    Command::new("fail", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Fail a master"),
+    Command::new("partition", -3, TEST, not_a_cluster).doc("server", "0.1.0", "Cut a node off"),
+    Command::new("heal", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Bring a node back"),
+];
+
+/// RESPLOCK.CLUSTER on a server that is no cluster node (a node's request path runs these
+/// itself, see `dispatch/cluster.rs`).
+fn not_a_cluster(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Err(RedisError::new(error::CLUSTER_DISABLED))
+}
 
 const CLOCK_SUBS: &[Command] = &[
     Command::new("get", 2, TEST, clock_get).doc("server", "0.1.0", "The clock, Unix ms"),

@@ -20,6 +20,18 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    // One test of a pointer outside cluster mode.
+    let state = ctx.state;
+    if let Some(node) = &state.cluster {
+        return crate::cmd::runtime::cluster::hooks::call_in_cluster(
+            ctx, node, cmd, args, call_here,
+        );
+    }
+    call_here(ctx, cmd, args)
+}
+
+/// [`call`] itself: the handler between its events, timing and records.
+fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     // Timed on the system clock, as Redis's call() with ustime(). A client's own command
     // starts when `execute` read the clock; a script's or transaction's commands read it.
     let top = !ctx.in_script && !ctx.in_exec;

@@ -3,7 +3,8 @@
 //! typed access to values (`typed`), the server lock (`lock`), and the server's
 //! subsystems: ACL, blocked clients, WATCH, client tracking, CLIENT PAUSE, eviction,
 //! keyspace events, observation (statistics, slow log, latency, MONITOR), the fault table and
-//! the lock history's recording.
+//! the lock history's recording, and
+//! cluster mode.
 //!
 //! `ServerState` holds every subsystem's state, and a subsystem's operations take the
 //! `ServerState`; so the state a subsystem keeps is a type that names nothing else of this
@@ -16,6 +17,7 @@ pub mod call;
 pub mod client;
 pub mod client_limits;
 pub mod clients;
+pub mod cluster;
 pub mod cron;
 pub mod evict;
 pub mod fault_table;

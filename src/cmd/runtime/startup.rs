@@ -38,6 +38,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                 match event {
                     KeyEvent::Expired => {
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        crate::cmd::runtime::cluster::feed::expired(&s, db, key);
                         tracking::key_modified(&s, 0, key);
                         watch::key_expired(&s, db, key);
                         if lock_history::on(&s) {
