@@ -254,11 +254,7 @@ fn write_file(data: &Dataset) -> Vec<u8> {
     w.finish().expect("vec")
 }
 
-fn assert_same(
-    what: &str,
-    got: &Dataset,
-    want: &Dataset,
-) {
+fn assert_same(what: &str, got: &Dataset, want: &Dataset) {
     assert_eq!(
         got.keys().collect::<Vec<_>>(),
         want.keys().collect::<Vec<_>>(),

@@ -20,6 +20,7 @@
 
 pub mod access;
 mod audit;
+mod capture;
 mod key;
 mod map;
 mod scan;
@@ -27,6 +28,7 @@ mod snapshot;
 mod value;
 
 pub use access::{set_command_context, AccessPolicy};
+pub use capture::{CaptureBusy, ShardSink};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
@@ -36,6 +38,7 @@ pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 use ahash::RandomState;
 use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// 2^SHARD_BITS shards per database.
@@ -107,6 +110,8 @@ pub struct Shard {
     expire_cursor: usize,
     /// Number of keys that carry a TTL (INFO keyspace's `expires=`).
     pub volatile: usize,
+    /// The last capture epoch this shard was handed to a sink for ([`ShardSink`]).
+    captured: u64,
 }
 
 impl Shard {
@@ -116,6 +121,7 @@ impl Shard {
             db,
             expire_cursor: 0,
             volatile: 0,
+            captured: 0,
         }
     }
 
@@ -312,6 +318,10 @@ pub type ShardGuard<'a> = MutexGuard<'a, Shard>;
 pub struct Db {
     shards: Box<[Mutex<Shard>]>,
     hasher: RandomState,
+    /// This database's number.
+    index: usize,
+    /// The keyspace's capture state: every lock that may change a shard passes it first.
+    gate: Arc<capture::Gate>,
 }
 
 /// Several shards of one database, locked in ascending order.
@@ -339,13 +349,24 @@ impl<'a> MultiGuard<'a> {
 }
 
 impl Db {
-    fn new(db: usize, hasher: RandomState) -> Self {
+    fn new(db: usize, hasher: RandomState, gate: Arc<capture::Gate>) -> Self {
         Db {
             shards: (0..SHARDS)
                 .map(|_| Mutex::new(Shard::new(db, hasher.clone())))
                 .collect(),
             hasher,
+            index: db,
+            gate,
         }
+    }
+
+    /// Lock shard `idx`, first handing it to a running capture if it has not been yet: every
+    /// path that may change a shard locks it through here.
+    #[inline]
+    fn acquire(&self, idx: usize) -> ShardGuard<'_> {
+        let mut g = self.shards[idx].lock();
+        self.gate.check(self.index, idx, &mut g);
+        g
     }
 
     /// The 64-bit hash of `key`: its top bits pick the shard, and SCAN walks keys in its order.
@@ -358,11 +379,11 @@ impl Db {
     }
 
     pub fn lock(&self, key: &[u8]) -> ShardGuard<'_> {
-        self.shards[self.shard_of(key)].lock()
+        self.acquire(self.shard_of(key))
     }
 
     pub fn lock_shard(&self, idx: usize) -> ShardGuard<'_> {
-        self.shards[idx].lock()
+        self.acquire(idx)
     }
 
     /// Lock the shards of all `keys` at once, in ascending shard order.
@@ -372,10 +393,7 @@ impl Db {
         idx.dedup();
         MultiGuard {
             db: self,
-            guards: idx
-                .into_iter()
-                .map(|i| (i, self.shards[i].lock()))
-                .collect(),
+            guards: idx.into_iter().map(|i| (i, self.acquire(i))).collect(),
         }
     }
 
@@ -383,7 +401,7 @@ impl Db {
     pub fn lock_all(&self) -> MultiGuard<'_> {
         MultiGuard {
             db: self,
-            guards: (0..SHARDS).map(|i| (i, self.shards[i].lock())).collect(),
+            guards: (0..SHARDS).map(|i| (i, self.acquire(i))).collect(),
         }
     }
 
@@ -403,6 +421,7 @@ impl Db {
 
 pub struct Keyspace {
     dbs: Box<[Db]>,
+    gate: Arc<capture::Gate>,
     event_hook: parking_lot::RwLock<Option<KeyEventHook>>,
     /// Keys removed by expiry, lazily or actively (INFO's expired_keys).
     pub expired_keys: std::sync::atomic::AtomicU64,
@@ -411,10 +430,12 @@ pub struct Keyspace {
 impl Keyspace {
     pub fn new(databases: usize) -> Self {
         let hasher = RandomState::new();
+        let gate = Arc::new(capture::Gate::default());
         Keyspace {
             dbs: (0..databases.max(1))
-                .map(|i| Db::new(i, hasher.clone()))
+                .map(|i| Db::new(i, hasher.clone(), gate.clone()))
                 .collect(),
+            gate,
             event_hook: parking_lot::RwLock::new(None),
             expired_keys: Default::default(),
         }
@@ -477,9 +498,9 @@ impl Keyspace {
         let mut slowest = Duration::ZERO;
         let mut removed = Vec::new();
         for (dbi, db) in self.dbs.iter().enumerate() {
-            for s in db.shards.iter() {
+            for idx in 0..SHARDS {
                 {
-                    let mut g = s.lock();
+                    let mut g = db.acquire(idx);
                     let budget = g.map.len() / 10 + 16;
                     slowest = slowest.max(g.active_expire(budget, now, &mut removed));
                 }

@@ -56,15 +56,30 @@ pub fn put_raw_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
         }
     }
     if compress && s.len() > 20 {
-        if let Some(c) = lzf::compress(s, s.len() - 4) {
+        let done = SCRATCH.with(|c| {
+            let mut c = c.borrow_mut();
+            if !lzf::compress_into(s, s.len() - 4, &mut c) {
+                return false;
+            }
             out.push(0xC3);
             put_len(out, c.len() as u64);
             put_len(out, s.len() as u64);
             out.extend_from_slice(&c);
+            if c.capacity() > 1 << 20 {
+                *c = Vec::new();
+            }
+            true
+        });
+        if done {
             return;
         }
     }
     put_string(out, s);
+}
+
+thread_local! {
+    /// Compressed output before it is known to be worth keeping, reused across strings.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// rdbSaveLongLongAsStringObject: an integer value in its integer encoding when it fits 32

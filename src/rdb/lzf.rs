@@ -23,10 +23,27 @@ fn hash3(b: &[u8]) -> usize {
 /// Compress `input` into at most `limit` bytes; None when it does not fit (Redis then stores
 /// the string as it is: it asks for at least 4 bytes saved).
 pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    compress_into(input, limit, &mut out).then_some(out)
+}
+
+/// Like [`compress`], into `out` (cleared first): true if it fit in `limit` bytes. Lets a
+/// caller reuse one buffer for every string of a save.
+pub fn compress_into(input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    TABLE.with(|t| compress_with(&mut t.borrow_mut(), input, limit, out))
+}
+
+thread_local! {
+    /// The hash table of positions, kept per thread between calls and never cleared: a stale
+    /// entry is only a candidate, which the byte comparison accepts only if the bytes match
+    /// (clearing 64 KB for every short string cost more than compressing it).
+    static TABLE: std::cell::RefCell<Vec<u32>> = std::cell::RefCell::new(vec![0; 1 << HASH_BITS]);
+}
+
+fn compress_with(table: &mut [u32], input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
     let n = input.len();
-    let mut out = Vec::with_capacity(limit.min(n + n / 32 + 1));
-    // Positions + 1 of the last 3-byte sequence with each hash (0: none yet).
-    let mut table = vec![0u32; 1 << HASH_BITS];
+    out.reserve(limit.min(n + n / 32 + 1));
     let mut lit_start = 0;
     let mut ip = 0;
 
@@ -41,7 +58,8 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
         let h = hash3(&input[ip..]);
         let cand = table[h] as usize;
         table[h] = (ip + 1) as u32;
-        if cand > 0 {
+        // Positions + 1 of earlier sequences of this input, or stale (then any value).
+        if cand > 0 && cand <= ip {
             let r = cand - 1;
             let dist = ip - r;
             if dist <= MAX_OFF && input[r..r + 3] == input[ip..ip + 3] {
@@ -50,7 +68,7 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
                 while len < max && input[r + len] == input[ip + len] {
                     len += 1;
                 }
-                flush(&mut out, &input[lit_start..ip]);
+                flush(out, &input[lit_start..ip]);
                 let l = len - 2;
                 let off = dist - 1;
                 if l < 7 {
@@ -61,7 +79,7 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
                 }
                 out.push(off as u8);
                 if out.len() > limit {
-                    return None;
+                    return false;
                 }
                 // Remember the sequences inside the match too, so a repeat of them is found.
                 let end = ip + len;
@@ -78,11 +96,11 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
         ip += 1;
         // Bound the work a stream of literals does before the size check.
         if ip - lit_start >= MAX_LIT * 64 && out.len() + (ip - lit_start) > limit {
-            return None;
+            return false;
         }
     }
-    flush(&mut out, &input[lit_start..]);
-    (out.len() <= limit).then_some(out)
+    flush(out, &input[lit_start..]);
+    out.len() <= limit
 }
 
 /// liblzf's lzf_decompress: exactly `len` bytes out, or None for a corrupt input.

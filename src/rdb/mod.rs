@@ -15,6 +15,7 @@ pub mod file;
 pub mod lzf;
 pub mod object;
 pub mod payload;
+pub mod snapshot;
 
 pub use crc::crc64;
 pub use decode::{Decoder, LoadError, Reader, SliceSource, Source, StreamSource};

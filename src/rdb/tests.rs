@@ -176,10 +176,7 @@ fn write_file(entries: &[(usize, &str, Entry)], functions: &[&[u8]], f: &KeyForm
 /// Keys (db, key, entry) and function libraries found in a file.
 type Loaded = (Vec<(usize, Vec<u8>, Entry)>, Vec<Vec<u8>>);
 
-fn load_all(
-    data: &[u8],
-    opts: &LoadOptions,
-) -> Result<Loaded, LoadError> {
+fn load_all(data: &[u8], opts: &LoadOptions) -> Result<Loaded, LoadError> {
     let mut r = Reader::new(data);
     let version = file::read_header(&mut r, false)?;
     let mut keys = Vec::new();
