@@ -21,6 +21,8 @@
 // integration tests, benches and fuzz targets reach the command table, keyspace values and
 // script helpers through them, and they may change in any release.
 pub mod alloc;
+#[doc(hidden)]
+pub mod aof;
 pub(crate) mod clock;
 #[doc(hidden)]
 pub mod cmd;

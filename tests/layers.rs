@@ -27,6 +27,8 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("keyspace", &["types", "num", "clock", "error"]),
     // Redis's RDB format: values and whole files in both directions, DUMP payloads.
     ("rdb", &["keyspace", "types", "num", "log", "version"]),
+    // The append-only log: manifest, records, the live appender, loading.
+    ("aof", &["rdb", "keyspace", "types", "num", "log", "config"]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
     ("outbox", &["protocol", "reply", "config", "log", "wake"]),

@@ -21,7 +21,7 @@ pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Star
 pub use own_args::{take_own_args, OwnArgs};
 // The parameter table and its parsing are the server's business: CONFIG GET/SET and the
 // command line reach them through `Config`.
-pub(crate) use parse::{memtoull, repr, split_args};
+pub(crate) use parse::{memtoull, repr, split_args, strerror};
 pub(crate) use table::{flags, lookup, Param, PARAMS};
 
 use parse::LoadState;
