@@ -41,6 +41,8 @@ pub mod protocol;
 pub(crate) mod pubsub;
 #[doc(hidden)]
 pub mod rdb;
+#[doc(hidden)]
+pub mod repl;
 pub(crate) mod reply;
 #[doc(hidden)]
 pub mod script;

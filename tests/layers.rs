@@ -29,6 +29,8 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("rdb", &["keyspace", "types", "num", "log", "version"]),
     // The append-only log: manifest, records, the live appender, loading.
     ("aof", &["rdb", "keyspace", "types", "num", "log", "config"]),
+    // Replication's history (id, offset, backlog).
+    ("repl", &[]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
     ("outbox", &["protocol", "reply", "config", "log", "wake"]),
