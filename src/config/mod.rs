@@ -216,6 +216,8 @@ pub struct Config {
     pub protected_mode: bool,
     /// Who may run DEBUG.
     pub enable_debug_command: ProtectedAction,
+    /// Who may run MODULE LOAD/UNLOAD/LOADEX (resplock loads no modules either way).
+    pub enable_module_command: ProtectedAction,
     /// Background task frequency, 1..=500 (Redis caps what it is given).
     pub hz: u32,
     /// TCP keepalive interval in seconds (0: off).
@@ -236,6 +238,8 @@ pub struct Config {
     pub set_max_intset_entries: u64,
     /// Largest sorted set kept as a listpack, in entries.
     pub zset_max_listpack_entries: u64,
+    /// Largest sparse HyperLogLog, header included, before it turns dense.
+    pub hll_sparse_max_bytes: u64,
     /// Largest sorted set member kept in a listpack, bytes.
     pub zset_max_listpack_value: u64,
     /// Largest hash kept as a listpack, in fields (OBJECT ENCODING).
@@ -319,6 +323,7 @@ impl Default for Config {
             dir: None,
             protected_mode: true,
             enable_debug_command: ProtectedAction::No,
+            enable_module_command: ProtectedAction::No,
             hz: 10,
             tcp_keepalive: 300,
             io_threads: 1,
@@ -329,6 +334,7 @@ impl Default for Config {
             list_compress_depth: 0,
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
+            hll_sparse_max_bytes: 3000,
             zset_max_listpack_value: 64,
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,

@@ -32,7 +32,7 @@
 
 #![warn(missing_docs)]
 
-mod entry;
+pub(crate) mod entry;
 mod iter;
 mod node;
 mod quicklist;
