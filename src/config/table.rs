@@ -6,7 +6,7 @@
 //! ...) is a second name of its row, as in Redis. A row with `typed` accessors lives in a
 //! field of [`Config`]; every other row keeps its formatted value in [`Config::others`].
 
-use super::{Config, LogLevel, ProtectedAction, Value};
+use super::settings::{Config, LogLevel, ProtectedAction, Value};
 
 /// Row flags, with Redis's meanings (server.h `*_CONFIG`).
 pub mod flags {

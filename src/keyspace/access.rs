@@ -1,11 +1,11 @@
 //! When a key was last used (LRU) or how often (LFU), as Redis's evict.c keeps it in every
 //! object's 24-bit `lru` field; resplock keeps [`ACCESS_BITS`] of it in the entry (see
-//! [`super::Entry`]). OBJECT IDLETIME, OBJECT FREQ and DEBUG OBJECT read it.
+//! `Entry`). OBJECT IDLETIME, OBJECT FREQ and DEBUG OBJECT read it.
 //!
 //! Which one is kept depends on maxmemory-policy, which the keyspace does not read: the command
 //! layer passes it with the command's time through [`set_command_context`] before every
-//! command, so creating a value ([`super::Entry::new`]) and looking it up
-//! ([`super::Shard::get`]) stamp it without every call site passing the clock.
+//! command, so creating a value (`Entry::new`) and looking it up
+//! (`Shard::get`) stamp it without every call site passing the clock.
 
 use std::cell::Cell;
 

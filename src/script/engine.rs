@@ -3,8 +3,8 @@
 //! libraries ([`super::functions`]). Built lazily on first use; SCRIPT FLUSH empties the script
 //! cache without dropping it, so libraries survive.
 
-use super::raw::HostSlot;
-use super::{ffi, functions::Libraries, libs, redis_lib, script_flags, RunCtx, SlotRef};
+use super::host::{HostSlot, RunCtx, SlotRef};
+use super::{ffi, functions::Libraries, libs, redis_lib, script_flags};
 use crate::error::{self, RedisError};
 use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table};
 use std::os::raw::c_int;

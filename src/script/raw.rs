@@ -9,25 +9,21 @@
 //! calls run inside a protected call whose frames only borrow ([`push_outcome`], [`run`] under
 //! mlua's `exec_raw`), or before any owned value exists.
 
-use super::{ffi as sffi, HookState, HostPtr};
+use super::ffi as sffi;
+use super::host::{HookState, HostPtr, HostSlot};
 use crate::error;
 use crate::num::{c_ll, format_double};
 use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
 use mlua::{ffi, Function, Lua};
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
-/// Where the running script's host is: set for the length of one run, read by `redis.call`
-/// and the other library functions that reach the server. The engine owns it boxed, so its
-/// address (an upvalue of the `redis.call` closures) never changes.
-#[derive(Default)]
-pub(super) struct HostSlot(pub Cell<Option<HostPtr>>);
-
 /// Upvalues of the `redis.call` and `redis.pcall` closures.
 const UP_RAISE: c_int = 1;
+
 const UP_SLOT: c_int = 2;
+
 const UP_PUSH: c_int = 3;
 
 /// `redis.call` (`raise`) or `redis.pcall` as a C closure over the engine's host slot.

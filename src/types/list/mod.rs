@@ -48,16 +48,13 @@ use bytes::Bytes;
 
 pub use entry::Elem;
 pub use iter::Iter;
-pub use node::set_packed_threshold;
+pub use node::{set_packed_threshold, PACKED_THRESHOLD};
 
 use entry::{decode, prev_start, Encoded, Needle};
 use node::{allow_insert, is_large, size_class, Node};
 
 /// Redis's default `list-max-listpack-size`: nodes of at most 8 KB.
 pub const DEFAULT_FILL: i32 = -2;
-
-/// Redis's packed threshold (1 GB): an element at least this long gets a node of its own.
-pub const PACKED_THRESHOLD: usize = 1 << 30;
 
 /// How many nodes MEMORY USAGE samples by default before extrapolating (its SAMPLES 5).
 pub const MEMORY_USAGE_SAMPLES: usize = 5;
