@@ -65,6 +65,7 @@ const GROUPS: &[&str] = &[
     "object",
     "debug",
     "debug_enabled",
+    "dump",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

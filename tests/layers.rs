@@ -53,7 +53,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "wake",
+            "clock", "config", "version", "alloc", "log", "rdb", "aof", "repl", "wake",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.

@@ -163,6 +163,15 @@ impl Appender {
         p.end
     }
 
+    /// Whether everything up to `offset` is in the file (and synced, under `always`): the
+    /// check [`Appender::flush_to`] starts with, for callers that avoid blocking calls.
+    pub fn is_flushed(&self, offset: u64) -> bool {
+        self.written.load(Ordering::Acquire) >= offset
+            && (self.policy() != Fsync::Always
+                || self.synced.load(Ordering::Acquire) >= offset
+                || self.fsync_skipped())
+    }
+
     /// Bytes appended and not yet written (INFO's aof_buffer_length).
     pub fn buffered(&self) -> usize {
         self.pending.lock().buf.len()

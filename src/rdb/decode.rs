@@ -174,7 +174,7 @@ impl Source for SliceSource<'_> {
     }
 
     fn crc(&self) -> u64 {
-        super::crc64(0, &self.data[..self.pos])
+        super::crc::crc64(0, &self.data[..self.pos])
     }
 }
 
@@ -206,7 +206,7 @@ impl<R: Read> Source for StreamSource<R> {
         match self.inner.read_exact(buf) {
             Ok(()) => {
                 self.pos += buf.len() as u64;
-                self.crc = super::crc64(self.crc, buf);
+                self.crc = super::crc::crc64(self.crc, buf);
                 Ok(())
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(LoadError::Eof),

@@ -164,8 +164,8 @@ fn write_inner<W: Write>(ks: &Keyspace, sink: &Sink, plan: &Plan, out: W) -> io:
 mod tests {
     use super::*;
     use crate::keyspace::{Entry, Value};
+    use crate::rdb::decode::Reader;
     use crate::rdb::file::{AccessSave, Event, LoadOptions};
-    use crate::rdb::Reader;
     use bytes::Bytes;
 
     fn plan(ks: &Keyspace) -> Plan {

@@ -52,10 +52,17 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
-    let mut g = ctx.db().lock_all();
-    for s in g.shards() {
-        s.clear();
+    let mut removed = 0;
+    {
+        let mut g = ctx.db().lock_all();
+        for s in g.shards() {
+            removed += s.map.len() as u64;
+            s.clear();
+        }
     }
+    ctx.state.add_dirty(removed);
+    // Propagated even when there was nothing to remove.
+    ctx.force_propagation();
     Ok(Reply::ok())
 }
 
@@ -64,19 +71,24 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
+    let ks = &ctx.state.keyspace;
+    let mut removed = 0;
+    {
+        let mut guards: Vec<MultiGuard> =
+            (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
+        for g in &mut guards {
+            for s in g.shards() {
+                removed += s.map.len() as u64;
+                s.clear();
+            }
+        }
+    }
+    ctx.state.add_dirty(removed);
     // With save points configured Redis saves after FLUSHALL: the change count starts again.
     if !ctx.state.config.read().save.is_empty() {
         crate::cmd::families::server::saved(ctx);
-    } else {
-        ctx.state.add_dirty(1);
     }
-    let ks = &ctx.state.keyspace;
-    let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
-    for g in &mut guards {
-        for s in g.shards() {
-            s.clear();
-        }
-    }
+    ctx.force_propagation();
     Ok(Reply::ok())
 }
 
@@ -111,5 +123,6 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     // Clients blocked in either database may find their keys there now.
     crate::cmd::runtime::blocking::swapped(ctx.state, lo, hi, ctx.now);
+    ctx.state.add_dirty(1);
     Ok(Reply::ok())
 }

@@ -17,6 +17,7 @@ pub mod counters;
 pub mod databases;
 pub mod debug;
 pub mod debug_digest;
+pub mod dump;
 pub mod functions;
 pub mod hashes;
 pub mod info;
@@ -53,6 +54,7 @@ pub static ALL: &[&[Command]] = &[
     bitmaps::COMMANDS,
     bitfield::COMMANDS,
     keys::COMMANDS,
+    dump::COMMANDS,
     databases::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,

@@ -5,6 +5,7 @@
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::observe;
 use crate::cmd::runtime::pause;
+use crate::cmd::runtime::propagate;
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::cmd::runtime::table::Command;
 use crate::reply::Reply;
@@ -27,11 +28,15 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         _ => crate::clock::system_us(),
     };
     track_events(ctx.state, ctx.now);
+    let propagating = propagate::enter(ctx.state);
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    // EXEC is never propagated itself: its commands are, wrapped in MULTI/EXEC.
+    let itself = cmd.name != "exec";
+    propagate::leave(ctx.state, propagating, ctx.client.db, args, itself);
     let ended = crate::clock::system_us();
     if top {
         ctx.client.recent_us = ended;

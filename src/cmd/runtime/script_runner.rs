@@ -107,10 +107,12 @@ pub(crate) fn run_script(
         now: state.clock.now_ms(),
         readonly: false,
     };
-    match kind {
+    // A script is propagated as the commands it ran (effects), wrapped in MULTI/EXEC when
+    // there are several, never as itself.
+    crate::cmd::runtime::propagate::unit(state, || match kind {
         ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
-    }
+    })
 }
 
 /// The command layer seen from a running script.

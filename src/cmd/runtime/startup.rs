@@ -36,6 +36,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
             if let Some(s) = weak.upgrade() {
                 match event {
                     KeyEvent::Expired => {
+                        crate::cmd::runtime::propagate::expired(&s, db, key);
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
                         tracking::key_modified(&s, 0, key);
                         watch::key_expired(&s, db, key);

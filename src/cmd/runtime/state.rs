@@ -95,6 +95,12 @@ pub struct ServerState {
     pub snapshots: Mutex<std::collections::HashMap<String, Arc<crate::keyspace::Snapshot>>>,
     /// The `RESPLOCK.*` commands resolve (started with `enable_test_commands`).
     pub test_commands: bool,
+    /// Effects gathered for the AOF and replicas (see `propagate`).
+    pub propagation: crate::cmd::runtime::propagate::registry::Propagation,
+    /// The append-only log and the saves.
+    pub persist: crate::cmd::runtime::persist::registry::Persist,
+    /// The master side of replication.
+    pub replication: crate::cmd::runtime::replication::registry::Replication,
 }
 
 impl ServerState {
@@ -143,6 +149,9 @@ impl ServerState {
             serve_client: Mutex::new(crate::cmd::runtime::client::Client::detached(0, 0, 2)),
             faults: crate::cmd::runtime::fault_table::Faults::new(),
             snapshots: Mutex::new(std::collections::HashMap::new()),
+            propagation: Default::default(),
+            persist: Default::default(),
+            replication: Default::default(),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
         let start_s = state.clock.now_ms() / 1000;
