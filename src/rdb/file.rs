@@ -13,6 +13,7 @@
 //! hands what it finds to the caller as [`Event`]s and logs what redis-server logs.
 
 use super::crc::crc64;
+use super::decode::RDB_VERSION;
 use super::decode::{Decoder, LoadError, Source};
 use super::encode::{put_len, put_ms_time, put_raw_string};
 use super::object::{self, read_object, Limits};
@@ -21,8 +22,6 @@ use crate::keyspace::{Entry, Value};
 use crate::log;
 use std::io::{self, Write};
 
-/// The RDB version resplock writes and the newest it reads (redis-server 7.0's).
-pub const RDB_VERSION: u16 = 10;
 
 /// Opcodes (rdb.h).
 #[allow(missing_docs)]

@@ -3,8 +3,8 @@
 //! accept a payload only if both check out.
 
 use super::crc::crc64;
+use super::decode::RDB_VERSION;
 use super::decode::{LoadError, Reader};
-use super::file::RDB_VERSION;
 use super::object::{self, read_object, Limits};
 use crate::keyspace::Value;
 

@@ -36,34 +36,10 @@ pub use group::{
 };
 pub use id::{
     parse_add_id, parse_id, parse_interval, parse_range_end, parse_range_start, parse_strict_id,
-    AddId, IdBuf, StreamId,
+    AddId, IdBuf, StreamError, StreamId,
 };
 
 use node::{Node, FLAG_DELETED, FLAG_SAMEFIELDS};
-
-/// What a stream operation can refuse; the command layer spells each one as Redis does.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum StreamError {
-    /// "Invalid stream ID specified as stream command argument".
-    InvalidId,
-    /// "invalid start ID for the interval" (an exclusive start at the largest ID).
-    InvalidStartInterval,
-    /// "invalid end ID for the interval" (an exclusive end at 0-0).
-    InvalidEndInterval,
-    /// XADD: "The ID specified in XADD is equal or smaller than the target stream top item".
-    IdNotGreater,
-    /// XADD `<ms>-*` whose milliseconds are the last ID's and whose sequence is exhausted.
-    /// Redis fails here without setting errno and reports whatever errno held, normally
-    /// "Elements are too large to be stored".
-    SeqExhausted,
-    /// XADD: "Elements are too large to be stored" (over 1 GB of fields and values).
-    TooLarge,
-    /// XSETID: "The ID specified in XSETID is smaller than the target stream top item".
-    SetIdTooSmall,
-    /// XSETID: "The entries_added specified in XSETID is smaller than the target stream
-    /// length".
-    EntriesAddedTooSmall,
-}
 
 /// The largest total of field and value bytes one entry may have (STREAM_LISTPACK_MAX_SIZE).
 pub const MAX_ENTRY_BYTES: usize = 1 << 30;
