@@ -96,7 +96,8 @@ fn main() {
             std::thread::spawn(move || {
                 let f = std::fs::File::create(&path).expect("create");
                 let (w, n) =
-                    snapshot::write(&ks, &sink, &plan, std::io::BufWriter::new(f)).expect("write");
+                    snapshot::write(&ks, &sink, &plan, std::io::BufWriter::new(f), &|| false)
+                        .expect("write");
                 let f = w.into_inner().expect("flush");
                 f.sync_all().expect("fsync");
                 (n, started.elapsed())

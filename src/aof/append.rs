@@ -88,6 +88,8 @@ pub struct Appender {
     /// The last write failed (INFO's aof_last_write_status); writes are refused meanwhile
     /// (MISCONF), as Redis refuses them.
     pub write_failed: AtomicBool,
+    /// The last write error's text (for -MISCONF).
+    last_error: Mutex<String>,
     /// fsyncs the background thread had to skip behind (INFO's aof_delayed_fsync).
     pub delayed_fsync: AtomicU64,
     /// Total bytes of the log files (INFO's aof_current_size, set at load and rewrite).
@@ -120,6 +122,7 @@ impl Appender {
             no_fsync_on_rewrite: AtomicBool::new(false),
             child_active: AtomicBool::new(false),
             write_failed: AtomicBool::new(false),
+            last_error: Mutex::new(String::new()),
             delayed_fsync: AtomicU64::new(0),
             current_size: AtomicU64::new(incr_size),
             base_size: AtomicU64::new(0),
@@ -170,6 +173,11 @@ impl Appender {
             && (self.policy() != Fsync::Always
                 || self.synced.load(Ordering::Acquire) >= offset
                 || self.fsync_skipped())
+    }
+
+    /// The last write error, as strerror words it.
+    pub fn last_error(&self) -> String {
+        self.last_error.lock().clone()
     }
 
     /// Bytes appended and not yet written (INFO's aof_buffer_length).
@@ -249,10 +257,9 @@ impl Appender {
                 true
             }
             Err(e) => {
-                log::warning(&format!(
-                    "Error writing to the AOF file: {}",
-                    crate::config::strerror(&e)
-                ));
+                let text = crate::config::strerror(&e);
+                log::warning(&format!("Error writing to the AOF file: {text}"));
+                *self.last_error.lock() = text;
                 // A partial write is cut off again, so the file holds whole commands.
                 let _ = file.set_len(out.incr_size);
                 if self.policy() == Fsync::Always {

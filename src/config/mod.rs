@@ -100,6 +100,9 @@ impl Default for Config {
     }
 }
 
+/// The name prefix of the directories [`Config::ephemeral`] makes up.
+const EPHEMERAL_DIR_PREFIX: &str = "resplock-ephemeral-";
+
 /// True for a parameter whose CONFIG SET argument must be redacted from logs, slowlog and
 /// MONITOR (Redis's SENSITIVE_CONFIG: requirepass, masterauth, masteruser).
 ///
@@ -112,7 +115,10 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 }
 
 impl Config {
-    /// A configuration for tests: loopback, a free port, everything else default.
+    /// A configuration for tests: loopback, a free port, and a `dir` of its own (a fresh
+    /// path under the system temp directory, made on the first save and removed when the
+    /// server stops), so SAVE or BGSAVE never write into the working directory and a server
+    /// never loads another's file; everything else default.
     ///
     /// ```
     /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral())?;
@@ -121,10 +127,31 @@ impl Config {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn ephemeral() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Config {
             port: 0,
+            dir: Some(
+                std::env::temp_dir()
+                    .join(format!("{EPHEMERAL_DIR_PREFIX}{}-{n}", std::process::id())),
+            ),
             ..Config::default()
         }
+    }
+
+    /// Whether `dir` is one [`Config::ephemeral`] made up (the server removes it at stop).
+    ///
+    /// ```
+    /// assert!(resplock::Config::ephemeral().has_ephemeral_dir());
+    /// assert!(!resplock::Config::default().has_ephemeral_dir());
+    /// ```
+    pub fn has_ephemeral_dir(&self) -> bool {
+        self.dir.as_ref().is_some_and(|d| {
+            d.parent() == Some(std::env::temp_dir().as_path())
+                && d.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(EPHEMERAL_DIR_PREFIX))
+        })
     }
 
     /// (hard limit bytes, soft limit bytes, soft seconds) of a client-output-buffer-limit

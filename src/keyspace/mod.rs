@@ -247,22 +247,6 @@ impl Shard {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
     }
 
-    /// Rebuild every entry as loading a saved copy of it would (DEBUG RELOAD): keys past
-    /// their TTL are dropped without events (Redis does not load them), every other entry
-    /// goes through `f`.
-    pub fn reload(&mut self, now: i64, mut f: impl FnMut(&mut Entry)) {
-        let mut i = 0;
-        while let Some((_, e)) = self.map.get_index_mut(i) {
-            if e.is_expired(now) {
-                self.map.swap_remove_index(i);
-                self.volatile -= 1;
-                continue;
-            }
-            f(e);
-            i += 1;
-        }
-    }
-
     /// Exchange this shard's keys with `other`'s (SWAPDB); each keeps its database number, so
     /// expiry keeps reporting keys in the database they are now in.
     pub fn swap_contents(&mut self, other: &mut Shard) {

@@ -22,7 +22,6 @@ use crate::keyspace::{Entry, Value};
 use crate::log;
 use std::io::{self, Write};
 
-
 /// Opcodes (rdb.h).
 #[allow(missing_docs)]
 pub mod opcode {

@@ -11,7 +11,7 @@
 //! was at [`begin`], and the capture ends when the writer is done (or gives up).
 
 use super::file::{self, Aux, FileWriter, KeyFormat};
-use crate::keyspace::{CaptureBusy, Keyspace, Shard, ShardSink, SHARDS};
+use crate::keyspace::{CaptureBusy, Entry, Keyspace, Shard, ShardSink, SHARDS};
 use parking_lot::Mutex;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -42,7 +42,8 @@ pub struct Stats {
     pub foreground_captures: AtomicUsize,
     /// The longest such serialization, in microseconds: the longest a client waited.
     pub longest_foreground_us: AtomicU64,
-    /// Bytes of records serialized and not yet written, now and at most.
+    /// Bytes of records serialized by commands ahead of the writer and not yet written (what
+    /// a save costs in memory beyond the dataset: Redis's copy-on-write figure).
     pub buffered: AtomicU64,
     /// The most `buffered` reached.
     pub peak_buffered: AtomicU64,
@@ -50,10 +51,25 @@ pub struct Stats {
     pub keys_written: AtomicU64,
 }
 
+/// How a captured shard's keys become bytes.
+#[derive(Clone, Copy)]
+pub enum Records {
+    /// RDB key records (an RDB file, an AOF base with the RDB preamble).
+    Rdb(KeyFormat),
+    /// Anything else, key by key (an AOF base of commands).
+    Custom(fn(&mut Vec<u8>, &[u8], &Entry)),
+}
+
+/// One shard's capture: its serialized records, how many keys they hold, and whether a
+/// command serialized them ahead of the writer.
+type Captured = (Vec<u8>, u64, bool);
+
 /// The capture sink: serialized records per (database, shard), until the writer takes them.
 pub struct Sink {
-    format: KeyFormat,
-    slots: Vec<Mutex<Option<Vec<u8>>>>,
+    records: Records,
+    /// Per (database, shard): the records, how many keys they hold, and whether a command
+    /// serialized them ahead of the writer (then they count as waiting in memory).
+    slots: Vec<Mutex<Option<Captured>>>,
     writer: Mutex<Option<ThreadId>>,
     /// What this snapshot cost so far.
     pub stats: Stats,
@@ -63,7 +79,10 @@ impl Sink {
     fn serialize(&self, shard: &Shard) -> Vec<u8> {
         let mut out = Vec::with_capacity(shard.map.len() * 64);
         for (k, e) in shard.map.iter() {
-            file::put_key(&mut out, k, e, &self.format);
+            match self.records {
+                Records::Rdb(f) => file::put_key(&mut out, k, e, &f),
+                Records::Custom(f) => f(&mut out, k, e),
+            }
         }
         out
     }
@@ -74,10 +93,11 @@ impl ShardSink for Sink {
         let started = Instant::now();
         let bytes = self.serialize(contents);
         let n = bytes.len() as u64;
-        *self.slots[db * SHARDS + shard].lock() = Some(bytes);
-        let now = self.stats.buffered.fetch_add(n, Ordering::Relaxed) + n;
-        self.stats.peak_buffered.fetch_max(now, Ordering::Relaxed);
-        if *self.writer.lock() != Some(std::thread::current().id()) {
+        let ahead = *self.writer.lock() != Some(std::thread::current().id());
+        *self.slots[db * SHARDS + shard].lock() = Some((bytes, contents.map.len() as u64, ahead));
+        if ahead {
+            let now = self.stats.buffered.fetch_add(n, Ordering::Relaxed) + n;
+            self.stats.peak_buffered.fetch_max(now, Ordering::Relaxed);
             self.stats
                 .foreground_captures
                 .fetch_add(1, Ordering::Relaxed);
@@ -89,11 +109,11 @@ impl ShardSink for Sink {
     }
 }
 
-/// Start a snapshot of `ks` with `plan`. Call it with no command running (the server lock
-/// held): the file will hold the dataset of this moment. Fails if a capture is running.
-pub fn begin(ks: &Keyspace, plan: &Plan) -> Result<Arc<Sink>, CaptureBusy> {
+/// Start a snapshot of `ks` whose keys become `records`. Call it with no command running
+/// (the server lock held): the snapshot is of this moment. Fails if a capture is running.
+pub fn begin_capture(ks: &Keyspace, records: Records) -> Result<Arc<Sink>, CaptureBusy> {
     let sink = Arc::new(Sink {
-        format: plan.format,
+        records,
         slots: (0..ks.databases() * SHARDS)
             .map(|_| Mutex::new(None))
             .collect(),
@@ -102,6 +122,11 @@ pub fn begin(ks: &Keyspace, plan: &Plan) -> Result<Arc<Sink>, CaptureBusy> {
     });
     ks.begin_capture(sink.clone())?;
     Ok(sink)
+}
+
+/// Start an RDB snapshot with `plan` (see [`begin_capture`]).
+pub fn begin(ks: &Keyspace, plan: &Plan) -> Result<Arc<Sink>, CaptureBusy> {
+    begin_capture(ks, Records::Rdb(plan.format))
 }
 
 /// Each database's (keys, keys with a TTL) now, for [`Plan::sizes`].
@@ -114,44 +139,70 @@ pub fn sizes(ks: &Keyspace) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// Write the snapshot `sink` captures to `out`, walking every shard in order; ends the
-/// capture however it goes. Returns the writer (to flush and sync) and the bytes written.
-pub fn write<W: Write>(ks: &Keyspace, sink: &Sink, plan: &Plan, out: W) -> io::Result<(W, u64)> {
+/// The writer's step: the records of shard `idx` of database `db` as they were when the
+/// capture began (serialized now, on this thread, if nobody captured the shard yet), and
+/// their bytes no longer count as waiting in memory. None for a shard without keys.
+pub fn take(ks: &Keyspace, sink: &Sink, db: usize, idx: usize) -> Option<Vec<u8>> {
     *sink.writer.lock() = Some(std::thread::current().id());
-    let result = write_inner(ks, sink, plan, out);
+    ks.capture_shard(db, idx);
+    let (bytes, keys, ahead) = sink.slots[db * SHARDS + idx].lock().take()?;
+    if ahead {
+        sink.stats
+            .buffered
+            .fetch_sub(bytes.len() as u64, Ordering::Relaxed);
+    }
+    sink.stats.keys_written.fetch_add(keys, Ordering::Relaxed);
+    (!bytes.is_empty()).then_some(bytes)
+}
+
+/// End the capture (done or abandoned) and drop whatever records were not taken.
+pub fn finish(ks: &Keyspace, sink: &Sink) {
     ks.end_capture();
-    // Whatever the writer did not take (after an error) is dropped now.
     for slot in &sink.slots {
         slot.lock().take();
     }
     sink.stats.buffered.store(0, Ordering::Relaxed);
+}
+
+/// Write the RDB snapshot `sink` captures to `out`, walking every shard in order; ends the
+/// capture however it goes. Returns the writer (to flush and sync) and the bytes written.
+/// `stop` is asked between shards: true abandons the file (an Interrupted error).
+pub fn write<W: Write>(
+    ks: &Keyspace,
+    sink: &Sink,
+    plan: &Plan,
+    out: W,
+    stop: &dyn Fn() -> bool,
+) -> io::Result<(W, u64)> {
+    let result = write_rdb(ks, sink, plan, out, stop);
+    finish(ks, sink);
     result
 }
 
-fn write_inner<W: Write>(ks: &Keyspace, sink: &Sink, plan: &Plan, out: W) -> io::Result<(W, u64)> {
+fn write_rdb<W: Write>(
+    ks: &Keyspace,
+    sink: &Sink,
+    plan: &Plan,
+    out: W,
+    stop: &dyn Fn() -> bool,
+) -> io::Result<(W, u64)> {
     let mut w = FileWriter::begin(out, &plan.aux, plan.checksum)?;
     for code in &plan.functions {
         w.function(code, plan.format.compress)?;
     }
     for db in 0..ks.databases() {
         let (keys, expires) = plan.sizes.get(db).copied().unwrap_or((0, 0));
-        if keys == 0 {
-            // Still capture its shards, so the capture can end with every shard seen.
-            for idx in 0..SHARDS {
-                ks.capture_shard(db, idx);
-                sink.slots[db * SHARDS + idx].lock().take();
-            }
-            continue;
+        if keys > 0 {
+            w.select_db(db, keys, expires)?;
         }
-        w.select_db(db, keys, expires)?;
         for idx in 0..SHARDS {
-            ks.capture_shard(db, idx);
-            let bytes = sink.slots[db * SHARDS + idx].lock().take();
-            if let Some(bytes) = bytes {
+            if stop() {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            // A database without keys still has its shards captured, so the capture ends
+            // with every shard seen.
+            if let Some(bytes) = take(ks, sink, db, idx) {
                 w.write(&bytes)?;
-                sink.stats
-                    .buffered
-                    .fetch_sub(bytes.len() as u64, Ordering::Relaxed);
             }
         }
     }
@@ -163,7 +214,7 @@ fn write_inner<W: Write>(ks: &Keyspace, sink: &Sink, plan: &Plan, out: W) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::{Entry, Value};
+    use crate::keyspace::Value;
     use crate::rdb::decode::Reader;
     use crate::rdb::file::{AccessSave, Event, LoadOptions};
     use bytes::Bytes;
@@ -218,7 +269,9 @@ mod tests {
             let ks = ks.clone();
             let sink = sink.clone();
             let p = p.clone();
-            std::thread::spawn(move || write(&ks, &sink, &p, Vec::new()).expect("writes"))
+            std::thread::spawn(move || {
+                write(&ks, &sink, &p, Vec::new(), &|| false).expect("writes")
+            })
         };
         for i in 0..3000 {
             set(&ks, i % 2 * 2, &format!("k{i}"), "after");
@@ -234,7 +287,13 @@ mod tests {
         // The next snapshot sees the changes.
         let p = plan(&ks);
         let sink = begin(&ks, &p).expect("begins");
-        let (data, _) = write(&ks, &sink, &p, Vec::new()).expect("writes");
+        let (data, _) = write(&ks, &sink, &p, Vec::new(), &|| false).expect("writes");
+        assert_eq!(sink.stats.keys_written.load(Ordering::Relaxed), 6000);
+        // Abandoned when asked: an error, and the capture ends.
+        let sink = begin(&ks, &p).expect("begins");
+        let r = write(&ks, &sink, &p, Vec::new(), &|| true);
+        assert!(r.is_err());
+        assert!(!ks.capturing());
         assert_eq!(load(&data).len(), 6000);
         assert_eq!(sink.stats.foreground_captures.load(Ordering::Relaxed), 0);
     }

@@ -134,7 +134,9 @@ impl ServerHandle {
 /// # Ok(()) }
 /// ```
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
-    start_with_pidfile(config, None).await
+    let server = start_with_pidfile(config, None).await?;
+    server.load_data().await?;
+    Ok(server)
 }
 
 /// Start `n` independent servers (each its own keyspace, clock, faults and configuration
@@ -161,6 +163,28 @@ pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle
         out.push(start(c).await?);
     }
     Ok(out)
+}
+
+impl ServerHandle {
+    /// Load the dataset as redis-server does at start: the append-only log when
+    /// `appendonly` is on, else `dbfilename` if it exists (in `dir`). Clients connected
+    /// meanwhile get -LOADING. A file that does not load stops the server: the error says
+    /// so (redis-server exits).
+    pub(crate) async fn load_data(&self) -> io::Result<()> {
+        let state = self.state.clone();
+        let loaded = tokio::task::spawn_blocking(move || {
+            crate::cmd::runtime::persist::load::load_at_start(&state)
+        })
+        .await
+        .map_err(io::Error::other)?;
+        if loaded.is_err() {
+            self.state.shutdown.cancel();
+            return Err(io::Error::other(
+                "the dataset could not be loaded (see the log)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// [`start`], and remove `pidfile` when the server stops (the process wrote it).
@@ -219,6 +243,13 @@ async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Opt
     if let Some(path) = socket_path {
         crate::log::notice("Removing the unix socket file.");
         let _ = std::fs::remove_file(path);
+    }
+    // A test server's own directory (Config::ephemeral) goes with it.
+    let config = state.config.read().clone();
+    if config.has_ephemeral_dir() {
+        if let Some(d) = &config.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
 

@@ -84,9 +84,12 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     ctx.state.add_dirty(removed);
-    // With save points configured Redis saves after FLUSHALL: the change count starts again.
-    if !ctx.state.config.read().save.is_empty() {
-        crate::cmd::families::server::saved(ctx);
+    // A BGSAVE of the data that is gone is stopped; with save points Redis saves the empty
+    // dataset at once, which starts the change count again.
+    use crate::cmd::runtime::persist::{registry::JobKind, save, settings};
+    save::cancel(ctx.state, JobKind::Rdb);
+    if !settings::save_points(&ctx.state.config.read()).is_empty() {
+        let _ = save::save(ctx.state);
     }
     ctx.force_propagation();
     Ok(Reply::ok())

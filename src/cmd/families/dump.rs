@@ -55,7 +55,7 @@ fn dump(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         Some(v) => {
             stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
-            let compress = persist::compression(&ctx.state.config.read());
+            let compress = persist::settings::compression(&ctx.state.config.read());
             Ok(Reply::Bulk(Bytes::from(payload::dump(&v, compress))))
         }
     }
@@ -99,7 +99,7 @@ fn restore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if ttl < 0 {
         return Err(RedisError::new(error::INVALID_TTL));
     }
-    let limits = persist::load_limits(&ctx.state.config.read());
+    let limits = persist::settings::load_limits(&ctx.state.config.read());
     let value = match payload::restore(&a[3], &limits) {
         Ok(v) => v,
         Err(RestoreError::Footer) => return Err(RedisError::new(error::DUMP_PAYLOAD)),

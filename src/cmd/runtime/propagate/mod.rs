@@ -133,7 +133,10 @@ fn flush(state: &ServerState) {
 /// propagateNow: one command to the AOF (when `aof`) and to the replicas.
 fn feed(state: &ServerState, db: usize, args: &[Bytes], aof: bool) {
     if aof {
-        crate::cmd::runtime::persist::aof_feed(state, db, args);
+        if let Some(a) = state.persist.aof.read().as_ref() {
+            let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+            a.feed(db, &refs, state.clock.now_ms() / 1000);
+        }
     }
     crate::cmd::runtime::replication::feed(state, db, args);
 }

@@ -23,3 +23,8 @@ pub fn feed(state: &ServerState, db: usize, args: &[Bytes]) {
     crate::aof::encode::command(&mut out, &refs);
     b.append(&out);
 }
+
+/// Whether replicas are attached (propagation then runs even without the AOF).
+pub fn has_replicas(state: &ServerState) -> bool {
+    state.replication.backlog.lock().is_some()
+}
