@@ -66,6 +66,10 @@ const GROUPS: &[&str] = &[
     "debug",
     "debug_enabled",
     "dump",
+    "hyperloglog",
+    "geo",
+    "server_rest",
+    "streams",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

@@ -83,6 +83,73 @@ fn batched<I>(
     }
 }
 
+/// A stream ID as one bulk string (`ms-seq`).
+fn bulk_id(out: &mut Vec<u8>, id: crate::types::stream::StreamId) {
+    bulk(out, id.to_string().as_bytes());
+}
+
+/// A stream as rewriteStreamObject writes it: its entries as XADDs (an empty stream as
+/// `XADD key MAXLEN 0 0-1 x y`), XSETID with its counters, then per group XGROUP CREATE
+/// with ENTRIESREAD, an XCLAIM ... JUSTID FORCE per pending entry, and XGROUP
+/// CREATECONSUMER for consumers holding none.
+fn rewrite_stream(out: &mut Vec<u8>, key: &[u8], st: &crate::types::stream::Stream) {
+    use crate::types::stream::StreamId;
+    if st.is_empty() {
+        command(out, &[b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y"]);
+    } else {
+        for e in st.range(StreamId::MIN, StreamId::MAX, false) {
+            header(out, b'*', 3 + e.num_fields() * 2);
+            bulk(out, b"XADD");
+            bulk(out, key);
+            bulk_id(out, e.id);
+            for (f, v) in e.fields() {
+                f.with_bytes(|b| bulk(out, b));
+                v.with_bytes(|b| bulk(out, b));
+            }
+        }
+    }
+    let m = st.meta();
+    header(out, b'*', 7);
+    bulk(out, b"XSETID");
+    bulk(out, key);
+    bulk_id(out, m.last_id);
+    bulk(out, b"ENTRIESADDED");
+    bulk_int(out, m.entries_added as i64);
+    bulk(out, b"MAXDELETEDID");
+    bulk_id(out, m.max_deleted);
+    for (name, g) in st.groups() {
+        header(out, b'*', 7);
+        bulk(out, b"XGROUP");
+        bulk(out, b"CREATE");
+        bulk(out, key);
+        bulk(out, name);
+        bulk_id(out, g.last_id());
+        bulk(out, b"ENTRIESREAD");
+        bulk_int(out, g.entries_read());
+        for (cname, c) in g.consumers() {
+            if c.pel_len() == 0 {
+                command(out, &[b"XGROUP", b"CREATECONSUMER", key, name, cname]);
+                continue;
+            }
+            for (id, nack) in g.consumer_pel(c) {
+                header(out, b'*', 12);
+                bulk(out, b"XCLAIM");
+                bulk(out, key);
+                bulk(out, name);
+                bulk(out, cname);
+                bulk(out, b"0");
+                bulk_id(out, id);
+                bulk(out, b"TIME");
+                bulk_int(out, nack.delivery_time);
+                bulk(out, b"RETRYCOUNT");
+                bulk_int(out, nack.delivery_count as i64);
+                bulk(out, b"JUSTID");
+                bulk(out, b"FORCE");
+            }
+        }
+    }
+}
+
 /// The commands that rebuild `key` with `entry`'s value and expiry.
 pub fn rewrite_key(out: &mut Vec<u8>, key: &[u8], entry: &Entry) {
     match &entry.value {
@@ -99,6 +166,7 @@ pub fn rewrite_key(out: &mut Vec<u8>, key: &[u8], entry: &Entry) {
             bulk(o, f);
             bulk(o, v);
         }),
+        Value::Stream(st) => rewrite_stream(out, key, st),
     }
     let at = entry.expires_at();
     if at != 0 {

@@ -51,6 +51,7 @@ fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
 fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
+    crate::cmd::runtime::blocking::flushing(ctx.state, Some(ctx.client.db));
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     let mut removed = 0;
     {
@@ -70,6 +71,7 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
+    crate::cmd::runtime::blocking::flushing(ctx.state, None);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     let ks = &ctx.state.keyspace;
     let mut removed = 0;
