@@ -189,6 +189,10 @@ impl ServerHandle {
         })
         .await
         .map_err(io::Error::other)?;
+        self.state
+            .persist
+            .starting
+            .store(false, std::sync::atomic::Ordering::Release);
         if loaded.is_err() {
             self.state.shutdown.cancel();
             return Err(io::Error::other(
@@ -222,6 +226,12 @@ pub(crate) async fn start_with_pidfile(
         state.config.write().port = addr.port();
     }
     crate::cmd::on_server_start(&state);
+    // Until `load_data` has read the files, clients that connect get -LOADING, never an
+    // empty dataset.
+    state
+        .persist
+        .starting
+        .store(true, std::sync::atomic::Ordering::Release);
     let connections = TaskTracker::new();
     let accepting = TaskTracker::new();
     let sockets = listen::Sockets::start(

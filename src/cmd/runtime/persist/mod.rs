@@ -56,7 +56,9 @@ pub fn loading_error(
     cmd: &Command,
     parent: Option<&Command>,
 ) -> Option<RedisError> {
-    if !state.persist.loading.load(Ordering::Acquire) {
+    if !state.persist.loading.load(Ordering::Acquire)
+        && !state.persist.starting.load(Ordering::Acquire)
+    {
         return None;
     }
     let allowed = cmd.has(flags::LOADING) || parent.is_some_and(|p| p.has(flags::LOADING));

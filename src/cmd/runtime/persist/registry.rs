@@ -116,6 +116,10 @@ pub struct Persist {
     pub rewrite_scheduled: AtomicBool,
     /// The dataset is being loaded: commands without the LOADING flag get -LOADING.
     pub loading: AtomicBool,
+    /// The server is starting: from its first connection until the dataset is loaded and
+    /// the append-only log open for writes, commands get -LOADING as while `loading` (a
+    /// write taken meanwhile would be lost from the log).
+    pub starting: AtomicBool,
     /// Bytes loaded so far (loading_loaded_bytes).
     pub loaded_bytes: AtomicU64,
     /// The running load's figures.

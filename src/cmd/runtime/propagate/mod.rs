@@ -150,6 +150,20 @@ impl Ctx<'_> {
         }
     }
 
+    /// Propagate this command as the deletion of `key`: UNLINK when the `lazy` setting
+    /// (lazyfree-lazy-expire, lazyfree-lazy-user-del) is on, else DEL, as Redis rewrites a
+    /// command whose time already passed or GETDEL.
+    pub fn propagate_as_del(&self, key: &Bytes, lazy: &str) {
+        let unlink = self
+            .state
+            .config
+            .read()
+            .get(lazy)
+            .is_some_and(|v| v == "yes");
+        let name: &'static [u8] = if unlink { b"UNLINK" } else { b"DEL" };
+        self.propagate_as(vec![Bytes::from_static(name), key.clone()]);
+    }
+
     /// Do not propagate this command itself (preventCommandPropagation): it propagated what
     /// it did with [`also`].
     pub fn prevent_propagation(&self) {
