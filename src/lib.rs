@@ -25,11 +25,14 @@ pub mod alloc;
 pub mod aof;
 pub(crate) mod clock;
 #[doc(hidden)]
+pub mod cluster;
+#[doc(hidden)]
 pub mod cmd;
 pub mod config;
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod glob;
+pub mod history;
 #[doc(hidden)]
 pub mod keyspace;
 pub(crate) mod log;
@@ -59,7 +62,10 @@ pub use clock::Clock;
 pub use config::Config;
 pub use keyspace::Snapshot;
 pub use reply::Reply;
-pub use server::{start, start_many, Backend, BlockingServer, Db, Hit, Restart, ServerHandle};
+pub use server::{
+    start, start_cluster, start_many, Backend, BlockingCluster, BlockingServer, Cluster, Db, Hit,
+    Restart, ServerHandle,
+};
 
 pub use cmd::WORKER_STACK_BYTES;
 pub use version::REDIS_VERSION;
@@ -69,7 +75,7 @@ pub use version::REDIS_VERSION;
 ///
 /// ```
 /// assert!(resplock::command_exists("SET"));
-/// assert!(!resplock::command_exists("xadd"));
+/// assert!(!resplock::command_exists("no-such-command"));
 /// ```
 pub fn command_exists(name: &str) -> bool {
     cmd::lookup(name.as_bytes()).is_some()

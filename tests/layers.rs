@@ -27,6 +27,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
+    // Lock histories: their formats, the safety checker, the timeline, and the bounded
+    // recorder the command layer feeds (key patterns are globs).
+    ("history", &["glob"]),
     // TLS settings -> a rustls acceptor for the listeners.
     ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
@@ -38,6 +41,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("aof", &["rdb", "keyspace", "types", "num", "log", "config"]),
     // Replication's history (id, offset, backlog).
     ("repl", &[]),
+    // Redis Cluster's data model: hash slots, a node's view of the configuration, how the
+    // nodes of one process share it. No commands, sockets or keyspace.
+    ("cluster", &[]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
     ("outbox", &["protocol", "reply", "config", "log", "wake"]),
@@ -53,7 +59,8 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "aof", "repl", "wake",
+            "clock", "config", "version", "alloc", "log", "rdb", "aof", "repl", "wake", "history",
+            "cluster",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
@@ -76,6 +83,8 @@ const ARROWS: &[(&str, &[&str])] = &[
             "clock",
             "tls",
             "wake",
+            "history",
+            "cluster",
         ],
     ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.

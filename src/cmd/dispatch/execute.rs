@@ -13,6 +13,7 @@ use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::lock::Held;
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::script_runner::{before_script, run_script, script_call};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
@@ -107,19 +108,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::persist::disk_error(state, writes(state, client, cmd, parent), cmd)
     {
         Some((cmd, parent, e))
-    } else if let Some(e) = crate::cmd::runtime::persist::loading_error(state, cmd, parent) {
-        Some((cmd, parent, e))
-    } else if client.multi.is_some()
+    } else {
+        crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))
+    };
+    if let Some((cmd, parent, e)) = refusal {
+        return reject(state, client, Some((cmd, parent)), e);
+    }
+    // A cluster node routes the request here, after ACL as Redis does (one test outside
+    // cluster mode).
+    if let Some(node) = &state.cluster {
+        match super::cluster::step(state, node, client, cmd, parent, &args).await {
+            super::cluster::Step::Continue => {}
+            super::cluster::Step::Answer(reply) => return reply,
+            super::cluster::Step::Refuse(e) => {
+                return reject(state, client, Some((cmd, parent)), e)
+            }
+        }
+    }
+    if client.multi.is_some()
         && !multi::runs_in_multi(cmd, parent)
         && crate::cmd::runtime::evict::queuing_refused(state)
     {
         // Queuing in MULTI may consume memory without bound: refused when out of memory.
-        rejected(error::OOM)
-    } else {
-        None
-    };
-    if let Some((cmd, parent, e)) = refusal {
-        return reject(state, client, Some((cmd, parent)), e);
+        return reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::new(error::OOM),
+        );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
         return run_with_fault(state, client, cmd, parent, args).await;
@@ -362,7 +378,17 @@ async fn run_script_command(
         let started = Instant::now();
         handoff::set_inline_since(Some(started));
         crate::cmd::runtime::tracking::script_started(state, client.id);
-        let reply = run_script(state, client.db, kind, &args);
+        let history = lock_history::on(state);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(state, &args);
+        }
+        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            let who = lock_history::client_ref(client);
+            lock_history::after_request(state, &who, &sha, &function, began);
+        }
         crate::cmd::runtime::tracking::script_finished(state, client.id, &args);
         handoff::set_inline_since(None);
         crate::cmd::runtime::observe::after_script(
@@ -384,14 +410,25 @@ async fn run_script_command(
     }
     let sh = state.clone();
     let db = client.db;
+    let origin = client.cluster_flags;
     let user = client.user.clone();
+    let who = lock_history::client_ref(client);
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
         if let Err(e) = before_script(&sh, cmd, kind, &args) {
             return Reply::error(e);
         }
         *sh.acl.script_user.lock() = user;
-        let reply = run_script(&sh, db, kind, &args);
+        let history = lock_history::on(&sh);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(&sh, &args);
+        }
+        let reply = run_script(&sh, db, origin, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            lock_history::after_request(&sh, &who, &sha, &function, began);
+        }
         crate::cmd::runtime::blocking::serve_ready(&sh);
         reply
     });

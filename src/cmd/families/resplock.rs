@@ -17,11 +17,20 @@
 //! RESPLOCK.FAULT LIST | CLEAR [id]
 //! RESPLOCK.SNAPSHOT [name]
 //! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
+//! RESPLOCK.CLUSTER MIGRATE | MOVEKEYS | FAIL | PARTITION | HEAL ...   (cluster nodes)
+//! RESPLOCK.HISTORY [KEY] key [COUNT n]     -> this node's events of the key (JSON lines)
+//! RESPLOCK.HISTORY EXPORT | STATS | RESET   -> every node's history as JSON lines, figures
+//! RESPLOCK.FENCED.WRITE resource token value [CHECK]   -> OK, or STALE when CHECK refuses
+//! RESPLOCK.FENCED.READ resource             -> [token, value] or nil
 //! RESPLOCK.<any of them> HELP
 //! ```
 //!
 //! None of them can lock a test out (see `runtime/fault_table.rs`): a bare DISCONNECT spares
 //! control connections, connection-time commands pass catch-all faults, pauses and refusals.
+//!
+//! `RESPLOCK.CLUSTER` (see `testctl/cluster.rs`) is run by the request path of a cluster
+//! node without the server lock, since it takes the locks of several nodes; its rows' handler
+//! only answers on a server that is no cluster node.
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
@@ -34,7 +43,11 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::time::Duration;
 
-use crate::cmd::testctl::dataset::{move_clock, restart, take_snapshot, Restore, DEFAULT_SNAPSHOT};
+use crate::cmd::testctl::dataset::{
+    freeze_clock, move_clock, restart, resume_clock, take_snapshot, Restore, DEFAULT_SNAPSHOT,
+};
+use crate::cmd::testctl::faults::noted;
+use crate::cmd::testctl::history;
 
 /// Every test command: never from scripts or MULTI, always served (even past a busy script
 /// or while the server is paused by a fault).
@@ -71,7 +84,48 @@ pub const COMMANDS: &[Command] = &[
         "0.1.0",
         "Simulate a restart without persistence (test servers only)",
     ),
+    Command::new("resplock.history", -2, TEST, history_cmd).doc(
+        "server",
+        "0.1.0",
+        "Read the lock history (test servers only)",
+    ),
+    Command::new("resplock.fenced.write", -4, TEST, fenced_write).doc(
+        "server",
+        "0.1.0",
+        "Write a fenced resource with a fencing token (test servers only)",
+    ),
+    Command::new("resplock.fenced.read", 2, TEST, fenced_read).doc(
+        "server",
+        "0.1.0",
+        "Read a fenced resource (test servers only)",
+    ),
+    Command::new(
+        "resplock.cluster",
+        -2,
+        TEST,
+        crate::cmd::runtime::table::container,
+    )
+    .subs(CLUSTER_SUBS)
+    .doc(
+        "server",
+        "0.1.0",
+        "Move slots, fail and partition nodes of an in-process cluster (test servers only)",
+    ),
 ];
+
+const CLUSTER_SUBS: &[Command] = &[
+    Command::new("migrate", 4, TEST, not_a_cluster).doc("server", "0.1.0", "Move slots"),
+    Command::new("movekeys", -4, TEST, not_a_cluster).doc("server", "0.1.0", "Move keys"),
+    Command::new("fail", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Fail a master"),
+    Command::new("partition", -3, TEST, not_a_cluster).doc("server", "0.1.0", "Cut a node off"),
+    Command::new("heal", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Bring a node back"),
+];
+
+/// RESPLOCK.CLUSTER on a server that is no cluster node (a node's request path runs these
+/// itself, see `dispatch/cluster.rs`).
+fn not_a_cluster(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Err(RedisError::new(error::CLUSTER_DISABLED))
+}
 
 const CLOCK_SUBS: &[Command] = &[
     Command::new("get", 2, TEST, clock_get).doc("server", "0.1.0", "The clock, Unix ms"),
@@ -184,28 +238,28 @@ fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 fn clock_advance(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let ms = args::int(&a[2])?;
-    move_clock(ctx.state, |c| c.advance_ms(ms));
+    move_clock(ctx.state, "advance", |c| c.advance_ms(ms));
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let ms = args::int(&a[2])?;
-    move_clock(ctx.state, |c| c.set_ms(ms));
+    move_clock(ctx.state, "set", |c| c.set_ms(ms));
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_freeze(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    ctx.state.clock.freeze();
+    freeze_clock(ctx.state);
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_resume(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    ctx.state.clock.resume();
+    resume_clock(ctx.state);
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    move_clock(ctx.state, |c| c.reset());
+    move_clock(ctx.state, "reset", |c| c.reset());
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
@@ -240,6 +294,15 @@ fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
     Ok((target, count))
 }
 
+/// The request's words after `RESPLOCK.FAULT`, for the lock history.
+fn words(a: &[Bytes]) -> String {
+    a[1..]
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
     let (target, count) = target_and_count(opts)?;
     Ok(Reply::Int(
@@ -248,6 +311,7 @@ fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
 }
 
 fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let text = &a[2];
     if text.is_empty() || text.iter().any(|&b| b == b'\r' || b == b'\n') {
         return Err(RedisError::new(error::TEST_FAULT_ERROR_TEXT));
@@ -256,6 +320,7 @@ fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let ms = args::non_negative(&a[2], None)?;
     add_rule(
         ctx,
@@ -265,26 +330,31 @@ fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_drop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     add_rule(ctx, Action::Drop, &a[2..])
 }
 
 fn fault_drop_after(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     add_rule(ctx, Action::DropAfter, &a[2..])
 }
 
 fn fault_pause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let ms = args::non_negative(&a[2], None)?;
     ctx.state.faults.pause(Duration::from_millis(ms as u64));
     Ok(Reply::ok())
 }
 
-fn fault_unpause(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+fn fault_unpause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     ctx.state.faults.unpause();
     Ok(Reply::ok())
 }
 
 fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     use std::sync::atomic::Ordering::Relaxed;
+    noted(ctx.state, &words(a));
     // ALL and OTHERS spare control connections (the caller is one): a test that breaks the
     // network keeps its way back. A connection named by ID, NAME or ADDR goes, whatever it is.
     let n = match &a[2..] {
@@ -308,6 +378,7 @@ fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_refuse(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let on = if is(&a[2], "yes") {
         true
     } else if is(&a[2], "no") {
@@ -351,6 +422,7 @@ fn fault_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let id = match &a[2..] {
         [] => None,
         [id] => Some(args::long_in(id, 1, i64::MAX, None)? as u64),
@@ -371,22 +443,93 @@ fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn restart_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let restore = match &a[1..] {
+    let (restore, label) = match &a[1..] {
         [w] if is(w, "help") => return Ok(help_reply(RESTART_HELP)),
-        [] => Restore::Empty,
-        [w] if is(w, "empty") => Restore::Empty,
-        [w] if is(w, "keep") => Restore::Keep,
+        [] => (Restore::Empty, "empty".to_string()),
+        [w] if is(w, "empty") => (Restore::Empty, "empty".to_string()),
+        [w] if is(w, "keep") => (Restore::Keep, "keep".to_string()),
         [w, name] if is(w, "from") => {
             let name = String::from_utf8_lossy(name);
             match ctx.state.snapshots.lock().get(name.as_ref()) {
-                Some(s) => Restore::From(s.clone()),
+                Some(s) => (Restore::From(s.clone()), format!("from {name}")),
                 None => return Err(RedisError::new(error::TEST_NO_SUCH_SNAPSHOT)),
             }
         }
         _ => return Err(RedisError::new(error::SYNTAX)),
     };
     // The caller's connection goes too, once this reply is written.
-    restart(ctx.state, &restore, Some(ctx.client.id));
+    restart(ctx.state, &restore, Some(ctx.client.id), &label);
     ctx.client.close_after_reply = true;
     Ok(Reply::ok())
+}
+
+// ---------------------------------------------------------------------------- lock history
+
+/// `RESPLOCK.HISTORY [KEY] key [COUNT n] | EXPORT | STATS | RESET`.
+fn history_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let state = ctx.state;
+    match &a[1..] {
+        [w] if is(w, "export") => Ok(Reply::Bulk(Bytes::from(
+            history::export(state).to_json_lines(),
+        ))),
+        [w] if is(w, "stats") => {
+            let (events, bytes, dropped, on) = history::stats(state);
+            let s = |t: &'static str| Reply::Bulk(Bytes::from_static(t.as_bytes()));
+            Ok(Reply::Array(vec![
+                s("recording"),
+                Reply::Int(on as i64),
+                s("events"),
+                Reply::Int(events as i64),
+                s("bytes"),
+                Reply::Int(bytes as i64),
+                s("dropped"),
+                Reply::Int(dropped as i64),
+            ]))
+        }
+        [w] if is(w, "reset") => {
+            history::reset(state);
+            Ok(Reply::ok())
+        }
+        _ => {
+            let rest = match &a[1..] {
+                [w, rest @ ..] if is(w, "key") && !rest.is_empty() => rest,
+                rest => rest,
+            };
+            let (key, count) = match rest {
+                [key] => (key, 100),
+                [key, c, n] if is(c, "count") => (
+                    key,
+                    args::long_in(n, 1, i64::MAX, Some(error::VALUE_OUT_OF_RANGE_POSITIVE))?
+                        as usize,
+                ),
+                _ => return Err(RedisError::new(error::SYNTAX)),
+            };
+            Ok(Reply::Array(
+                history::key_lines(state, ctx.client.db, key, count)
+                    .into_iter()
+                    .map(Reply::Bulk)
+                    .collect(),
+            ))
+        }
+    }
+}
+
+/// `RESPLOCK.FENCED.WRITE resource token value [CHECK]`.
+fn fenced_write(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let token = args::int(&a[2])?;
+    let check = match &a[4..] {
+        [] => false,
+        [w] if is(w, "check") => true,
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    history::fenced_write(ctx.state, ctx.client, &a[1], token, &a[3], check)?;
+    Ok(Reply::ok())
+}
+
+/// `RESPLOCK.FENCED.READ resource` -> `[token, value]`, or nil before any write.
+fn fenced_read(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    Ok(match history::fenced_read(ctx.state, &a[1]) {
+        Some((token, value)) => Reply::Array(vec![Reply::Int(token), Reply::Bulk(value)]),
+        None => Reply::Nil,
+    })
 }

@@ -3,10 +3,10 @@
 //! to report, times the command and records it (`observe`).
 
 use crate::cmd::runtime::keyspace_events as notify;
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::observe;
-use crate::cmd::runtime::pause;
 use crate::cmd::runtime::propagate;
-use crate::cmd::runtime::state::{Ctx, ServerState};
+use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
 use crate::reply::Reply;
 use bytes::Bytes;
@@ -20,6 +20,18 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    // One test of a pointer outside cluster mode.
+    let state = ctx.state;
+    if let Some(node) = &state.cluster {
+        return crate::cmd::runtime::cluster::hooks::call_in_cluster(
+            ctx, node, cmd, args, call_here,
+        );
+    }
+    call_here(ctx, cmd, args)
+}
+
+/// [`call`] itself: the handler between its events, timing and records.
+fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     // Timed on the system clock, as Redis's call() with ustime(). A client's own command
     // starts when `execute` read the clock; a script's or transaction's commands read it.
     let top = !ctx.in_script && !ctx.in_exec;
@@ -27,8 +39,14 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         t if t != 0 && top => t,
         _ => crate::clock::system_us(),
     };
-    track_events(ctx.state, ctx.now);
+    notify::track_events(ctx.state, ctx.now);
     let propagating = propagate::enter(ctx.state);
+    // The lock history: what runs, for the keys it changes (commands served without the
+    // lock past a busy script, ALLOW_BUSY, change none and must not take its record).
+    let history = lock_history::on(ctx.state) && !cmd.has(crate::cmd::base::flags::ALLOW_BUSY);
+    if history {
+        lock_history::before_call(ctx.state, cmd, args, ctx.in_script);
+    }
     let reply = match (cmd.handler)(ctx, args) {
         Ok(r) => r,
         Err(e) => Reply::error(e),
@@ -37,6 +55,10 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     // EXEC is never propagated itself: its commands are, wrapped in MULTI/EXEC.
     let itself = cmd.name != "exec";
     propagate::leave(ctx.state, propagating, ctx.client.db, args, itself);
+    if history && top {
+        let who = lock_history::client_ref(ctx.client);
+        lock_history::after_request(ctx.state, &who, "", "", started);
+    }
     let ended = crate::clock::system_us();
     if top {
         ctx.client.recent_us = ended;
@@ -44,14 +66,4 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     let took = std::time::Duration::from_micros(ended.saturating_sub(started).max(0) as u64);
     observe::after_call(ctx, cmd, args, &reply, took);
     reply
-}
-
-/// Tell the keyspace which key events the next command must report: created keys only if
-/// someone listens for `new` events, ready keys only while a client is blocked.
-pub fn track_events(state: &ServerState, now: i64) {
-    crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
-    crate::keyspace::track_ready_keys(state.blocking.any());
-    // Values the command creates are stamped with its time (their LRU clock or LFU start).
-    crate::keyspace::set_command_context(now, state.access_policy());
-    crate::keyspace::keep_expired(pause::is_paused(state));
 }

@@ -5,6 +5,7 @@
 //! `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>` (message:
 //! the key) like PUBLISH; commands only say what happened.
 
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::cmd::runtime::tracking;
 use crate::cmd::runtime::watch;
@@ -27,6 +28,10 @@ pub fn wants(state: &ServerState, class: u32) -> bool {
 /// or pattern subscription anywhere this is one atomic load. Otherwise the flags are parsed
 /// from the live configuration (a few characters), so CONFIG SET takes effect at once.
 pub fn keyspace_event(state: &ServerState, class: u32, event: &str, key: &[u8], db: usize) {
+    if state.cluster.is_some() {
+        // A cluster master's replicas raise it too (they may have subscribers).
+        crate::cmd::runtime::cluster::feed::event(state, class, event, key, db);
+    }
     if state.pubsub.subscriptions() == 0 {
         return;
     }
@@ -80,6 +85,10 @@ impl Ctx<'_> {
         // the command propagate to the AOF and replicas.
         self.state.add_dirty(1);
         watch::key_modified(self.state, db, key);
+        if lock_history::on(self.state) {
+            lock_history::touched(self.state, db, key);
+        }
+        crate::cmd::runtime::cluster::feed::touched(self.state, db, key);
         let by = tracking::modifier(self.state, self.client.id, self.in_script);
         tracking::key_modified(self.state, by, key);
     }
@@ -90,4 +99,14 @@ impl Ctx<'_> {
         self.state.keyspace.report_pending();
         keyspace_event(self.state, class, event, key, self.client.db);
     }
+}
+
+/// Tell the keyspace which key events the next command must report: created keys only if
+/// someone listens for `new` events, ready keys only while a client is blocked.
+pub fn track_events(state: &ServerState, now: i64) {
+    crate::keyspace::track_new_keys(wants(state, NEW));
+    crate::keyspace::track_ready_keys(state.blocking.any());
+    // Values the command creates are stamped with its time (their LRU clock or LFU start).
+    crate::keyspace::set_command_context(now, state.access_policy());
+    crate::keyspace::keep_expired(crate::cmd::runtime::pause::is_paused(state));
 }

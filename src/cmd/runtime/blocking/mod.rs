@@ -13,7 +13,7 @@
 //! A key becomes *ready* when the keyspace creates a key of a type that can serve waiters
 //! (`Shard::insert` of a new list covers LPUSH, RPUSH, LMOVE's destination, RENAME, MOVE,
 //! COPY...): the keyspace reports `KeyEvent::Ready` only while some client is blocked
-//! ([`Blocking::any`] is checked per command by [`crate::cmd::runtime::call::call`]), and
+//! ([`Blocking::any`] is checked per command by `runtime::call::call`), and
 //! [`key_ready`] queues the key once if someone waits on it. After a command, and after a whole script or EXEC, still
 //! holding the server lock, [`serve_ready`] drains the ready keys in the order they became
 //! ready (Redis's handleClientsBlockedOnKeys): for each, the waiters on that key in the order
@@ -133,6 +133,12 @@ pub fn serve_ready(state: &ServerState) {
     if !state.blocking.any() {
         return;
     }
+    serve_ready_keys(state);
+    // On a cluster node, what serving changed goes to the replicas as one unit.
+    crate::cmd::runtime::cluster::feed::commit(state);
+}
+
+fn serve_ready_keys(state: &ServerState) {
     loop {
         let batch = {
             let mut r = state.blocking.inner.lock();
@@ -209,7 +215,7 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
                 in_script: false,
                 in_exec: false,
             };
-            crate::cmd::runtime::call::track_events(state, now);
+            crate::cmd::runtime::keyspace_events::track_events(state, now);
             crate::cmd::runtime::tracking::serving(state, id);
             // Each served client is an execution unit of its own, propagated as the pop it
             // did (the serve code states it with `Ctx::propagate_as`).
@@ -276,6 +282,28 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
     };
     w.push.push_own(reply);
     true
+}
+
+/// Unblock every waiter `refuse` answers for (given its database and first key) with that
+/// reply: a cluster node redirects the clients blocked on keys of a slot it no longer
+/// serves (Redis's clusterRedirectBlockedClientIfNeeded). The caller holds the lock.
+pub fn unblock_refused(state: &ServerState, refuse: impl Fn(usize, &[u8]) -> Option<Reply>) {
+    if !state.blocking.any() {
+        return;
+    }
+    let refused: Vec<(u64, Reply)> = state
+        .blocking
+        .inner
+        .lock()
+        .clients
+        .iter()
+        .filter_map(|(id, w)| Some((*id, refuse(w.db, w.keys.first()?)?)))
+        .collect();
+    for (id, reply) in refused {
+        if let Some(w) = state.blocking.take(id) {
+            w.push.push_own(reply);
+        }
+    }
 }
 
 /// A client went away (or RESET): forget its wait, if any.
