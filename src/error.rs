@@ -387,6 +387,15 @@ pub const FUNCTION_FLUSH_OPTION: &str = "ERR FUNCTION FLUSH only supports SYNC|A
 pub const FUNCTION_RESTORE_POLICY: &str =
     "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
 pub const FUNCTION_RESTORE_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+/// RESTORE and FUNCTION RESTORE: a payload whose footer is wrong.
+pub const DUMP_PAYLOAD: &str = FUNCTION_RESTORE_PAYLOAD;
+/// RESTORE: a payload whose footer checks out but whose value does not decode.
+pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+/// RESTORE without REPLACE onto an existing key.
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
+pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
 pub const FUNCTION_LIST_NO_LIBRARY_NAME: &str = "ERR library name argument was not given";
 
 /// `ERR Unknown option given: x` (FUNCTION LOAD).

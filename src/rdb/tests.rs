@@ -333,3 +333,38 @@ fn idle_times_and_counters_survive_a_file() {
     let (keys, _) = load_all(&data, &opts).expect("loads");
     assert_eq!(keys[0].2.lfu_freq(now, lfu), 42);
 }
+
+/// DUMP payloads of these strings recorded from redis-server 7.0.15 (rdbcompression
+/// yes): type 0, then 0xC3, the lengths and liblzf's output.
+#[test]
+fn compression_matches_redis_byte_for_byte() {
+    let cases: &[(Vec<u8>, &str)] = &[
+        (
+            b"lock-owner-".repeat(30),
+            "c316414a0b6c6f636b2d6f776e65722d6ce0ff0ae12b0701722d",
+        ),
+        (vec![b'a'; 21], "c30615016161e00a00"),
+        (
+            b"abcabcabcabcabcabcabcabc".to_vec(),
+            "c30a180361626361e00a020063",
+        ),
+        (
+            [vec![b'x'; 1000], vec![b'y'; 1000]].concat(),
+            "c32047d0017878e0ff00e0ff00e0ff00e0c5000079e0ff00e0ff00e0ff00e0c400017979",
+        ),
+        (
+            b"hello world, ".repeat(7)[..90].to_vec(),
+            "c315405a0d68656c6c6f20776f726c642c2068e0410c01642c",
+        ),
+        (
+            b"0123456789".repeat(5),
+            "c312320a3031323334353637383930e01c09013839",
+        ),
+    ];
+    for (input, want) in cases {
+        let mut v = Vec::new();
+        encode::put_raw_string(&mut v, input, true);
+        let got: String = v.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(&got, want, "{} bytes", input.len());
+    }
+}
