@@ -70,7 +70,32 @@ pub(super) fn sample_values() -> Vec<(&'static str, Value)> {
         h.set(format!("field{i}").as_bytes(), i.to_string().as_bytes());
     }
     out.push(("hash-table", Value::Hash(h)));
+    out.push(("stream", Value::Stream(sample_stream())));
     out
+}
+
+/// A stream over several nodes, with a tombstone, two groups, pending entries and consumers.
+fn sample_stream() -> crate::types::stream::Stream {
+    use crate::types::stream::{AddId, NodeLimits, Stream, StreamId};
+    let mut x = Stream::new();
+    for i in 1..=250u64 {
+        let v = format!("v{i}");
+        let pairs: [&[u8]; 4] = [b"field", v.as_bytes(), b"n", b"42"];
+        x.add(
+            AddId::Exact(StreamId::new(i, 0)),
+            &pairs,
+            0,
+            NodeLimits::default(),
+        )
+        .unwrap();
+    }
+    x.delete(&[StreamId::new(7, 0)]);
+    x.create_group(b"g1", StreamId::MIN, -1);
+    x.create_group(b"g2", StreamId::new(100, 0), 100);
+    x.group_mut(b"g1").unwrap().touch_consumer(b"alice", 5);
+    x.read_group(b"g1", b"alice", StreamId::new(0, 1), 5, false, 10, |_| {});
+    x.group_mut(b"g1").unwrap().create_consumer(b"bob", 20);
+    x
 }
 
 /// The elements of a value in a comparable form (and its encoding).
