@@ -297,6 +297,10 @@ pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+/// The error a killed script raises (its hook's luaPushError; the error handler adds where).
+pub const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
+/// The error FUNCTION LOAD's hook raises once the library's code ran 500 ms.
+pub const FUNCTION_LOAD_TIMEOUT: &str = "ERR FUNCTION LOAD timeout";
 pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 pub const SCRIPT_TOO_MANY_KEYS: &str = "ERR Number of keys can't be greater than number of args";
 pub const SCRIPT_NEGATIVE_KEYS: &str = "ERR Number of keys can't be negative";

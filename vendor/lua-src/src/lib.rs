@@ -109,6 +109,9 @@ impl Build {
         let out_dir = self.out_dir.as_ref().ok_or("OUT_DIR is not set")?;
         let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
         let source_dir = manifest_dir.join(version.source_dir());
+        // resplock: the sources are patched in this tree, so a change to them must rebuild the
+        // library (mlua-sys's build script otherwise reruns only for its own files).
+        println!("cargo:rerun-if-changed={}", source_dir.display());
         let lib_dir = out_dir.join("lib");
         let include_dir = out_dir.join("include");
 
