@@ -14,7 +14,7 @@
 //! CALLS_PER_BLOCK x ROUNDS.
 
 use bytes::Bytes;
-use resplock::cmd::exec::run_script_row;
+use resplock::cmd::runtime::script_runner::run_script_row;
 use resplock::{BlockingServer, Config};
 
 const UNLOCK: &str =

@@ -24,6 +24,7 @@ FILES = [
     "src/config/mod.rs",
     "src/config/load.rs",
     "src/config/own_args.rs",
+    "src/config/settings.rs",
     "src/config/rewrite.rs",
     "src/clock.rs",
     "src/version.rs",

@@ -114,3 +114,13 @@ pub fn used_memory() -> Option<usize> {
     let total: isize = COUNTS.iter().map(|s| s.0.load(Ordering::Relaxed)).sum();
     Some(total.max(0) as usize)
 }
+
+/// Resident set size in bytes (Linux /proc; 0 elsewhere).
+pub(crate) fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .unwrap_or_default()
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}

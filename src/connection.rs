@@ -17,8 +17,8 @@
 mod input;
 mod pool;
 
-use crate::cmd::client::{Client, ClientInfo};
-use crate::cmd::client_limits::SoftLimitClock;
+use crate::cmd::runtime::client::{Client, ClientInfo};
+use crate::cmd::runtime::client_limits::SoftLimitClock;
 use crate::cmd::ServerState;
 use crate::cmd::{self};
 use crate::outbox::{PushQueue, Taken};
@@ -116,7 +116,7 @@ impl Stream for tokio::net::UnixStream {
 /// Serve one client until it disconnects, is killed or the server stops.
 pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     let id = state.next_client_id();
-    let mut client = cmd::client::connect(&state, id, peer.addr, peer.laddr);
+    let mut client = cmd::runtime::clients::connect(&state, id, peer.addr, peer.laddr);
     client.info.set_unix_socket(peer.unix_socket);
     let info = client.info.clone();
     let push = client.push.clone();
@@ -171,7 +171,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             // Redis times a client out once its deadline is strictly in the past.
             _ = state.clock.sleep_until(deadline.saturating_add(1)), if blocked && deadline > 0 => {
                 lend(&mut out);
-                if let Some(reply) = cmd::blocking::timed_out(&state, &mut client).await {
+                if let Some(reply) = cmd::runtime::blocking::timed_out(&state, &mut client).await {
                     client.push.take(usize::MAX, &mut taken);
                     taken.write_to(&mut out);
                     encode(&reply, client.resp, &mut out);
@@ -226,7 +226,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
-    cmd::client::disconnect(&state, &client);
+    cmd::runtime::clients::disconnect(&state, &client);
     let _ = wr.shutdown().await;
 }
 
@@ -237,10 +237,10 @@ fn lend(out: &mut BytesMut) {
     }
 }
 
-/// Move queued pushes to `out`, unless a script is running: Redis writes what a script
-/// published when it ends, or, once it runs past busy-reply-threshold, from the event
-/// processing it does meanwhile (see [`cmd::exec::when_no_script`]). False if the connection
-/// must close meanwhile.
+/// Move queued pushes to `out`, unless a script is running: Redis writes what a script published
+/// when it ends, or, once it runs past busy-reply-threshold, from the event processing it does
+/// meanwhile (see [`cmd::runtime::lock::when_no_script`]). False if the connection must close
+/// meanwhile.
 async fn take_pushes(
     state: &ServerState,
     info: &ClientInfo,
@@ -254,7 +254,7 @@ async fn take_pushes(
             _ = info.kill.cancelled() => {}
         }
     };
-    let taken_now = cmd::exec::when_no_script(state, stop, || {
+    let taken_now = cmd::runtime::lock::when_no_script(state, stop, || {
         // Frames left over wake this task again at once.
         push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
         taken.write_to(out);
@@ -287,18 +287,18 @@ async fn process_input(
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
-                cmd::client_state::request_started(client, buffered);
-                let reply = cmd::exec::execute(state, client, args).await;
+                cmd::runtime::clients::request_started(client, buffered);
+                let reply = cmd::dispatch::execute::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);
                 taken.write_to(out);
-                if cmd::client_state::reply_goes_out(state, client, &reply) {
+                if cmd::runtime::clients::reply_goes_out(state, client, &reply) {
                     out.reserve(size_hint(&reply));
                     encode(&reply, client.resp, out);
                 }
                 drop(reply);
-                cmd::client_state::write_after_reply(client, out);
+                cmd::runtime::clients::write_after_reply(client, out);
                 if client.subscription_count() == 0
                     && state
                         .client_limits

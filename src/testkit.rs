@@ -1,10 +1,10 @@
-//! Test surface, not part of the supported API: an in-process server state with one client,
-//! driven request by request without sockets, for the fuzz targets under `fuzz/` (a separate
-//! crate, so it can only reach what is public) and for tests. Requests take the same path as a
-//! network client's (`cmd::exec::execute`: authentication, subscribed mode, the server lock,
-//! the command table), and the client's queued pushes are drained after each one.
+//! Test surface, not part of the supported API: an in-process server state with one client, driven
+//! request by request without sockets, for the fuzz targets under `fuzz/` (a separate crate, so it
+//! can only reach what is public) and for tests. Requests take the same path as a network client's
+//! (`cmd::dispatch::execute::execute`: authentication, subscribed mode, the server lock, the
+//! command table), and the client's queued pushes are drained after each one.
 
-use crate::cmd::client::Client;
+use crate::cmd::runtime::client::Client;
 use crate::cmd::ServerState;
 use crate::config::Config;
 use crate::outbox::Taken;
@@ -28,11 +28,15 @@ impl Harness {
             .enable_all()
             .build()
             .expect("runtime");
-        let state = ServerState::new(config);
+        let state = ServerState::new(config, crate::cmd::commands());
         crate::cmd::on_server_start(&state);
         let id = state.next_client_id();
-        let client =
-            crate::cmd::client::connect(&state, id, "127.0.0.1:1".into(), "127.0.0.1:2".into());
+        let client = crate::cmd::runtime::clients::connect(
+            &state,
+            id,
+            "127.0.0.1:1".into(),
+            "127.0.0.1:2".into(),
+        );
         Harness {
             rt,
             state,
@@ -55,7 +59,7 @@ impl Harness {
     /// (queued pushes, then the encoded reply) in the client's protocol. A client that asked
     /// to close (QUIT) is reopened afresh.
     pub fn request(&mut self, args: Vec<Bytes>) -> (Reply, Vec<u8>) {
-        let reply = self.rt.block_on(crate::cmd::exec::execute(
+        let reply = self.rt.block_on(crate::cmd::dispatch::execute::execute(
             &self.state,
             &mut self.client,
             args,
@@ -80,6 +84,6 @@ impl Harness {
 
 impl Drop for Harness {
     fn drop(&mut self) {
-        crate::cmd::client::disconnect(&self.state, &self.client);
+        crate::cmd::runtime::clients::disconnect(&self.state, &self.client);
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/cmd/meta_data/: the COMMAND INFO / COMMAND DOCS fields that resplock's command
+"""Generate src/cmd/base/meta_data/: the COMMAND INFO / COMMAND DOCS fields that resplock's command
 rows do not hold (ACL categories, command tips, key specs, and the docs fields complexity,
 doc_flags, deprecated_since, replaced_by, history, arguments), recorded from a redis-server 7.0.
 
@@ -18,7 +18,7 @@ import os
 import socket
 import sys
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "cmd", "meta_data")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "cmd", "base", "meta_data")
 PART = 60
 
 

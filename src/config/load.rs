@@ -6,8 +6,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::parse::{self, split_args_str, LoadState};
+use super::settings::Config;
+use super::table::flags;
 use super::table::{lookup, Param, Scope};
-use super::{flags, Config};
 
 /// What the binary does after parsing its command line.
 ///

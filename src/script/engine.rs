@@ -3,8 +3,8 @@
 //! libraries ([`super::functions`]). Built lazily on first use; SCRIPT FLUSH empties the script
 //! cache without dropping it, so libraries survive.
 
-use super::raw::HostSlot;
-use super::{ffi, functions::Libraries, libs, redis_lib, script_flags, RunCtx, SlotRef};
+use super::host::{HostSlot, RunCtx, SlotRef};
+use super::{ffi, functions::Libraries, libs, redis_lib, script_flags};
 use crate::error::{self, RedisError};
 use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table};
 use std::os::raw::c_int;
@@ -60,7 +60,7 @@ pub(super) struct Engine {
 }
 
 // SAFETY: `main` is only a handle on the interpreter `lua` owns (which is Send); the engine is
-// used under its mutex, and other threads use the pointer only as `super::StatePtr` says.
+// used under its mutex, and other threads use the pointer only as `Scripting`'s `StatePtr` says.
 unsafe impl Send for Engine {}
 
 impl Engine {

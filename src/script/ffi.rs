@@ -5,7 +5,7 @@
 //! [`tramp`], a C closure that raises what the callback asks for. None of these functions keeps
 //! a Rust value with a destructor alive across `lua_error`.
 
-use super::{HookState, HOOK_EVERY};
+use super::host::{HookState, HOOK_EVERY};
 use mlua::ffi;
 use std::os::raw::c_int;
 use std::sync::atomic::Ordering;

@@ -7,26 +7,18 @@
 //! Libraries and their functions are listed in load order.
 
 use super::engine::Engine;
-use super::{script_flags, RunCtx};
+use super::host::RunCtx;
+use super::registration::{valid_name, FunctionInfo, Loading};
 use crate::error::{self, RedisError};
 use bytes::Bytes;
 use indexmap::IndexMap;
-use mlua::{RegistryKey, Value};
+use mlua::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long FUNCTION LOAD lets a library's code run (LOAD_TIMEOUT_MS).
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
-
-/// One registered function.
-pub(super) struct FunctionInfo {
-    pub name: Arc<str>,
-    pub desc: Option<Bytes>,
-    pub flags: u32,
-    /// The callback, in the Lua registry (see [`super::engine::Script`]).
-    pub callback: RegistryKey,
-}
 
 /// One library: its full code (shebang included) and its functions in registration order.
 pub(super) struct Library {
@@ -178,17 +170,6 @@ fn metadata(code: &[u8]) -> Result<Metadata, RedisError> {
     })
 }
 
-/// functionsVerifyName: `[A-Za-z0-9_]+`.
-pub(super) fn valid_name(name: &[u8]) -> bool {
-    !name.is_empty() && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
-}
-
-/// The functions a library's code registered while FUNCTION LOAD ran it.
-#[derive(Default)]
-pub(crate) struct Loading {
-    pub functions: IndexMap<String, Arc<FunctionInfo>>,
-}
-
 /// functionsCreateWithLibraryCtx: load `code` into `libs` (the engine's own libraries, or a
 /// RESTORE payload's): parse the shebang, run the code in the loading sandbox, check what it
 /// registered. Returns the library's name.
@@ -312,36 +293,4 @@ fn value_text(v: &Value) -> String {
         Value::Number(n) => crate::num::format_g(*n, 14),
         _ => String::new(),
     }
-}
-
-/// `redis.register_function`'s checks (luaRegisterFunctionReadArgs and
-/// functionLibCreateFunction), with Redis's texts; adds the function to the library being
-/// loaded.
-pub(super) fn register(
-    loading: &mut Loading,
-    name: Vec<u8>,
-    desc: Option<Bytes>,
-    flags: u32,
-    callback: RegistryKey,
-) -> Result<(), &'static str> {
-    if !valid_name(&name) {
-        return Err(error::LUA_REGISTER_BAD_NAME);
-    }
-    let name = String::from_utf8(name).expect("validated name is ASCII");
-    if loading.functions.contains_key(&name) {
-        return Err(error::LUA_REGISTER_DUPLICATE);
-    }
-    let info = Arc::new(FunctionInfo {
-        name: Arc::from(name.as_str()),
-        desc,
-        flags,
-        callback,
-    });
-    loading.functions.insert(name, info);
-    Ok(())
-}
-
-/// The flags `redis.register_function` accepts, by their (case-insensitive) names.
-pub(super) fn flag_by_name(name: &[u8]) -> Option<u32> {
-    script_flags::by_name(name, true)
 }

@@ -14,107 +14,40 @@ mod engine;
 mod ffi;
 mod function_cmds;
 mod functions;
+mod host;
+mod lib_fn;
 mod libs;
 mod raw;
 mod redis_lib;
+mod registration;
+pub mod script_flags;
 
 pub use engine::sha1_hex;
 pub use function_cmds::{RestorePolicy, ScriptMemory};
-pub(crate) use redis_lib::{lib_fn, Out};
+pub use host::Host;
 
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use engine::{sha_str, Engine};
+use host::{HookState, HostPtr, SlotRef, HOOK_EVERY};
 use mlua::{Lua, Table, Value};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-/// Instructions between two runs of the count hook (kill flag, long-run callback).
-const HOOK_EVERY: i32 = 10_000;
 /// How often the watchdog looks at a running script: one that has run this long gets its
 /// hook run at its next instruction, however long each instruction takes.
 const WATCH_EVERY: Duration = Duration::from_millis(10);
 /// Looks without a running script after which the watchdog parks until the next run.
 const WATCH_IDLE: u32 = 100;
+
 /// Growth of the interpreter's memory since its last full collection that triggers one.
 const BIG_GARBAGE: usize = 4 << 20;
+
 /// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
-
-/// Script flags, from a `#!lua flags=...` shebang or `redis.register_function`'s `flags`.
-pub mod script_flags {
-    /// No shebang: Redis's pre-7.0 behaviour (EVAL compatibility mode).
-    pub const EVAL_COMPAT: u32 = 1;
-    /// `no-writes`
-    pub const NO_WRITES: u32 = 1 << 1;
-    /// `allow-oom`
-    pub const ALLOW_OOM: u32 = 1 << 2;
-    /// `allow-stale`
-    pub const ALLOW_STALE: u32 = 1 << 3;
-    /// `no-cluster`
-    pub const NO_CLUSTER: u32 = 1 << 4;
-    /// `allow-cross-slot-keys`
-    pub const ALLOW_CROSS_SLOT: u32 = 1 << 5;
-
-    /// (flag, name), in Redis's order (scripts_flags_def): FUNCTION LIST lists them so.
-    pub const NAMES: &[(u32, &str)] = &[
-        (NO_WRITES, "no-writes"),
-        (ALLOW_OOM, "allow-oom"),
-        (ALLOW_STALE, "allow-stale"),
-        (NO_CLUSTER, "no-cluster"),
-        (ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
-    ];
-
-    /// A flag by name: shebangs compare exactly, `register_function` ignoring case.
-    pub fn by_name(name: &[u8], ignore_case: bool) -> Option<u32> {
-        NAMES
-            .iter()
-            .find(|(_, n)| {
-                if ignore_case {
-                    n.as_bytes().eq_ignore_ascii_case(name)
-                } else {
-                    n.as_bytes() == name
-                }
-            })
-            .map(|(f, _)| *f)
-    }
-}
-
-/// What a running script may ask of the server. The command layer implements it for each
-/// run: the script's own client (db, RESP version), the command table, write tracking.
-pub trait Host {
-    /// `redis.call`/`redis.pcall`: run one command with scriptCall's checks. `Ok` is the
-    /// command's reply (an error reply included); `Err` is a refusal before the command runs
-    /// (unknown command, wrong arity, not allowed from scripts, write in a read-only script).
-    fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str>;
-    /// `redis.acl_check_cmd`: whether the script's user may run `args`; `Err` when `args`
-    /// names no command.
-    fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str>;
-    /// The protocol the script's client speaks (RESP2 until `redis.setresp(3)`).
-    fn resp(&self) -> u8;
-    /// `redis.setresp`.
-    fn set_resp(&mut self, resp: u8);
-    /// Told before the script body runs whether its writes are refused (EVAL_RO, FCALL_RO, or
-    /// a `no-writes` flag).
-    fn set_readonly(&mut self, readonly: bool);
-}
-
-/// State the count hook reads through the Lua registry: the kill flag and the callback that
-/// lets the caller keep the rest of the server responsive while a script runs long.
-pub(crate) struct HookState {
-    /// Set once SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE asked the running script to stop;
-    /// the count hook reads it. A hook only runs between instructions and one instruction
-    /// (a `string.rep`, a `string.find`) can take seconds, so the kill also interrupts the
-    /// C call in progress (`lua_interrupt`, see [`Watch::stop`]).
-    kill: AtomicBool,
-    tick: fn(),
-    /// Another thread made the hook fire at the next instruction ([`Watch::poke`]); the run
-    /// removes that hook again if it ended before the hook put itself back.
-    poked: AtomicBool,
-}
 
 /// What the KILL commands and the watchdog share with the running script.
 struct Watch {
@@ -232,6 +165,7 @@ fn watchdog(watch: Weak<Watch>) {
 /// under [`Scripting::current`]'s lock, which the run clears before its arguments go away, so
 /// an FCALL allocates nothing for it.
 struct CallArgs(*const [Bytes]);
+
 // SAFETY: only dereferenced under the `current` lock while the run that set it is in progress.
 unsafe impl Send for CallArgs {}
 
@@ -258,35 +192,12 @@ pub struct Scripting {
     rand: Arc<AtomicU64>,
 }
 
-/// What the interpreter keeps in its app data: the host of the running script (only while
-/// one runs), the random state, and the library FUNCTION LOAD is building (only meanwhile).
-pub(crate) struct RunCtx {
-    slot: SlotRef,
-    rand: Arc<AtomicU64>,
-    loading: Option<functions::Loading>,
-}
-
-/// The running script's host, borrowed for the duration of [`Scripting::run`].
-#[derive(Clone, Copy)]
-struct HostPtr(*mut (dyn Host + 'static));
 // SAFETY: set and cleared on the thread that runs the script, used only by Lua callbacks
 // that run inside that call on the same thread.
 unsafe impl Send for HostPtr {}
 
-/// The engine's [`raw::HostSlot`], for callbacks that reach it through the app data.
-struct SlotRef(*const raw::HostSlot);
 // SAFETY: the slot lives as long as the engine, which owns the interpreter holding this.
 unsafe impl Send for SlotRef {}
-
-/// Run `f` with the running script's host; None outside a script run.
-fn with_host<R>(lua: &Lua, f: impl FnOnce(&mut dyn Host) -> R) -> Option<R> {
-    let slot = lua.app_data_ref::<RunCtx>()?.slot.0;
-    // SAFETY: the slot outlives the interpreter's callbacks (see `SlotRef`).
-    let ptr = unsafe { (*slot).0.get() }?.0;
-    // SAFETY: the pointer is valid while a script runs (see `Scripting::run`), and callbacks
-    // only run inside that call; the app-data borrow is released before `f` runs.
-    Some(f(unsafe { &mut *ptr }))
-}
 
 /// Which of the four script commands runs.
 #[derive(Clone, Copy)]

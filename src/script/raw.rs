@@ -9,25 +9,21 @@
 //! calls run inside a protected call whose frames only borrow ([`push_outcome`], [`run`] under
 //! mlua's `exec_raw`), or before any owned value exists.
 
-use super::{ffi as sffi, HookState, HostPtr};
+use super::ffi as sffi;
+use super::host::{HookState, HostPtr, HostSlot};
 use crate::error;
 use crate::num::{c_ll, format_double};
 use crate::reply::Reply;
 use bytes::{Bytes, BytesMut};
 use mlua::{ffi, Function, Lua};
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
-/// Where the running script's host is: set for the length of one run, read by `redis.call`
-/// and the other library functions that reach the server. The engine owns it boxed, so its
-/// address (an upvalue of the `redis.call` closures) never changes.
-#[derive(Default)]
-pub(super) struct HostSlot(pub Cell<Option<HostPtr>>);
-
 /// Upvalues of the `redis.call` and `redis.pcall` closures.
 const UP_RAISE: c_int = 1;
+
 const UP_SLOT: c_int = 2;
+
 const UP_PUSH: c_int = 3;
 
 /// `redis.call` (`raise`) or `redis.pcall` as a C closure over the engine's host slot.
@@ -268,6 +264,21 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: &Reply, resp: u8) {
                 push_formatted(l, *d);
             }
         }
+        Reply::HumanDouble(d) => {
+            // Redis hands Lua the printed text: RESP3 parses it back into a number.
+            let mut buf = [0u8; 400];
+            let n = human_text(*d, &mut buf);
+            if r3 {
+                let v = std::str::from_utf8(&buf[..n])
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .unwrap_or(*d);
+                ffi::lua_pushnumber(l, v);
+                wrap_single(l, c"double");
+            } else {
+                push_bytes(l, &buf[..n]);
+            }
+        }
         Reply::Bool(b) => {
             if r3 {
                 ffi::lua_pushboolean(l, *b as c_int)
@@ -308,6 +319,14 @@ unsafe fn push_formatted(l: *mut ffi::lua_State, d: f64) {
         n
     };
     push_bytes(l, &buf[..n]);
+}
+
+/// A human double's text in `buf` (no owned value may live across a Lua call that raises).
+fn human_text(d: f64, buf: &mut [u8; 400]) -> usize {
+    let s = crate::num::format_human(d);
+    let n = s.len().min(buf.len());
+    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+    n
 }
 
 /// `t[i] = <value on top>` for the table under it; a nil is skipped (popped), as setting a

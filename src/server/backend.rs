@@ -4,8 +4,8 @@
 //! both dereference to a [`Backend`], so `server.advance(..)` and `server.db(0).get(..)` work on
 //! either. Every operation runs holding the server lock, like a command.
 
-use crate::cmd::faults::{Action, Target};
-use crate::cmd::testctl::{self, Restore};
+use crate::cmd::runtime::fault_table::{Action, Target};
+use crate::cmd::testctl::dataset::{self, Restore};
 use crate::cmd::ServerState;
 use crate::keyspace::Snapshot;
 use crate::reply::Reply;
@@ -127,7 +127,7 @@ impl Backend {
     /// assert_eq!(server.dump(), "");
     /// ```
     pub fn flush_all(&self) {
-        crate::cmd::direct::run(&self.state, 0, &[Bytes::from_static(b"FLUSHALL")]);
+        crate::cmd::testctl::direct::run(&self.state, 0, &[Bytes::from_static(b"FLUSHALL")]);
     }
 
     // ------------------------------------------------------------------------- the clock
@@ -205,7 +205,9 @@ impl Backend {
     }
 
     fn move_clock(&self, change: impl FnOnce(&crate::clock::Clock)) {
-        crate::cmd::direct::locked(&self.state, || testctl::move_clock(&self.state, change));
+        crate::cmd::testctl::direct::locked(&self.state, || {
+            dataset::move_clock(&self.state, change)
+        });
     }
 
     // ---------------------------------------------------------------------------- faults
@@ -342,7 +344,7 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
-        crate::cmd::faults::disconnect(&self.state, |_| true)
+        crate::cmd::testctl::faults::disconnect(&self.state, |_| true)
     }
 
     /// Close one client's connection (its CLIENT ID); whether it was connected.
@@ -361,7 +363,7 @@ impl Backend {
     /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
-        crate::cmd::faults::disconnect(&self.state, |c| c.id == id) == 1
+        crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
     /// Close new connections at once (`true`) or accept them again (`false`).
@@ -393,8 +395,8 @@ impl Backend {
     /// server.db(0).assert_value("lock:a", "owner-1");
     /// ```
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        crate::cmd::direct::locked(&self.state, || {
-            testctl::take_snapshot(&self.state, testctl::DEFAULT_SNAPSHOT)
+        crate::cmd::testctl::direct::locked(&self.state, || {
+            dataset::take_snapshot(&self.state, dataset::DEFAULT_SNAPSHOT)
         })
     }
 
@@ -415,8 +417,8 @@ impl Backend {
             Restart::Keep => Restore::Keep,
             Restart::From(s) => Restore::From(s),
         };
-        crate::cmd::direct::locked(&self.state, || {
-            testctl::restart(&self.state, &restore, None)
+        crate::cmd::testctl::direct::locked(&self.state, || {
+            dataset::restart(&self.state, &restore, None)
         });
     }
 
@@ -504,7 +506,7 @@ impl Db {
             .iter()
             .map(|a| Bytes::copy_from_slice(a.as_ref()))
             .collect();
-        crate::cmd::direct::run(&self.state, self.index, &args)
+        crate::cmd::testctl::direct::run(&self.state, self.index, &args)
     }
 
     /// SET `key` to `value` (no expiry).
@@ -772,6 +774,7 @@ fn show(r: &Reply) -> String {
             format!("{{{}}}", inner.join(", "))
         }
         Reply::Double(d) => d.to_string(),
+        Reply::HumanDouble(d) => d.to_string(),
         Reply::Bool(b) => b.to_string(),
         Reply::NoReply => "(no reply)".into(),
     }

@@ -173,7 +173,7 @@ pub(crate) async fn start_with_pidfile(
         .first_tcp_addr()
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
-    let state = ServerState::new(config);
+    let state = ServerState::new(config, crate::cmd::commands());
     if listeners.first_tcp_addr().is_some() {
         let _ = state.local_addr.set(addr);
     }
@@ -190,7 +190,7 @@ pub(crate) async fn start_with_pidfile(
 
 async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Option<PathBuf>) {
     let tracker = TaskTracker::new();
-    tracker.spawn(crate::cmd::cron::run(state.clone()));
+    tracker.spawn(crate::cmd::runtime::cron::run(state.clone()));
     let accepting = TaskTracker::new();
     for l in listeners.tcp {
         accepting.spawn(listen::accept_tcp(state.clone(), l, tracker.clone()));

@@ -1,8 +1,8 @@
 //! Values as CONFIG GET prints them: each parameter type's formatting, and the defaults
 //! the table's rows format to.
 
+use crate::config::settings::Value;
 use crate::config::table::{Kind, NumFmt, Param, Special};
-use crate::config::Value;
 
 /// A numeric value as CONFIG GET prints it.
 pub(crate) fn format_number(v: i64, fmt: NumFmt) -> String {
@@ -111,11 +111,11 @@ pub(crate) fn default_value(p: &Param) -> Value {
             Special::Dir => None,
             Special::Save => Some(String::new()),
             Special::ClientOutputBufferLimit => {
-                Some(crate::config::DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT.to_string())
+                Some(crate::config::settings::DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT.to_string())
             }
             Special::OomScoreAdjValues => Some("0 200 800".into()),
             Special::NotifyKeyspaceEvents => Some(String::new()),
-            Special::Bind => Some(crate::config::DEFAULT_BIND.into()),
+            Special::Bind => Some(crate::config::settings::DEFAULT_BIND.into()),
             Special::ReplicaOf => Some(String::new()),
             Special::LatencyTrackingInfoPercentiles => Some("50 99 99.9".into()),
         }),

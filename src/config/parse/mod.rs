@@ -10,8 +10,8 @@ mod format;
 mod tests;
 mod text;
 
+use super::settings::Value;
 use super::table::{Kind, NumFmt, Param, Special};
-use super::Value;
 
 pub(crate) use format::{default_value, format_number, format_value, parse_obuf};
 pub(crate) use text::strerror;
@@ -369,7 +369,7 @@ fn string2d(s: &str) -> Option<f64> {
     Some(v)
 }
 
-/// Parse a formatted value (as kept in [`super::Config::others`]) back into a [`Value`].
+/// Parse a formatted value (as kept in [`super::settings::Config::others`]) back into a [`Value`].
 pub(crate) fn unformat(p: &Param, s: &str) -> Value {
     let args = [s.to_string()];
     match p.kind {

@@ -2,6 +2,7 @@
 //! value round-tripping through it.
 
 use super::*;
+use std::collections::BTreeMap;
 
 /// Values recorded from the real server that depend on the machine or on how it was
 /// started, or where resplock's defaults differ on purpose (loopback bind, no save points).

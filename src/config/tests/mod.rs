@@ -11,6 +11,7 @@ mod rewrite;
 mod values;
 
 use super::*;
+use std::path::PathBuf;
 
 fn set(c: &mut Config, pairs: &[(&str, &str)]) -> Result<Vec<&'static str>, String> {
     let pairs: Vec<(&[u8], &[u8])> = pairs

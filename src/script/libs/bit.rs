@@ -1,7 +1,7 @@
 //! LuaBitOp 1.0 as Redis bundles it: 32-bit operations on Lua numbers.
 
 use super::*;
-use crate::script::{lib_fn, Out};
+use crate::script::lib_fn::{lib_fn, Out};
 use mlua::{Function, Lua, Result, Table, Value};
 
 /// LuaBitOp's normalisation: round to nearest, keep the low 32 bits, signed.

@@ -1,7 +1,7 @@
 //! lua-cmsgpack as Redis bundles it: MessagePack encoding of Lua values.
 
 use super::*;
-use crate::script::{lib_fn, Out};
+use crate::script::lib_fn::{lib_fn, Out};
 use mlua::{Function, Lua, Result, Table, Value};
 
 /// mp_encode_lua_type; false when `poll` says the script must stop.

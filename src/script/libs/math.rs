@@ -1,7 +1,7 @@
 //! Redis's math.random and math.randomseed (redisLrand48), the same sequence on every platform.
 
 use super::*;
-use crate::script::{lib_fn, Out};
+use crate::script::lib_fn::{lib_fn, Out};
 use mlua::{Function, Lua, Result, Table, Value};
 
 /// rand.c's redisLrand48 state after `redisSrand48(seed)`.
@@ -25,7 +25,7 @@ fn check_int(v: Option<&Value>, i: usize) -> std::result::Result<i32, Out> {
 }
 
 fn with_rand<T>(lua: &Lua, f: impl FnOnce(&std::sync::atomic::AtomicU64) -> T) -> T {
-    match lua.app_data_ref::<crate::script::RunCtx>() {
+    match lua.app_data_ref::<crate::script::host::RunCtx>() {
         Some(rc) => f(&rc.rand),
         None => f(&std::sync::atomic::AtomicU64::new(srand48_state(0))),
     }

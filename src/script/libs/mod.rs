@@ -21,7 +21,7 @@ pub use cmsgpack::cmsgpack;
 pub use math::math_random;
 pub use structlib::structlib;
 
-use super::Out;
+use super::lib_fn::Out;
 use mlua::{Lua, Result, Value};
 
 /// Steps of a library loop between two looks at the kill request.

@@ -1,7 +1,7 @@
 //! Roberto Ierusalimschy's struct library as Redis bundles it (deps/lua/src/lua_struct.c).
 
 use super::*;
-use crate::script::{lib_fn, Out};
+use crate::script::lib_fn::{lib_fn, Out};
 use mlua::{Function, Lua, MultiValue, Result, Table, Value};
 
 // Roberto Ierusalimschy's struct library as Redis bundles it (deps/lua/src/lua_struct.c):

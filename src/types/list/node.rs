@@ -3,8 +3,9 @@
 //! merge with another.
 
 use super::entry::{decode, prev_start, Encoded, Needle};
-use super::PACKED_THRESHOLD;
 
+/// Redis's packed threshold (1 GB): an element at least this long gets a node of its own.
+pub const PACKED_THRESHOLD: usize = 1 << 30;
 /// Node byte limits for fills -1..-5 (quicklist.c `optimization_level`).
 const OPTIMIZATION_LEVEL: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
 /// A node limited by entry count still may not pass 8 KB (quicklist.c `SIZE_SAFETY_LIMIT`).

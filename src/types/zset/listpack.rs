@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::cmp_entry;
+use super::order::cmp_entry;
 
 /// The small encoding, one buffer as Redis's listpack: a u32 member count, then per member
 /// in (score, member) order `[header, LEB128][score][member]`, the header being the member's

@@ -18,6 +18,7 @@ mod bounds;
 mod iter;
 mod listpack;
 mod mem;
+mod order;
 mod skiplist;
 #[cfg(test)]
 mod tests;
@@ -26,7 +27,6 @@ mod tests_bounds;
 #[cfg(test)]
 mod tests_model;
 
-use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Range;
 
@@ -40,6 +40,8 @@ pub use listpack::Listpack;
 pub use skiplist::SkipList;
 
 use listpack::lp_entry;
+#[cfg(test)]
+use order::cmp_entry;
 
 /// Redis's default `zset-max-listpack-entries`.
 pub const ZSET_MAX_LISTPACK_ENTRIES: usize = 128;
@@ -496,17 +498,5 @@ impl ZSet {
             }
             *self = ZSet::Skiplist(Box::new(sl));
         }
-    }
-}
-
-/// (score, member) ordering, as zslInsert and zzlInsert compare: score, then memcmp with a
-/// prefix first.
-fn cmp_entry(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> Ordering {
-    if s1 < s2 {
-        Ordering::Less
-    } else if s1 > s2 {
-        Ordering::Greater
-    } else {
-        m1.cmp(m2)
     }
 }

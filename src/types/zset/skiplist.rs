@@ -3,7 +3,7 @@
 
 use hashbrown::HashTable;
 
-use super::cmp_entry;
+use super::order::cmp_entry;
 use crate::types::set::{hash_bytes, DictModel};
 
 pub(super) const NIL: u32 = u32::MAX;

@@ -3,7 +3,7 @@
 //! scripts see, the functions' one, each `cjson.new()`) has its own configuration.
 
 use super::*;
-use crate::script::{lib_fn, Out};
+use crate::script::lib_fn::{lib_fn, Out};
 use mlua::{Function, LightUserData, Lua, Result, Table, Value};
 use parking_lot::Mutex;
 use std::sync::Arc;

@@ -1,0 +1,134 @@
+//! Argument parsing with Redis's exact rules and errors.
+
+use crate::error::{self, RedisError};
+use bytes::Bytes;
+
+/// Redis's string2ll: an optional '-' then digits, no '+', spaces or leading zeros.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    crate::num::parse_ll(s)
+}
+
+/// An integer argument, or `ERR value is not an integer or out of range`.
+pub fn int(s: &[u8]) -> Result<i64, RedisError> {
+    parse_i64(s).ok_or(RedisError::new(error::NOT_INTEGER))
+}
+
+/// Redis's strtold-based float parsing: no leading space, whole string consumed, not NaN.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.is_empty() || s.len() > 5000 || s[0].is_ascii_whitespace() {
+        return None;
+    }
+    let st = std::str::from_utf8(s).ok()?;
+    let lower = st.to_ascii_lowercase();
+    let t = lower.trim_start_matches(['+', '-']);
+    // Rust accepts "infinity"/"inf"/"nan" like strtold; reject the NaN forms.
+    if t.starts_with("nan") {
+        return None;
+    }
+    // Rust does not accept hex floats or a trailing '.', strtold does; and Rust accepts "1_0"? no.
+    let v: f64 = st.parse().ok().or_else(|| {
+        // "1." and ".5" are fine for both; "0x10" only for strtold.
+        if let Some(h) = t.strip_prefix("0x") {
+            let n = i64::from_str_radix(h, 16).ok()? as f64;
+            Some(if st.starts_with('-') { -n } else { n })
+        } else {
+            None
+        }
+    })?;
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+pub fn float(s: &[u8]) -> Result<f64, RedisError> {
+    parse_f64(s).ok_or(RedisError::new(error::NOT_FLOAT))
+}
+
+/// Redis's getRangeLongFromObjectOrReply: an integer within `min..=max`. `msg`, when given,
+/// is the error for both a non-integer and an out-of-range value.
+pub fn long_in(s: &[u8], min: i64, max: i64, msg: Option<&'static str>) -> Result<i64, RedisError> {
+    match parse_i64(s) {
+        None => Err(RedisError::new(msg.unwrap_or(error::NOT_INTEGER))),
+        Some(v) if v < min || v > max => Err(match msg {
+            Some(m) => RedisError::new(m),
+            None => error::out_of_range_between(min, max),
+        }),
+        Some(v) => Ok(v),
+    }
+}
+
+/// Redis's getPositiveLongFromObjectOrReply: an integer >= 0; `msg` replaces the default
+/// `value is out of range, must be positive` for both errors.
+pub fn non_negative(s: &[u8], msg: Option<&'static str>) -> Result<i64, RedisError> {
+    long_in(
+        s,
+        0,
+        i64::MAX,
+        Some(msg.unwrap_or(error::VALUE_OUT_OF_RANGE_POSITIVE)),
+    )
+}
+
+/// A blocking command's timeout in seconds (fractions allowed), as Redis's
+/// getTimeoutFromObjectOrReply reads it: a long double, times 1000 rounded up, cast to a
+/// 64-bit integer (so infinities and huge values come out negative). Milliseconds, 0 meaning
+/// forever.
+pub fn timeout_ms(s: &[u8]) -> Result<i64, RedisError> {
+    use crate::cmd::base::float80::{parse, Parsed};
+    let ms = match parse(s) {
+        None => return Err(RedisError::new(error::TIMEOUT_NOT_FLOAT)),
+        Some(Parsed::Infinite) => i64::MIN,
+        Some(Parsed::Finite(v)) => crate::num::c_ll((v.to_f64() * 1000.0).ceil()),
+    };
+    if ms < 0 {
+        return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
+    }
+    Ok(ms)
+}
+
+/// Case-insensitive comparison of an argument with a lowercase option name.
+pub fn is(arg: &[u8], opt: &str) -> bool {
+    arg.eq_ignore_ascii_case(opt.as_bytes())
+}
+
+/// A SCAN cursor: an unsigned 64-bit decimal, or `ERR invalid cursor`.
+pub fn cursor(s: &[u8]) -> Result<u64, RedisError> {
+    let st = std::str::from_utf8(s).map_err(|_| RedisError::new(error::INVALID_CURSOR))?;
+    if st.is_empty() || !st.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(RedisError::new(error::INVALID_CURSOR));
+    }
+    st.parse::<u64>()
+        .map_err(|_| RedisError::new(error::INVALID_CURSOR))
+}
+
+/// Lossy UTF-8 view of an argument, for error messages.
+pub fn text(b: &Bytes) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"+1"), None);
+        assert_eq!(parse_i64(b"01"), None);
+        assert_eq!(parse_i64(b" 1"), None);
+        assert_eq!(parse_i64(b"-0"), None);
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn floats_follow_strtold() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b"1e3"), Some(1000.0));
+    }
+}

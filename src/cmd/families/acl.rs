@@ -1,0 +1,351 @@
+//! ACL: the command (SETUSER, DELUSER, GETUSER, LIST, USERS, WHOAMI, CAT, GENPASS, LOG,
+//! DRYRUN, LOAD, SAVE). The users, the permission checks and the ACL log are the ACL
+//! subsystem's (`runtime/acl/`, hence the shared name).
+
+use crate::cmd::base::args::is;
+use crate::cmd::base::flags::*;
+use crate::cmd::runtime::acl::user::{self as acl_user, Denied, User, CATEGORIES};
+use crate::cmd::runtime::acl::{check_user, load_file};
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+
+const ACL_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+const ACL_OPEN: u32 = NOSCRIPT | LOADING | STALE;
+
+const ACL_SUBS: &[Command] = &[
+    Command::new("cat", -2, ACL_OPEN, acl_cat).doc(
+        "server",
+        "6.0.0",
+        "List the ACL categories or the commands inside a category",
+    ),
+    Command::new("deluser", -3, ACL_ADMIN, acl_deluser).doc(
+        "server",
+        "6.0.0",
+        "Remove the specified ACL users and the associated rules",
+    ),
+    Command::new("dryrun", -4, ACL_ADMIN, acl_dryrun).doc(
+        "server",
+        "7.0.0",
+        "Returns whether the user can execute the given command without executing the command.",
+    ),
+    Command::new("genpass", -2, ACL_OPEN, acl_genpass).doc(
+        "server",
+        "6.0.0",
+        "Generate a pseudorandom secure password to use for ACL users",
+    ),
+    Command::new("getuser", 3, ACL_ADMIN, acl_getuser).doc(
+        "server",
+        "6.0.0",
+        "Get the rules for a specific ACL user",
+    ),
+    Command::new("help", 2, LOADING | STALE, acl_help).doc(
+        "server",
+        "6.0.0",
+        "Show helpful text about the different subcommands",
+    ),
+    Command::new("list", 2, ACL_ADMIN, acl_list).doc(
+        "server",
+        "6.0.0",
+        "List the current ACL rules in ACL config file format",
+    ),
+    Command::new("load", 2, ACL_ADMIN, acl_load).doc(
+        "server",
+        "6.0.0",
+        "Reload the ACLs from the configured ACL file",
+    ),
+    Command::new("log", -2, ACL_ADMIN, acl_log).doc(
+        "server",
+        "6.0.0",
+        "List latest events denied because of ACLs in place",
+    ),
+    Command::new("save", 2, ACL_ADMIN, acl_save).doc(
+        "server",
+        "6.0.0",
+        "Save the current ACL rules in the configured ACL file",
+    ),
+    Command::new("setuser", -3, ACL_ADMIN, acl_setuser).doc(
+        "server",
+        "6.0.0",
+        "Modify or create the rules for a specific ACL user",
+    ),
+    Command::new("users", 2, ACL_ADMIN, acl_users).doc(
+        "server",
+        "6.0.0",
+        "List the username of all the configured ACL rules",
+    ),
+    Command::new("whoami", 2, ACL_OPEN, acl_whoami).doc(
+        "server",
+        "6.0.0",
+        "Return the name of the user associated to the current connection",
+    ),
+];
+
+pub const COMMANDS: &[Command] =
+    &[
+        Command::new("acl", -2, 0, crate::cmd::runtime::table::container)
+            .subs(ACL_SUBS)
+            .doc(
+                "server",
+                "6.0.0",
+                "A container for Access List Control commands ",
+            ),
+    ];
+
+fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let name = String::from_utf8_lossy(&a[2]).into_owned();
+    if a[2].iter().any(|&c| c.is_ascii_whitespace() || c == 0) {
+        return Err(RedisError::new(error::ACL_USERNAME_SPACES));
+    }
+    let mut users = ctx.state.acl.users.write();
+    let mut u = users
+        .get(&name)
+        .cloned()
+        .unwrap_or_else(|| User::new(&name));
+    for op in &a[3..] {
+        if let Err(e) = u.apply(op) {
+            return Err(error::err(format!(
+                "ERR Error in ACL SETUSER modifier '{}': {}",
+                String::from_utf8_lossy(op),
+                e.text()
+            )));
+        }
+    }
+    users.insert(name, u);
+    ctx.state.acl.refresh_open(&users);
+    Ok(Reply::ok())
+}
+
+fn acl_deluser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a[2..].iter().any(|n| n.as_ref() == b"default") {
+        return Err(RedisError::new(error::ACL_DEFAULT_UNDELETABLE));
+    }
+    let mut users = ctx.state.acl.users.write();
+    let mut deleted = 0;
+    for n in &a[2..] {
+        let name = String::from_utf8_lossy(n);
+        if users.remove(name.as_ref()).is_some() {
+            deleted += 1;
+            // Redis disconnects the clients authenticated as a deleted user.
+            for c in ctx.state.clients.lock().values() {
+                if c.user.lock().as_str() == name {
+                    c.kill.cancel();
+                }
+            }
+        }
+    }
+    Ok(Reply::Int(deleted))
+}
+
+fn acl_getuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let users = ctx.state.acl.users.read();
+    let Some(u) = users.get(String::from_utf8_lossy(&a[2]).as_ref()) else {
+        return Ok(Reply::Nil);
+    };
+    let s = |v: &'static str| Reply::bulk_static(v);
+    let mut flags = vec![s(if u.enabled { "on" } else { "off" })];
+    if u.nopass {
+        flags.push(s("nopass"));
+    }
+    Ok(Reply::Map(vec![
+        (s("flags"), Reply::Set(flags)),
+        (
+            s("passwords"),
+            Reply::Array(u.passwords.iter().map(|p| Reply::bulk_str(p)).collect()),
+        ),
+        (s("commands"), Reply::bulk_str(&u.describe_commands())),
+        (s("keys"), Reply::bulk_str(&u.keys_field())),
+        (s("channels"), Reply::bulk_str(&u.channels_field())),
+        (s("selectors"), Reply::Array(vec![])),
+    ]))
+}
+
+fn acl_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let users = ctx.state.acl.users.read();
+    Ok(Reply::Array(
+        users
+            .iter()
+            .map(|(n, u)| Reply::bulk_str(&format!("user {n} {}", u.describe())))
+            .collect(),
+    ))
+}
+
+fn acl_users(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let users = ctx.state.acl.users.read();
+    Ok(Reply::Array(
+        users.keys().map(|n| Reply::bulk_str(n)).collect(),
+    ))
+}
+
+fn acl_whoami(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::bulk_str(&ctx.client.user))
+}
+
+fn acl_cat(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() == 2 {
+        return Ok(Reply::Array(
+            CATEGORIES.iter().map(|c| Reply::bulk_static(c)).collect(),
+        ));
+    }
+    if a.len() > 3 {
+        return Err(error::wrong_arity("acl|cat"));
+    }
+    let name = String::from_utf8_lossy(&a[2]).to_ascii_lowercase();
+    let Some(cat) = CATEGORIES.iter().position(|c| *c == name) else {
+        let shown: String = String::from_utf8_lossy(&a[2]).chars().take(128).collect();
+        return Err(error::err(format!("ERR Unknown category '{shown}'")));
+    };
+    Ok(Reply::Array(
+        acl_user::universe()
+            .in_category(cat)
+            .map(Reply::bulk_static)
+            .collect(),
+    ))
+}
+
+fn acl_genpass(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 3 {
+        return Err(error::wrong_arity("acl|genpass"));
+    }
+    let bits = match a.get(2) {
+        None => 256,
+        Some(b) => {
+            crate::cmd::base::args::parse_i64(b).ok_or(RedisError::new(error::NOT_INTEGER))?
+        }
+    };
+    if bits <= 0 || bits > 4096 {
+        return Err(RedisError::new(error::ACL_GENPASS_BITS));
+    }
+    let chars = ((bits + 3) / 4) as usize;
+    let pass: String = (0..chars)
+        .map(|_| char::from_digit(fastrand::u32(0..16), 16).expect("hex digit"))
+        .collect();
+    Ok(Reply::bulk_str(&pass))
+}
+
+fn acl_log(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 3 {
+        return Err(error::wrong_arity("acl|log"));
+    }
+    let mut count = 10i64;
+    if let Some(arg) = a.get(2) {
+        if is(arg, "reset") {
+            ctx.state.acl.log.lock().clear();
+            return Ok(Reply::ok());
+        }
+        count =
+            crate::cmd::base::args::parse_i64(arg).ok_or(RedisError::new(error::NOT_INTEGER))?;
+    }
+    let log = ctx.state.acl.log.lock();
+    let now = ctx.state.clock.now_ms();
+    let s = |v: &'static str| Reply::bulk_static(v);
+    Ok(Reply::Array(
+        log.iter()
+            .take(count.max(0) as usize)
+            .map(|e| {
+                Reply::Map(vec![
+                    (s("count"), Reply::Int(e.count as i64)),
+                    (s("reason"), s(e.reason)),
+                    (s("context"), s(e.context)),
+                    (s("object"), Reply::Bulk(e.object.clone())),
+                    (s("username"), Reply::Bulk(e.username.clone())),
+                    (
+                        s("age-seconds"),
+                        Reply::Double((now - e.ctime_ms) as f64 / 1000.0),
+                    ),
+                    (s("client-info"), Reply::bulk_str(&e.client_info)),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn acl_dryrun(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let name = String::from_utf8_lossy(&a[2]).into_owned();
+    if !ctx.state.acl.users.read().contains_key(&name) {
+        return Err(error::err(format!("ERR User '{name}' not found")));
+    }
+    let args = &a[3..];
+    let Ok((cmd, parent)) = ctx.state.commands.resolve(args) else {
+        return Err(error::err(format!(
+            "ERR Command '{}' not found",
+            String::from_utf8_lossy(&a[3])
+        )));
+    };
+    match check_user(ctx.state, &name, cmd, parent, args) {
+        Ok(()) => Ok(Reply::ok()),
+        Err(Denied::Command) => Ok(Reply::bulk_str(&format!(
+            "This user has no permissions to run the '{}' command",
+            crate::cmd::runtime::table::fullname(parent, cmd)
+        ))),
+        Err(Denied::Key(p)) => Ok(Reply::bulk_str(&format!(
+            "This user has no permissions to access the '{}' key",
+            String::from_utf8_lossy(&args[p])
+        ))),
+        Err(Denied::Channel(p)) => Ok(Reply::bulk_str(&format!(
+            "This user has no permissions to access the '{}' channel",
+            String::from_utf8_lossy(&args[p])
+        ))),
+    }
+}
+
+fn acl_load(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    if ctx.state.config.read().aclfile.is_none() {
+        return Err(RedisError::new(error::ACL_NO_FILE));
+    }
+    load_file(ctx.state).map_err(|e| error::err(format!("ERR {e}")))?;
+    Ok(Reply::ok())
+}
+
+fn acl_save(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let Some(path) = ctx.state.config.read().aclfile.clone() else {
+        return Err(RedisError::new(error::ACL_NO_FILE));
+    };
+    let users = ctx.state.acl.users.read();
+    let mut text = String::new();
+    for (n, u) in users.iter() {
+        text.push_str(&format!("user {n} {}\n", u.describe()));
+    }
+    let tmp = format!("{path}.tmp-{}", std::process::id());
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|_| RedisError::new(error::ACL_SAVE_FAILED))?;
+    Ok(Reply::ok())
+}
+
+fn acl_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(crate::cmd::base::help::help_reply(&[
+        "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CAT [<category>]",
+        "    List all commands that belong to <category>, or all command categories",
+        "    when no category is specified.",
+        "DELUSER <username> [<username> ...]",
+        "    Delete a list of users.",
+        "DRYRUN <username> <command> [<arg> ...]",
+        "    Returns whether the user can execute the given command without executing the command.",
+        "GETUSER <username>",
+        "    Get the user's details.",
+        "GENPASS [<bits>]",
+        "    Generate a secure 256-bit user password. The optional `bits` argument can",
+        "    be used to specify a different size.",
+        "LIST",
+        "    Show users details in config file format.",
+        "LOAD",
+        "    Reload users from the ACL file.",
+        "LOG [<count> | RESET]",
+        "    Show the ACL log entries.",
+        "SAVE",
+        "    Save the current config to the ACL file.",
+        "SETUSER <username> <attribute> [<attribute> ...]",
+        "    Create or modify a user with the specified attributes.",
+        "USERS",
+        "    List all the registered usernames.",
+        "WHOAMI",
+        "    Return the current connection username.",
+        "HELP",
+        "    Print this help.",
+    ]))
+}

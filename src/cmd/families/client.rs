@@ -1,0 +1,412 @@
+//! CLIENT and its subcommands: identity (ID, SETNAME, GETNAME, SETINFO), introspection
+//! (LIST, INFO) and control (KILL, NO-EVICT, NO-TOUCH).
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
+use crate::cmd::families::client_settings as client_ctl;
+use crate::cmd::families::connection::{set_name, valid_client_attr};
+use crate::cmd::runtime::client::ClientInfo;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+pub const COMMANDS: &[Command] =
+    &[
+        Command::new("client", -2, 0, crate::cmd::runtime::table::container)
+            .subs(CLIENT_SUBS)
+            .doc(
+                "connection",
+                "2.4.0",
+                "A container for client connection commands",
+            ),
+    ];
+
+const CLIENT_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
+const CLIENT_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+const CLIENT_SUBS: &[Command] = &[
+    Command::new("id", 2, CLIENT_FLAGS, client_id).doc(
+        "connection",
+        "5.0.0",
+        "Returns the client ID for the current connection",
+    ),
+    Command::new("setname", 3, CLIENT_FLAGS, client_setname).doc(
+        "connection",
+        "2.6.9",
+        "Set the current connection name",
+    ),
+    Command::new("getname", 2, CLIENT_FLAGS, client_getname).doc(
+        "connection",
+        "2.6.9",
+        "Get the current connection name",
+    ),
+    Command::new("setinfo", 4, CLIENT_FLAGS, client_setinfo).doc(
+        "connection",
+        "7.2.0",
+        "Set client or connection specific info",
+    ),
+    Command::new("list", -2, CLIENT_ADMIN, client_list).doc(
+        "connection",
+        "2.4.0",
+        "Get the list of client connections",
+    ),
+    Command::new("info", 2, CLIENT_FLAGS, client_info).doc(
+        "connection",
+        "6.2.0",
+        "Returns information about the current client connection.",
+    ),
+    Command::new("kill", -3, CLIENT_ADMIN, client_kill).doc(
+        "connection",
+        "2.4.0",
+        "Kill the connection of a client",
+    ),
+    Command::new("unblock", -3, CLIENT_ADMIN, client_unblock).doc(
+        "connection",
+        "5.0.0",
+        "Unblock a client blocked in a blocking command from a different connection",
+    ),
+    Command::new("pause", -3, CLIENT_ADMIN, client_ctl::client_pause).doc(
+        "connection",
+        "2.9.50",
+        "Stop processing commands from clients for some time",
+    ),
+    Command::new("unpause", 2, CLIENT_ADMIN, client_ctl::client_unpause).doc(
+        "connection",
+        "6.2.0",
+        "Resume processing of clients that were paused",
+    ),
+    Command::new("reply", 3, CLIENT_FLAGS, client_ctl::client_reply).doc(
+        "connection",
+        "3.2.0",
+        "Instruct the server whether to reply to commands",
+    ),
+    Command::new("getredir", 2, CLIENT_FLAGS, client_ctl::client_getredir).doc(
+        "connection",
+        "6.0.0",
+        "Get tracking notifications redirection client ID if any",
+    ),
+    Command::new("trackinginfo", 2, CLIENT_FLAGS, client_ctl::client_trackinginfo).doc(
+        "connection",
+        "6.2.0",
+        "Return information about server assisted client side caching for the current connection",
+    ),
+    Command::new("tracking", -3, CLIENT_FLAGS, client_ctl::client_tracking).doc(
+        "connection",
+        "6.0.0",
+        "Enable or disable server assisted client side caching support",
+    ),
+    Command::new("caching", 3, CLIENT_FLAGS, client_ctl::client_caching).doc(
+        "connection",
+        "6.0.0",
+        "Instruct the server about tracking or not keys in the next request",
+    ),
+    Command::new("no-evict", 3, CLIENT_ADMIN, client_ctl::client_no_evict).doc(
+        "connection",
+        "7.0.0",
+        "Set client eviction mode for the current connection",
+    ),
+    Command::new("no-touch", 3, CLIENT_FLAGS, client_on_off).doc(
+        "connection",
+        "7.2.0",
+        "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.",
+    ),
+    Command::new("help", 2, LOADING | STALE, client_help).doc(
+        "connection",
+        "5.0.0",
+        "Show helpful text about the different subcommands",
+    ),
+];
+
+fn client_id(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Int(ctx.client.id as i64))
+}
+
+fn client_setname(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if !valid_client_attr(&a[2]) {
+        return Err(RedisError::new(error::CLIENT_NAME_INVALID));
+    }
+    set_name(&ctx.client.info, &a[2]);
+    Ok(Reply::ok())
+}
+
+fn client_getname(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(match ctx.client.info.name.lock().as_ref() {
+        Some(n) => Reply::Bulk(n.clone()),
+        None => Reply::Nil,
+    })
+}
+
+/// CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2; clients send it at connect).
+fn client_setinfo(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let slot = if is(&a[2], "lib-name") {
+        &ctx.client.info.lib_name
+    } else if is(&a[2], "lib-ver") {
+        &ctx.client.info.lib_ver
+    } else {
+        return Err(error::err(format!(
+            "ERR Unrecognized option '{}'",
+            args::text(&a[2])
+        )));
+    };
+    if !valid_client_attr(&a[3]) {
+        return Err(error::err(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            args::text(&a[2])
+        )));
+    }
+    *slot.lock() = if a[3].is_empty() {
+        None
+    } else {
+        Some(Bytes::copy_from_slice(&a[3]))
+    };
+    Ok(Reply::ok())
+}
+
+/// CLIENT NO-EVICT / NO-TOUCH: accepted (resplock never evicts and keeps no LRU).
+fn client_on_off(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if is(&a[2], "on") || is(&a[2], "off") {
+        Ok(Reply::ok())
+    } else {
+        Err(RedisError::new(error::SYNTAX))
+    }
+}
+
+fn is_pubsub(c: &ClientInfo) -> bool {
+    c.subscriptions.load(Ordering::Relaxed)
+        + c.pattern_subscriptions.load(Ordering::Relaxed)
+        + c.shard_subscriptions.load(Ordering::Relaxed)
+        > 0
+}
+
+/// The clients of a CLIENT LIST / KILL TYPE: normal, master, replica (slave), pubsub.
+#[derive(Clone, Copy, PartialEq)]
+enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+}
+
+fn client_type(name: &[u8]) -> Option<ClientType> {
+    if is(name, "normal") {
+        Some(ClientType::Normal)
+    } else if is(name, "replica") || is(name, "slave") || is(name, "master") {
+        // resplock has no replication links: such a filter matches no client.
+        Some(ClientType::Replica)
+    } else if is(name, "pubsub") {
+        Some(ClientType::PubSub)
+    } else {
+        None
+    }
+}
+
+fn type_of(c: &ClientInfo) -> ClientType {
+    if is_pubsub(c) {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
+}
+
+fn snapshot(ctx: &Ctx) -> Vec<Arc<ClientInfo>> {
+    ctx.state.clients.lock().values().cloned().collect()
+}
+
+fn client_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut out = String::new();
+    if a.len() == 4 && is(&a[2], "type") {
+        let t = client_type(&a[3]).ok_or_else(|| {
+            error::err(format!("ERR Unknown client type '{}'", args::text(&a[3])))
+        })?;
+        for c in snapshot(ctx).iter().filter(|c| type_of(c) == t) {
+            out.push_str(&crate::cmd::runtime::clients::client_line(
+                ctx.state, c, ctx.now,
+            ));
+        }
+    } else if a.len() > 3 && is(&a[2], "id") {
+        let mut ids = Vec::with_capacity(a.len() - 3);
+        for x in &a[3..] {
+            ids.push(args::parse_i64(x).ok_or(RedisError::new(error::INVALID_CLIENT_ID))?);
+        }
+        let clients = ctx.state.clients.lock().clone();
+        for id in ids {
+            if let Some(c) = u64::try_from(id).ok().and_then(|id| clients.get(&id)) {
+                out.push_str(&crate::cmd::runtime::clients::client_line(
+                    ctx.state, c, ctx.now,
+                ));
+            }
+        }
+    } else if a.len() != 2 {
+        return Err(RedisError::new(error::SYNTAX));
+    } else {
+        for c in snapshot(ctx) {
+            out.push_str(&crate::cmd::runtime::clients::client_line(
+                ctx.state, &c, ctx.now,
+            ));
+        }
+    }
+    Ok(Reply::Verbatim(Bytes::from(out)))
+}
+
+fn client_info(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Verbatim(Bytes::from(
+        crate::cmd::runtime::clients::client_line(ctx.state, &ctx.client.info, ctx.now),
+    )))
+}
+
+/// CLIENT KILL addr (old form: +OK or an error) or CLIENT KILL filter value ... (new form:
+/// the number killed; the caller itself only with SKIPME no).
+fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() == 3 {
+        let target = snapshot(ctx)
+            .into_iter()
+            .find(|c| c.addr.as_bytes() == a[2].as_ref());
+        return match target {
+            None => Err(RedisError::new(error::NO_SUCH_CLIENT)),
+            Some(c) => {
+                kill(ctx, &c);
+                Ok(Reply::ok())
+            }
+        };
+    }
+    let mut id = None;
+    let mut ctype = None;
+    let mut addr = None;
+    let mut laddr = None;
+    let mut skipme = true;
+    let mut i = 2;
+    while i < a.len() {
+        let Some(v) = a.get(i + 1) else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        let opt = &a[i];
+        if is(opt, "id") {
+            match args::parse_i64(v) {
+                Some(n) if n >= 1 => id = Some(n as u64),
+                _ => return Err(RedisError::new(error::CLIENT_ID_INVALID)),
+            }
+        } else if is(opt, "type") {
+            ctype = Some(client_type(v).ok_or_else(|| {
+                error::err(format!("ERR Unknown client type '{}'", args::text(v)))
+            })?);
+        } else if is(opt, "addr") {
+            addr = Some(v);
+        } else if is(opt, "laddr") {
+            laddr = Some(v);
+        } else if is(opt, "user") {
+            if v.as_ref() != b"default" {
+                return Err(error::err(format!("ERR No such user '{}'", args::text(v))));
+            }
+        } else if is(opt, "skipme") {
+            if is(v, "yes") {
+                skipme = true;
+            } else if is(v, "no") {
+                skipme = false;
+            } else {
+                return Err(RedisError::new(error::SYNTAX));
+            }
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+        i += 2;
+    }
+    let me = ctx.client.id;
+    let victims: Vec<_> = snapshot(ctx)
+        .into_iter()
+        .filter(|c| id.is_none_or(|id| c.id == id))
+        .filter(|c| ctype.is_none_or(|t| type_of(c) == t))
+        .filter(|c| addr.is_none_or(|x| c.addr.as_bytes() == x.as_ref()))
+        .filter(|c| laddr.is_none_or(|x| c.laddr.as_bytes() == x.as_ref()))
+        .filter(|c| !(skipme && c.id == me))
+        .collect();
+    for c in &victims {
+        kill(ctx, c);
+    }
+    Ok(Reply::Int(victims.len() as i64))
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in BLPOP and friends answers as if
+/// its timeout passed, or with the UNBLOCKED error. 1 if it was blocked, else 0.
+fn client_unblock(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 4 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let with_error = match a.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return Err(RedisError::new(error::UNBLOCK_REASON)),
+    };
+    let id = args::int(&a[2])?;
+    let done = u64::try_from(id)
+        .is_ok_and(|id| crate::cmd::runtime::blocking::unblock(ctx.state, id, with_error));
+    Ok(Reply::Int(done as i64))
+}
+
+/// Close a client: another connection at once, this one after its reply is written.
+fn kill(ctx: &mut Ctx, c: &ClientInfo) {
+    if c.id == ctx.client.id {
+        ctx.client.close_after_reply = true;
+    } else {
+        c.kill.cancel();
+    }
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn client_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CLIENT_HELP))
+}

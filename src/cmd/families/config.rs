@@ -1,0 +1,149 @@
+//! CONFIG GET, SET, RESETSTAT, REWRITE and HELP over the server's configuration.
+
+use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::container;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+
+pub const COMMANDS: &[Command] = &[Command::new("config", -2, 0, container)
+    .subs(CONFIG_SUBS)
+    .doc(
+        "server",
+        "2.0.0",
+        "A container for server configuration commands",
+    )];
+
+const SERVER_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+const CONFIG_SUBS: &[Command] = &[
+    Command::new("get", -3, SERVER_ADMIN, config_get).doc(
+        "server",
+        "2.0.0",
+        "Get the values of configuration parameters",
+    ),
+    Command::new("set", -4, SERVER_ADMIN, config_set).doc(
+        "server",
+        "2.0.0",
+        "Set configuration parameters to the given values",
+    ),
+    Command::new("resetstat", 2, SERVER_ADMIN, config_resetstat).doc(
+        "server",
+        "2.0.0",
+        "Reset the stats returned by INFO",
+    ),
+    Command::new("rewrite", 2, SERVER_ADMIN, config_rewrite).doc(
+        "server",
+        "2.8.0",
+        "Rewrite the configuration file with the in memory configuration",
+    ),
+    Command::new("help", 2, LOADING | STALE, config_help).doc(
+        "server",
+        "5.0.0",
+        "Show helpful text about the different subcommands",
+    ),
+];
+
+fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let patterns: Vec<&[u8]> = a[2..].iter().map(|p| &p[..]).collect();
+    let pairs = ctx.state.config.read().get_matching(&patterns);
+    // `port 0` picks a free port: CONFIG GET shows the one bound, as clients expect.
+    let bound = ctx.state.local_addr.get().map(|a| a.port());
+    Ok(Reply::Map(
+        pairs
+            .into_iter()
+            .map(|(name, value)| {
+                let value = match bound {
+                    Some(p) if name.eq_ignore_ascii_case("port") => p.to_string(),
+                    _ => value,
+                };
+                (
+                    Reply::Bulk(Bytes::from(name)),
+                    Reply::Bulk(Bytes::from(value)),
+                )
+            })
+            .collect(),
+    ))
+}
+
+fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() % 2 == 1 {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let pairs: Vec<(&[u8], &[u8])> = a[2..]
+        .chunks_exact(2)
+        .map(|p| (&p[0][..], &p[1][..]))
+        .collect();
+    let mut cfg = ctx.state.config.read().clone();
+    let changed = cfg.set_many(&pairs).map_err(error::err)?;
+    // What resplock cannot apply at runtime fails as Redis's apply functions fail, and the
+    // configuration stays as it was.
+    for name in &changed {
+        let why = match *name {
+            "port" if Some(cfg.port) != ctx.state.local_addr.get().map(|a| a.port()) => {
+                Some("Unable to listen on this port")
+            }
+            "bind" => Some("Failed to bind to specified addresses."),
+            "dir" => cfg
+                .dir
+                .as_ref()
+                .and_then(|d| std::env::set_current_dir(d).err())
+                .map(|_| "No such file or directory"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(error::err(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+            )));
+        }
+    }
+    *ctx.state.config.write() = cfg;
+    ctx.state.config_changed();
+    Ok(Reply::ok())
+}
+
+fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let st = &ctx.state.stats;
+    for c in [
+        &st.total_connections,
+        &st.total_commands,
+        &st.rejected_connections,
+        &st.net_input_bytes,
+        &st.net_output_bytes,
+        &st.keyspace_hits,
+        &st.keyspace_misses,
+        &ctx.state.keyspace.expired_keys,
+    ] {
+        c.store(0, Ordering::Relaxed);
+    }
+    ctx.state.observe.reset_stats();
+    Ok(Reply::ok())
+}
+
+fn config_rewrite(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let cfg = ctx.state.config.read().clone();
+    cfg.rewrite().map_err(error::err)?;
+    Ok(Reply::ok())
+}
+
+const CONFIG_HELP: &[&str] = &[
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn config_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CONFIG_HELP))
+}

@@ -1,0 +1,184 @@
+//! Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET and the CLIENT container.
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::runtime::client::ClientInfo;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+
+/// Flags Redis gives the commands a client needs before and while it authenticates.
+const HANDSHAKE: u32 = NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("ping", -1, FAST | SUBSCRIBED_OK, ping).doc(
+        "connection",
+        "1.0.0",
+        "Ping the server",
+    ),
+    Command::new("echo", 2, LOADING | STALE | FAST, echo).doc(
+        "connection",
+        "1.0.0",
+        "Echo the given string",
+    ),
+    Command::new("select", 2, LOADING | STALE | FAST, select).doc(
+        "connection",
+        "1.0.0",
+        "Change the selected database for the current connection",
+    ),
+    Command::new("quit", -1, HANDSHAKE | SUBSCRIBED_OK, quit).doc(
+        "connection",
+        "1.0.0",
+        "Close the connection",
+    ),
+    Command::new("hello", -1, HANDSHAKE, hello).doc("connection", "6.0.0", "Handshake with Redis"),
+    Command::new("auth", -2, HANDSHAKE, auth).doc(
+        "connection",
+        "1.0.0",
+        "Authenticate to the server",
+    ),
+    Command::new("reset", 1, HANDSHAKE | SUBSCRIBED_OK, reset).doc(
+        "connection",
+        "6.2.0",
+        "Reset the connection",
+    ),
+];
+
+fn ping(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 2 {
+        return Err(error::wrong_arity("ping"));
+    }
+    if crate::cmd::runtime::call::in_resp2_subscribed_mode(ctx) {
+        let msg = a.get(1).cloned().unwrap_or_default();
+        return Ok(Reply::Array(vec![
+            Reply::bulk_static("pong"),
+            Reply::Bulk(msg),
+        ]));
+    }
+    Ok(match a.get(1) {
+        Some(m) => Reply::Bulk(m.clone()),
+        None => Reply::simple("PONG"),
+    })
+}
+
+fn echo(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    Ok(Reply::Bulk(a[1].clone()))
+}
+
+fn select(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let n = args::parse_i64(&a[1]).ok_or(RedisError::new(error::NOT_INTEGER))?;
+    if n < 0 || n as usize >= ctx.state.keyspace.databases() {
+        return Err(RedisError::new(error::DB_INDEX_OUT_OF_RANGE));
+    }
+    ctx.client.select(n as usize);
+    Ok(Reply::ok())
+}
+
+fn quit(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.client.close_after_reply = true;
+    Ok(Reply::ok())
+}
+
+fn auth(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 3 {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let (user, pass): (&[u8], &[u8]) = if a.len() == 2 {
+        if ctx.state.acl.default_is_nopass() {
+            return Err(RedisError::new(error::AUTH_NO_PASSWORD));
+        }
+        (b"default", &a[1])
+    } else {
+        (&a[1], &a[2])
+    };
+    if crate::cmd::runtime::acl::authenticate(ctx, user, pass) {
+        Ok(Reply::ok())
+    } else {
+        Err(RedisError::new(error::WRONGPASS))
+    }
+}
+
+/// Redis accepts client names and library attributes made of printable ASCII except space.
+pub(super) fn valid_client_attr(v: &[u8]) -> bool {
+    v.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+pub(super) fn set_name(info: &ClientInfo, name: &[u8]) {
+    *info.name.lock() = if name.is_empty() {
+        None
+    } else {
+        Some(Bytes::copy_from_slice(name))
+    };
+}
+
+fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut ver = 0;
+    if a.len() >= 2 {
+        ver = args::parse_i64(&a[1]).ok_or(RedisError::new(error::HELLO_PROTO_NOT_INT))?;
+        if !(2..=3).contains(&ver) {
+            return Err(RedisError::new(error::NOPROTO));
+        }
+    }
+    let mut creds = None;
+    let mut name = None;
+    let mut j = 2;
+    while j < a.len() {
+        let more = a.len() - 1 - j;
+        if is(&a[j], "auth") && more >= 2 {
+            creds = Some((&a[j + 1], &a[j + 2]));
+            j += 3;
+        } else if is(&a[j], "setname") && more >= 1 {
+            if !valid_client_attr(&a[j + 1]) {
+                return Err(RedisError::new(error::CLIENT_NAME_INVALID));
+            }
+            name = Some(&a[j + 1]);
+            j += 2;
+        } else {
+            return Err(error::err(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                args::text(&a[j])
+            )));
+        }
+    }
+    if let Some((user, pass)) = creds {
+        if !crate::cmd::runtime::acl::authenticate(ctx, user, pass) {
+            return Err(RedisError::new(error::WRONGPASS));
+        }
+    }
+    if !ctx.client.authenticated {
+        return Err(RedisError::new(error::HELLO_NOAUTH));
+    }
+    if let Some(n) = name {
+        set_name(&ctx.client.info, n);
+    }
+    if ver != 0 {
+        ctx.client.set_resp(ver as u8);
+    }
+    let s = |v: &'static str| Reply::bulk_static(v);
+    Ok(Reply::Map(vec![
+        (s("server"), s("redis")),
+        (s("version"), s(crate::version::REDIS_VERSION)),
+        (s("proto"), Reply::Int(ctx.client.resp as i64)),
+        (s("id"), Reply::Int(ctx.client.id as i64)),
+        (s("mode"), s("standalone")),
+        (s("role"), s("master")),
+        (s("modules"), Reply::Array(vec![])),
+    ]))
+}
+
+/// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
+/// unauthenticated when a password is required).
+fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    crate::cmd::families::transactions::discard_transaction(ctx.state, ctx.client);
+    crate::cmd::runtime::clients::forget_client(ctx.state, ctx.client);
+    ctx.client.select(0);
+    ctx.client.set_resp(2);
+    set_name(&ctx.client.info, b"");
+    ctx.client.authenticated = !ctx.state.requires_pass();
+    ctx.client.user = "default".into();
+    *ctx.client.info.user.lock() = "default".into();
+    crate::cmd::runtime::clients::reset(ctx.state, ctx.client);
+    Ok(Reply::simple("RESET"))
+}

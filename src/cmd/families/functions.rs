@@ -1,0 +1,272 @@
+//! Functions: FCALL, FCALL_RO and FUNCTION (LOAD, LIST, DELETE, FLUSH, DUMP, RESTORE, STATS, KILL,
+//! HELP). The libraries live in the scripting layer ([`crate::script`]); FCALL runs through the
+//! same path as EVAL (the request path, `dispatch/`, holds the server lock for the whole call), and
+//! FUNCTION KILL, like SCRIPT KILL, runs without it. FUNCTION STATS is allowed while a script is
+//! busy and then reads only what the running script leaves readable.
+
+use crate::cmd::base::args::is;
+use crate::cmd::base::flags::*;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::container;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::rdb;
+use crate::reply::{CmdResult, Reply};
+use crate::script::RestorePolicy;
+use bytes::Bytes;
+
+const FUNCTION_SUBS: &[Command] = &[
+    Command::new("load", -3, WRITE | DENYOOM | NOSCRIPT, function_load).doc(
+        "scripting",
+        "7.0.0",
+        "Create a function with the given arguments (name, code, description)",
+    ),
+    Command::new("list", -2, NOSCRIPT, function_list).doc(
+        "scripting",
+        "7.0.0",
+        "List information about all the functions",
+    ),
+    Command::new("delete", 3, WRITE | NOSCRIPT, function_delete).doc(
+        "scripting",
+        "7.0.0",
+        "Delete a function by name",
+    ),
+    Command::new("flush", -2, WRITE | NOSCRIPT, function_flush).doc(
+        "scripting",
+        "7.0.0",
+        "Deleting all functions",
+    ),
+    Command::new("dump", 2, NOSCRIPT, function_dump).doc(
+        "scripting",
+        "7.0.0",
+        "Dump all functions into a serialized binary payload",
+    ),
+    Command::new("restore", -3, WRITE | DENYOOM | NOSCRIPT, function_restore).doc(
+        "scripting",
+        "7.0.0",
+        "Restore all the functions on the given payload",
+    ),
+    Command::new("stats", 2, NOSCRIPT | ALLOW_BUSY, function_stats).doc(
+        "scripting",
+        "7.0.0",
+        "Return information about the function currently running (name, description, duration)",
+    ),
+    Command::new(
+        "kill",
+        2,
+        NOSCRIPT | ALLOW_BUSY | SCRIPT_RUNNER,
+        crate::cmd::families::scripting::runner_only,
+    )
+    .doc(
+        "scripting",
+        "7.0.0",
+        "Kill the function currently in execution.",
+    ),
+    Command::new("help", 2, LOADING | STALE, function_help).doc(
+        "scripting",
+        "7.0.0",
+        "Show helpful text about the different subcommands",
+    ),
+];
+
+pub const COMMANDS: &[Command] = &[
+    Command::new(
+        "fcall",
+        -3,
+        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        crate::cmd::families::scripting::runner_only,
+    )
+    .doc("scripting", "7.0.0", "Invoke a function"),
+    Command::new(
+        "fcall_ro",
+        -3,
+        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
+        crate::cmd::families::scripting::runner_only,
+    )
+    .doc("scripting", "7.0.0", "Invoke a read-only function"),
+    Command::new("function", -2, 0, container)
+        .doc("scripting", "7.0.0", "A container for function commands")
+        .subs(FUNCTION_SUBS),
+];
+
+/// FUNCTION LOAD [REPLACE] code.
+fn function_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut replace = false;
+    let mut pos = 2;
+    while pos < a.len() - 1 {
+        if !is(&a[pos], "replace") {
+            return Err(error::function_load_option(&a[pos]));
+        }
+        replace = true;
+        pos += 1;
+    }
+    let name = ctx.state.scripting.function_load(&a[pos], replace)?;
+    Ok(Reply::Bulk(Bytes::from(name)))
+}
+
+/// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
+fn function_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut with_code = false;
+    let mut pattern: Option<&Bytes> = None;
+    let mut i = 2;
+    while i < a.len() {
+        if !with_code && is(&a[i], "withcode") {
+            with_code = true;
+        } else if pattern.is_none() && is(&a[i], "libraryname") {
+            if i >= a.len() - 1 {
+                return Err(RedisError::new(error::FUNCTION_LIST_NO_LIBRARY_NAME));
+            }
+            i += 1;
+            pattern = Some(&a[i]);
+        } else {
+            return Err(error::function_list_argument(&a[i]));
+        }
+        i += 1;
+    }
+    let keep = |name: &[u8]| pattern.is_none_or(|p| crate::glob::glob_match(p, name, true));
+    Ok(ctx.state.scripting.function_list(keep, with_code))
+}
+
+fn function_delete(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    ctx.state.scripting.function_delete(&a[2])?;
+    Ok(Reply::ok())
+}
+
+/// FUNCTION FLUSH [ASYNC|SYNC]: both free at once.
+fn function_flush(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 3 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    if a.len() == 3 && !is(&a[2], "sync") && !is(&a[2], "async") {
+        return Err(RedisError::new(error::FUNCTION_FLUSH_OPTION));
+    }
+    ctx.state.scripting.function_flush();
+    Ok(Reply::ok())
+}
+
+/// FUNCTION DUMP: each library as RDB_OPCODE_FUNCTION2 and its code, then the RDB footer.
+fn function_dump(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let mut out = Vec::new();
+    for code in ctx.state.scripting.function_codes() {
+        out.push(rdb::OPCODE_FUNCTION2);
+        rdb::put_string(&mut out, &code);
+    }
+    rdb::put_footer(&mut out);
+    Ok(Reply::Bulk(Bytes::from(out)))
+}
+
+/// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
+fn function_restore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 4 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let policy = match a.get(3) {
+        None => RestorePolicy::Append,
+        Some(p) if is(p, "append") => RestorePolicy::Append,
+        Some(p) if is(p, "replace") => RestorePolicy::Replace,
+        Some(p) if is(p, "flush") => RestorePolicy::Flush,
+        Some(_) => return Err(RedisError::new(error::FUNCTION_RESTORE_POLICY)),
+    };
+    let body = rdb::verify_payload(&a[2])
+        .ok_or_else(|| RedisError::new(error::FUNCTION_RESTORE_PAYLOAD))?;
+    let codes = payload_codes(body)?;
+    ctx.state.scripting.function_restore(&codes, policy)?;
+    Ok(Reply::ok())
+}
+
+/// The library codes of a payload body (functionRestoreCommand's loop and rdbFunctionLoad).
+fn payload_codes(body: &[u8]) -> Result<Vec<Bytes>, RedisError> {
+    let mut r = rdb::Reader::new(body);
+    let mut codes = Vec::new();
+    while r.remaining() > 0 {
+        let Some(kind) = r.byte() else {
+            return Err(error::err("ERR can not read data type"));
+        };
+        let code = match kind {
+            rdb::OPCODE_FUNCTION2 => r
+                .string()
+                .ok_or_else(|| error::err("ERR Failed loading library payload"))?,
+            rdb::OPCODE_FUNCTION => old_format_code(&mut r)?,
+            _ => return Err(error::err("ERR given type is not a function")),
+        };
+        codes.push(Bytes::from(code));
+    }
+    Ok(codes)
+}
+
+/// A library saved by 7.0's release candidates: name, engine, optional description, code;
+/// rebuilt as a shebang plus the code, as rdbFunctionLoad does.
+fn old_format_code(r: &mut rdb::Reader) -> Result<Vec<u8>, RedisError> {
+    let name = r
+        .string()
+        .ok_or_else(|| error::err("ERR Failed loading library name"))?;
+    let engine = r
+        .string()
+        .ok_or_else(|| error::err("ERR Failed loading engine name"))?;
+    let has_desc = r
+        .length()
+        .ok_or_else(|| error::err("ERR Failed loading library description indicator"))?;
+    if has_desc != 0 {
+        r.string()
+            .ok_or_else(|| error::err("ERR Failed loading library description"))?;
+    }
+    let blob = r
+        .string()
+        .ok_or_else(|| error::err("ERR Failed loading library blob"))?;
+    Ok([b"#!".as_slice(), &engine, b" name=", &name, b"\n", &blob].concat())
+}
+
+fn function_stats(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.state.scripting.function_stats()
+}
+
+const HELP: &[&str] = &[
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn function_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Array(
+        HELP.iter()
+            .map(|l| Reply::Simple(Bytes::from_static(l.as_bytes())))
+            .collect(),
+    ))
+}

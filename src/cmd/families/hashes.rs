@@ -1,0 +1,505 @@
+//! Hashes: HSET and friends, counters on fields (Redisson's lock counts live here), HSCAN and
+//! HRANDFIELD, with Redis 7.0's replies and errors.
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::base::float80::{self, Parsed, F80};
+use crate::cmd::runtime::keyspace_events as notify;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::keyspace::{scan_by_hash, Entry, Value};
+use crate::reply::{CmdResult, Reply};
+use crate::types::hash::Hash;
+use bytes::Bytes;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("hset", -4, WRITE | DENYOOM | FAST, hset)
+        .keys(1, 1, 1)
+        .doc("hash", "2.0.0", "Set the string value of a hash field"),
+    Command::new("hsetnx", 4, WRITE | DENYOOM | FAST, hsetnx)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "2.0.0",
+            "Set the value of a hash field, only if the field does not exist",
+        ),
+    Command::new("hmset", -4, WRITE | DENYOOM | FAST, hset)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "2.0.0",
+            "Set multiple hash fields to multiple values",
+        ),
+    Command::new("hget", 3, READONLY | FAST, hget)
+        .keys(1, 1, 1)
+        .doc("hash", "2.0.0", "Get the value of a hash field"),
+    Command::new("hmget", -3, READONLY | FAST, hmget)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "2.0.0",
+            "Get the values of all the given hash fields",
+        ),
+    Command::new("hdel", -3, WRITE | FAST, hdel)
+        .keys(1, 1, 1)
+        .doc("hash", "2.0.0", "Delete one or more hash fields"),
+    Command::new("hexists", 3, READONLY | FAST, hexists)
+        .keys(1, 1, 1)
+        .doc("hash", "2.0.0", "Determine if a hash field exists"),
+    Command::new("hlen", 2, READONLY | FAST, hlen)
+        .keys(1, 1, 1)
+        .doc("hash", "2.0.0", "Get the number of fields in a hash"),
+    Command::new("hstrlen", 3, READONLY | FAST, hstrlen)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "3.2.0",
+            "Get the length of the value of a hash field",
+        ),
+    Command::new("hincrby", 4, WRITE | DENYOOM | FAST, hincrby)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "2.0.0",
+            "Increment the integer value of a hash field by the given number",
+        ),
+    Command::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, hincrbyfloat)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "2.6.0",
+            "Increment the float value of a hash field by the given amount",
+        ),
+    Command::new("hgetall", 2, READONLY, hgetall)
+        .keys(1, 1, 1)
+        .doc("hash", "2.0.0", "Get all the fields and values in a hash"),
+    Command::new("hkeys", 2, READONLY, hkeys).keys(1, 1, 1).doc(
+        "hash",
+        "2.0.0",
+        "Get all the fields in a hash",
+    ),
+    Command::new("hvals", 2, READONLY, hvals).keys(1, 1, 1).doc(
+        "hash",
+        "2.0.0",
+        "Get all the values in a hash",
+    ),
+    Command::new("hscan", -3, READONLY, hscan)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "2.8.0",
+            "Incrementally iterate hash fields and associated values",
+        ),
+    Command::new("hrandfield", -2, READONLY | RANDOM, hrandfield)
+        .keys(1, 1, 1)
+        .doc(
+            "hash",
+            "6.2.0",
+            "Get one or multiple random fields from a hash",
+        ),
+];
+
+fn wrongtype() -> RedisError {
+    RedisError::new(error::WRONGTYPE)
+}
+
+/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types.
+fn read<T>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> T) -> Result<T, RedisError> {
+    let mut shard = ctx.db().lock(key);
+    match shard.get(key, ctx.now) {
+        None => Ok(f(None)),
+        Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) => Ok(f(Some(h))),
+        Some(_) => Err(wrongtype()),
+    }
+}
+
+/// Run `f` on the hash at `key`, creating an empty one first if the key is missing (as
+/// Redis's hashTypeLookupWriteOrCreate). A hash left empty by `f` is removed; the flag in
+/// the result says so.
+fn write<T>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(&mut Hash) -> Result<T, RedisError>,
+) -> Result<(T, bool), RedisError> {
+    let mut shard = ctx.db().lock(key);
+    let created = match shard.get(key, ctx.now) {
+        None => true,
+        Some(Entry {
+            value: Value::Hash(_),
+            ..
+        }) => false,
+        Some(_) => return Err(wrongtype()),
+    };
+    if created {
+        shard.insert(key, Entry::new(Value::Hash(Hash::new())));
+    }
+    // The lookup above was the access (Redis looks the key up once).
+    let h = match shard.peek_mut(key, ctx.now) {
+        Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) => h,
+        _ => return Err(wrongtype()),
+    };
+    let r = f(h);
+    let empty = h.is_empty();
+    if empty {
+        shard.remove(key, ctx.now);
+    }
+    Ok((r?, empty && !created))
+}
+
+/// Modify an existing hash (HDEL): Ok(None) if the key is missing.
+fn modify<T>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(&mut Hash) -> T,
+) -> Result<Option<(T, bool)>, RedisError> {
+    let mut shard = ctx.db().lock(key);
+    let h = match shard.get_mut(key, ctx.now) {
+        None => return Ok(None),
+        Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) => h,
+        Some(_) => return Err(wrongtype()),
+    };
+    let r = f(h);
+    let emptied = h.is_empty();
+    if emptied {
+        shard.remove(key, ctx.now);
+    }
+    Ok(Some((r, emptied)))
+}
+
+/// HSET and HMSET: HSET answers the number of new fields, HMSET +OK.
+fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() % 2 == 1 {
+        return Err(error::wrong_arity(if is(&a[0], "hmset") {
+            "hmset"
+        } else {
+            "hset"
+        }));
+    }
+    let key = &a[1];
+    let (created, _) = write(ctx, key, |h| {
+        Ok(a[2..]
+            .chunks_exact(2)
+            .filter(|p| h.set(&p[0], &p[1]))
+            .count())
+    })?;
+    ctx.signal_modified(key);
+    ctx.notify(notify::HASH, "hset", key);
+    Ok(if is(&a[0], "hmset") {
+        Reply::ok()
+    } else {
+        Reply::Int(created as i64)
+    })
+}
+
+fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let key = &a[1];
+    let (set, _) = write(ctx, key, |h| {
+        Ok(if h.get(&a[2]).is_some() {
+            false
+        } else {
+            h.set(&a[2], &a[3])
+        })
+    })?;
+    if set {
+        ctx.signal_modified(key);
+        ctx.notify(notify::HASH, "hset", key);
+    }
+    Ok(Reply::Int(set as i64))
+}
+
+fn hget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| match h.and_then(|h| h.get_bytes(&a[2])) {
+        Some(v) => Reply::Bulk(v),
+        None => Reply::Nil,
+    })
+}
+
+fn hmget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| {
+        Reply::Array(
+            a[2..]
+                .iter()
+                .map(|f| match h.and_then(|h| h.get_bytes(f)) {
+                    Some(v) => Reply::Bulk(v),
+                    None => Reply::Nil,
+                })
+                .collect(),
+        )
+    })
+}
+
+fn hdel(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let key = &a[1];
+    let r = modify(ctx, key, |h| {
+        let mut n = 0;
+        for f in &a[2..] {
+            if h.remove(f) {
+                n += 1;
+                if h.is_empty() {
+                    break;
+                }
+            }
+        }
+        n
+    })?;
+    let (n, emptied) = r.unwrap_or((0, false));
+    if n > 0 {
+        ctx.signal_modified(key);
+        ctx.notify(notify::HASH, "hdel", key);
+        if emptied {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+    }
+    Ok(Reply::Int(n))
+}
+
+fn hexists(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| {
+        Reply::Int(h.is_some_and(|h| h.get(&a[2]).is_some()) as i64)
+    })
+}
+
+fn hlen(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| Reply::Int(h.map_or(0, |h| h.len()) as i64))
+}
+
+fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| {
+        Reply::Int(h.and_then(|h| h.get(&a[2])).map_or(0, |v| v.len()) as i64)
+    })
+}
+
+fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let incr = args::int(&a[3])?;
+    let key = &a[1];
+    let (n, _) = write(ctx, key, |h| {
+        let cur = match h.get(&a[2]) {
+            None => 0,
+            Some(v) => args::parse_i64(v).ok_or(RedisError::new(error::HASH_NOT_INTEGER))?,
+        };
+        let n = cur
+            .checked_add(incr)
+            .ok_or(RedisError::new(error::OVERFLOW))?;
+        let mut buf = itoa::Buffer::new();
+        h.set(&a[2], buf.format(n).as_bytes());
+        Ok(n)
+    })?;
+    ctx.signal_modified(key);
+    ctx.notify(notify::HASH, "hincrby", key);
+    Ok(Reply::Int(n))
+}
+
+fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let incr = match float80::parse(&a[3]) {
+        None => return Err(RedisError::new(error::NOT_FLOAT)),
+        Some(Parsed::Infinite) => return Err(RedisError::new(error::VALUE_NAN_OR_INF)),
+        Some(Parsed::Finite(v)) => v,
+    };
+    let key = &a[1];
+    let (s, _) = write(ctx, key, |h| {
+        let cur = match h.get(&a[2]) {
+            None => Parsed::Finite(F80::ZERO),
+            Some(v) => float80::parse(v).ok_or(RedisError::new(error::HASH_NOT_FLOAT))?,
+        };
+        let sum = match cur {
+            Parsed::Finite(c) => c.add(incr),
+            Parsed::Infinite => None,
+        }
+        .ok_or(RedisError::new(error::INCR_NAN_OR_INF))?;
+        let s = sum.to_human();
+        h.set(&a[2], s.as_bytes());
+        Ok(s)
+    })?;
+    ctx.signal_modified(key);
+    ctx.notify(notify::HASH, "hincrbyfloat", key);
+    Ok(Reply::Bulk(Bytes::from(s)))
+}
+
+fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| {
+        Reply::Map(h.map_or_else(Vec::new, |h| {
+            h.iter_bytes()
+                .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
+                .collect()
+        }))
+    })
+}
+
+fn hkeys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| {
+        Reply::Array(h.map_or_else(Vec::new, |h| {
+            h.iter_bytes().map(|(f, _)| Reply::Bulk(f)).collect()
+        }))
+    })
+}
+
+fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |h| {
+        Reply::Array(h.map_or_else(Vec::new, |h| {
+            h.iter_bytes().map(|(_, v)| Reply::Bulk(v)).collect()
+        }))
+    })
+}
+
+/// A fixed hasher for HSCAN cursors, so a cursor stays valid across calls and hash objects.
+fn field_hash(field: &[u8]) -> u64 {
+    static H: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
+    H.get_or_init(|| ahash::RandomState::with_seeds(0x5ca1ab1e, 0xdeadbeef, 0x0ddba11, 0xfeed))
+        .hash_one(field)
+}
+
+fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let cursor = args::cursor(&a[2])?;
+    // Redis looks the key up before parsing the options; a missing key answers at once.
+    let exists = read(ctx, &a[1], |h| h.is_some())?;
+    if !exists {
+        return Ok(Reply::Array(vec![
+            Reply::bulk_static("0"),
+            Reply::Array(vec![]),
+        ]));
+    }
+    let mut count = 10usize;
+    let mut pattern: Option<&Bytes> = None;
+    let mut i = 3;
+    while i < a.len() {
+        let more = a.len() - i >= 2;
+        if is(&a[i], "count") && more {
+            let n = args::int(&a[i + 1])?;
+            if n < 1 {
+                return Err(RedisError::new(error::SYNTAX));
+            }
+            count = n.min(1 << 20) as usize;
+        } else if is(&a[i], "match") && more {
+            pattern = Some(&a[i + 1]).filter(|p| p.as_ref() != b"*");
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+        i += 2;
+    }
+    let glob = pattern.map(|p| crate::glob::Glob::new(p, false));
+    let (next, pairs) = read(ctx, &a[1], |h| {
+        let h = match h {
+            None => return (0, Vec::new()),
+            Some(h) => h,
+        };
+        if h.is_listpack() {
+            (0, h.iter_bytes().collect::<Vec<_>>())
+        } else {
+            let page = scan_by_hash(
+                h.iter().map(|(f, v)| (field_hash(f), (f, v))),
+                cursor,
+                count,
+            );
+            let copy =
+                |(f, v): (&[u8], &[u8])| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v));
+            (page.cursor, page.items.into_iter().map(copy).collect())
+        }
+    })?;
+    let mut items = Vec::with_capacity(pairs.len() * 2);
+    for (f, v) in pairs {
+        if glob.as_ref().is_some_and(|g| !g.matches(&f)) {
+            continue;
+        }
+        items.push(Reply::Bulk(f));
+        items.push(Reply::Bulk(v));
+    }
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(items),
+    ]))
+}
+
+/// A reply longer than this from HRANDFIELD with a negative count is refused rather than
+/// built in memory (Redis would stream it).
+const MAX_RANDOM_REPLY: u64 = 1 << 24;
+
+fn hrandfield(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() == 2 {
+        return read(ctx, &a[1], |h| match h {
+            Some(h) if !h.is_empty() => {
+                let i = fastrand::usize(..h.len());
+                let (f, _) = h.get_index(i).expect("index in range");
+                Reply::Bulk(Bytes::copy_from_slice(f))
+            }
+            _ => Reply::Nil,
+        });
+    }
+    let l = args::int(&a[2])?;
+    if l == i64::MIN {
+        return Err(error::err(format!(
+            "ERR value is out of range, value must between {} and {}",
+            -i64::MAX,
+            i64::MAX
+        )));
+    }
+    if a.len() > 4 || (a.len() == 4 && !is(&a[3], "withvalues")) {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let withvalues = a.len() == 4;
+    if withvalues && !(-i64::MAX / 2..=i64::MAX / 2).contains(&l) {
+        return Err(RedisError::new(error::VALUE_OUT_OF_RANGE));
+    }
+    let resp3 = ctx.client.resp >= 3;
+    let uniq = l >= 0;
+    let count = l.unsigned_abs();
+    read(ctx, &a[1], |h| {
+        let h = match h {
+            Some(h) if count > 0 => h,
+            _ => return Ok(Reply::Array(vec![])),
+        };
+        let size = h.len();
+        // A listpack is walked once here rather than once per pick.
+        let lp: Vec<(&[u8], &[u8])> = if h.is_listpack() {
+            h.iter().collect()
+        } else {
+            Vec::new()
+        };
+        let pair = |i: usize, out: &mut Vec<Reply>| {
+            let (f, v) = match lp.get(i) {
+                Some(&(f, v)) => (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)),
+                None => h.get_index_bytes(i).expect("index in range"),
+            };
+            if withvalues && resp3 {
+                out.push(Reply::Array(vec![Reply::Bulk(f), Reply::Bulk(v)]));
+            } else {
+                out.push(Reply::Bulk(f));
+                if withvalues {
+                    out.push(Reply::Bulk(v));
+                }
+            }
+        };
+        let mut out = Vec::new();
+        if !uniq || count == 1 {
+            if count > MAX_RANDOM_REPLY {
+                return Err(RedisError::new(error::VALUE_OUT_OF_RANGE));
+            }
+            for _ in 0..count {
+                pair(fastrand::usize(..size), &mut out);
+            }
+        } else if count as usize >= size {
+            for i in 0..size {
+                pair(i, &mut out);
+            }
+        } else {
+            // Distinct random indexes, returned in hash order as Redis's listpack sampling.
+            let mut idx: Vec<usize> = (0..size).collect();
+            fastrand::shuffle(&mut idx);
+            idx.truncate(count as usize);
+            idx.sort_unstable();
+            for i in idx {
+                pair(i, &mut out);
+            }
+        }
+        Ok(Reply::Array(out))
+    })?
+}

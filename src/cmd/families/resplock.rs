@@ -1,0 +1,301 @@
+//! The `RESPLOCK.*` family: the test control surface over the wire, so tests in any language
+//! can move the server's clock, inject faults and simulate a restart that lost writes, from
+//! their own client. The rows exist only for a server started with `enable_test_commands`
+//! (`--enable-test-commands yes`); otherwise `CommandTable::resolve_for` answers exactly as for
+//! an unknown command. They are not listed by COMMAND, cannot be called from scripts, and
+//! are never held back by the faults they set.
+//!
+//! ```text
+//! RESPLOCK.CLOCK GET | ADVANCE ms | SET unix-ms | FREEZE | RESUME | RESET
+//! RESPLOCK.FAULT ERROR "ERR text" [target] [COUNT n]     -> rule id
+//! RESPLOCK.FAULT DELAY ms [target] [COUNT n]             -> rule id
+//! RESPLOCK.FAULT DROP | DROP-AFTER [target] [COUNT n]    -> rule id
+//!    target: COMMAND name | MATCH pattern | CLIENT id (default: every command)
+//! RESPLOCK.FAULT PAUSE ms | UNPAUSE
+//! RESPLOCK.FAULT DISCONNECT [ALL | ID id | NAME name | ADDR ip:port | OTHERS]  -> count
+//! RESPLOCK.FAULT REFUSE-CONNECTIONS yes|no
+//! RESPLOCK.FAULT LIST | CLEAR [id]
+//! RESPLOCK.SNAPSHOT [name]
+//! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
+//! ```
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::runtime::fault_table::{Action, Target};
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+use std::time::Duration;
+
+use crate::cmd::testctl::dataset::{move_clock, restart, take_snapshot, Restore, DEFAULT_SNAPSHOT};
+
+/// Every test command: never from scripts or MULTI, always served (even past a busy script
+/// or while the server is paused by a fault).
+const TEST: u32 = TEST_ONLY | NOSCRIPT | NO_MULTI | ALLOW_BUSY | LOADING | STALE;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new(
+        "resplock.clock",
+        -2,
+        TEST,
+        crate::cmd::runtime::table::container,
+    )
+    .subs(CLOCK_SUBS)
+    .doc(
+        "server",
+        "0.1.0",
+        "Move the server's clock (test servers only)",
+    ),
+    Command::new(
+        "resplock.fault",
+        -2,
+        TEST,
+        crate::cmd::runtime::table::container,
+    )
+    .subs(FAULT_SUBS)
+    .doc("server", "0.1.0", "Inject faults (test servers only)"),
+    Command::new("resplock.snapshot", -1, TEST, snapshot_cmd).doc(
+        "server",
+        "0.1.0",
+        "Keep a copy of the dataset for RESPLOCK.RESTART (test servers only)",
+    ),
+    Command::new("resplock.restart", -1, TEST, restart_cmd).doc(
+        "server",
+        "0.1.0",
+        "Simulate a restart without persistence (test servers only)",
+    ),
+];
+
+const CLOCK_SUBS: &[Command] = &[
+    Command::new("get", 2, TEST, clock_get).doc("server", "0.1.0", "The clock, Unix ms"),
+    Command::new("advance", 3, TEST, clock_advance).doc("server", "0.1.0", "Move it by ms"),
+    Command::new("set", 3, TEST, clock_set).doc("server", "0.1.0", "Set it to Unix ms"),
+    Command::new("freeze", 2, TEST, clock_freeze).doc("server", "0.1.0", "Stop it"),
+    Command::new("resume", 2, TEST, clock_resume).doc("server", "0.1.0", "Let it run"),
+    Command::new("reset", 2, TEST, clock_reset).doc("server", "0.1.0", "Back to system time"),
+];
+
+const FAULT_SUBS: &[Command] = &[
+    Command::new("error", -3, TEST, fault_error).doc("server", "0.1.0", "Fail requests"),
+    Command::new("delay", -3, TEST, fault_delay).doc("server", "0.1.0", "Delay replies"),
+    Command::new("drop", -2, TEST, fault_drop).doc("server", "0.1.0", "Drop requests"),
+    Command::new("drop-after", -2, TEST, fault_drop_after).doc("server", "0.1.0", "Lose replies"),
+    Command::new("pause", 3, TEST, fault_pause).doc("server", "0.1.0", "Stop answering"),
+    Command::new("unpause", 2, TEST, fault_unpause).doc("server", "0.1.0", "End a pause"),
+    Command::new("disconnect", -2, TEST, fault_disconnect).doc("server", "0.1.0", "Close clients"),
+    Command::new("refuse-connections", 3, TEST, fault_refuse).doc("server", "0.1.0", "Refuse"),
+    Command::new("list", 2, TEST, fault_list).doc("server", "0.1.0", "The rules set"),
+    Command::new("clear", -2, TEST, fault_clear).doc("server", "0.1.0", "Remove rules"),
+];
+
+fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Int(ctx.state.clock.now_ms()))
+}
+
+fn clock_advance(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let ms = args::int(&a[2])?;
+    move_clock(ctx.state, |c| c.advance_ms(ms));
+    Ok(Reply::Int(ctx.state.clock.now_ms()))
+}
+
+fn clock_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let ms = args::int(&a[2])?;
+    move_clock(ctx.state, |c| c.set_ms(ms));
+    Ok(Reply::Int(ctx.state.clock.now_ms()))
+}
+
+fn clock_freeze(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.state.clock.freeze();
+    Ok(Reply::Int(ctx.state.clock.now_ms()))
+}
+
+fn clock_resume(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.state.clock.resume();
+    Ok(Reply::Int(ctx.state.clock.now_ms()))
+}
+
+fn clock_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    move_clock(ctx.state, |c| c.reset());
+    Ok(Reply::Int(ctx.state.clock.now_ms()))
+}
+
+// ---------------------------------------------------------------------------------- faults
+
+/// Parse `[COMMAND name | MATCH pattern | CLIENT id] [COUNT n]` from `a`.
+fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
+    let mut target = Target::All;
+    let mut count = None;
+    let mut i = 0;
+    while i < a.len() {
+        let opt = &a[i];
+        let Some(val) = a.get(i + 1) else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        if is(opt, "command") {
+            target = Target::Command(String::from_utf8_lossy(val).to_ascii_lowercase());
+        } else if is(opt, "match") {
+            target = Target::Match(String::from_utf8_lossy(val).into_owned());
+        } else if is(opt, "client") {
+            let id = args::long_in(val, 1, i64::MAX, Some(error::INVALID_CLIENT_ID))?;
+            target = Target::Client(id as u64);
+        } else if is(opt, "count") {
+            count = Some(
+                args::long_in(val, 1, i64::MAX, Some(error::VALUE_OUT_OF_RANGE_POSITIVE))? as u64,
+            );
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+        i += 2;
+    }
+    Ok((target, count))
+}
+
+fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
+    let (target, count) = target_and_count(opts)?;
+    Ok(Reply::Int(
+        ctx.state.faults.add(target, action, count) as i64
+    ))
+}
+
+fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let text = &a[2];
+    if text.is_empty() || text.iter().any(|&b| b == b'\r' || b == b'\n') {
+        return Err(RedisError::new(error::TEST_FAULT_ERROR_TEXT));
+    }
+    add_rule(ctx, Action::Error(Bytes::copy_from_slice(text)), &a[3..])
+}
+
+fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let ms = args::non_negative(&a[2], None)?;
+    add_rule(
+        ctx,
+        Action::Delay(Duration::from_millis(ms as u64)),
+        &a[3..],
+    )
+}
+
+fn fault_drop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    add_rule(ctx, Action::Drop, &a[2..])
+}
+
+fn fault_drop_after(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    add_rule(ctx, Action::DropAfter, &a[2..])
+}
+
+fn fault_pause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let ms = args::non_negative(&a[2], None)?;
+    ctx.state.faults.pause(Duration::from_millis(ms as u64));
+    Ok(Reply::ok())
+}
+
+fn fault_unpause(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.state.faults.unpause();
+    Ok(Reply::ok())
+}
+
+fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let me = ctx.client.id;
+    let n = match &a[2..] {
+        [] => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
+        [all] if is(all, "all") => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
+        [others] if is(others, "others") => {
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.id != me)
+        }
+        [by, v] if is(by, "id") => {
+            let id = args::long_in(v, 1, i64::MAX, Some(error::INVALID_CLIENT_ID))? as u64;
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.id == id)
+        }
+        [by, v] if is(by, "addr") => {
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.addr.as_bytes() == &v[..])
+        }
+        [by, v] if is(by, "name") => crate::cmd::testctl::faults::disconnect(ctx.state, |c| {
+            c.name.lock().as_deref() == Some(&v[..])
+        }),
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    Ok(Reply::Int(n as i64))
+}
+
+fn fault_refuse(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let on = if is(&a[2], "yes") {
+        true
+    } else if is(&a[2], "no") {
+        false
+    } else {
+        return Err(RedisError::new(error::SYNTAX));
+    };
+    ctx.state.faults.refuse_connections(on);
+    Ok(Reply::ok())
+}
+
+fn fault_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let text = |s: String| Reply::Bulk(Bytes::from(s));
+    let rules = ctx.state.faults.rules();
+    Ok(Reply::Array(
+        rules
+            .into_iter()
+            .map(|r| {
+                let target = match r.target {
+                    Target::All => "all".to_string(),
+                    Target::Command(c) => format!("command {c}"),
+                    Target::Match(p) => format!("match {p}"),
+                    Target::Client(id) => format!("client {id}"),
+                };
+                let action = match r.action {
+                    Action::Error(e) => format!("error {}", String::from_utf8_lossy(&e)),
+                    Action::Delay(d) => format!("delay {}", d.as_millis()),
+                    Action::Drop => "drop".to_string(),
+                    Action::DropAfter => "drop-after".to_string(),
+                };
+                let left = r.remaining.map_or(-1, |n| n as i64);
+                Reply::Array(vec![
+                    Reply::Int(r.id as i64),
+                    text(action),
+                    text(target),
+                    Reply::Int(left),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let id = match &a[2..] {
+        [] => None,
+        [id] => Some(args::long_in(id, 1, i64::MAX, None)? as u64),
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    Ok(Reply::Int(ctx.state.faults.clear(id) as i64))
+}
+
+fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let name = match &a[1..] {
+        [] => DEFAULT_SNAPSHOT.to_string(),
+        [n] => String::from_utf8_lossy(n).into_owned(),
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    let snap = take_snapshot(ctx.state, &name);
+    Ok(Reply::Int(snap.len() as i64))
+}
+
+fn restart_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let restore = match &a[1..] {
+        [] => Restore::Empty,
+        [w] if is(w, "empty") => Restore::Empty,
+        [w] if is(w, "keep") => Restore::Keep,
+        [w, name] if is(w, "from") => {
+            let name = String::from_utf8_lossy(name);
+            match ctx.state.snapshots.lock().get(name.as_ref()) {
+                Some(s) => Restore::From(s.clone()),
+                None => return Err(RedisError::new(error::TEST_NO_SUCH_SNAPSHOT)),
+            }
+        }
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    // The caller's connection goes too, once this reply is written.
+    restart(ctx.state, &restore, Some(ctx.client.id));
+    ctx.client.close_after_reply = true;
+    Ok(Reply::ok())
+}

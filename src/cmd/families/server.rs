@@ -1,0 +1,177 @@
+//! Server commands without a family of their own: TIME, WAIT, SHUTDOWN, and the persistence
+//! and replication commands answered as a master whose saves are no-ops (SAVE, BGSAVE,
+//! BGREWRITEAOF, LASTSAVE, ROLE, REPLICAOF/SLAVEOF).
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("time", 1, LOADING | STALE | FAST, time).doc(
+        "server",
+        "2.6.0",
+        "Return the current server time",
+    ),
+    Command::new("wait", 3, NOSCRIPT, wait).doc(
+        "generic",
+        "3.0.0",
+        "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+    ),
+    Command::new(
+        "shutdown",
+        -1,
+        ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
+        shutdown,
+    )
+    .doc(
+        "server",
+        "1.0.0",
+        "Synchronously save the dataset to disk and then shut down the server",
+    ),
+    Command::new("lastsave", 1, LOADING | STALE | FAST, lastsave).doc(
+        "server",
+        "1.0.0",
+        "Get the UNIX time stamp of the last successful save to disk",
+    ),
+    Command::new("save", 1, ADMIN | NOSCRIPT | NO_MULTI, save).doc(
+        "server",
+        "1.0.0",
+        "Synchronously save the dataset to disk",
+    ),
+    Command::new("bgsave", -1, ADMIN | NOSCRIPT, bgsave).doc(
+        "server",
+        "1.0.0",
+        "Asynchronously save the dataset to disk",
+    ),
+    Command::new("bgrewriteaof", 1, ADMIN | NOSCRIPT, bgrewriteaof).doc(
+        "server",
+        "1.0.0",
+        "Asynchronously rewrite the append-only file",
+    ),
+    Command::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, role).doc(
+        "server",
+        "2.8.12",
+        "Return the role of the instance in the context of replication",
+    ),
+    Command::new("replicaof", 3, ADMIN | NOSCRIPT | STALE, replicaof).doc(
+        "server",
+        "5.0.0",
+        "Make the server a replica of another instance, or promote it as master.",
+    ),
+    Command::new("slaveof", 3, ADMIN | NOSCRIPT | STALE, replicaof).doc(
+        "server",
+        "1.0.0",
+        "Make the server a replica of another instance, or promote it as master.",
+    ),
+];
+
+fn time(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let us = ctx.state.clock.now_us();
+    Ok(Reply::Array(vec![
+        Reply::bulk((us / 1_000_000).to_string()),
+        Reply::bulk((us % 1_000_000).to_string()),
+    ]))
+}
+
+/// WAIT: there are never replicas, so it answers 0 at once.
+fn wait(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    args::int(&a[1])?;
+    let t = args::parse_i64(&a[2])
+        .ok_or_else(|| error::err("ERR timeout is not an integer or out of range"))?;
+    if t < 0 {
+        return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
+    }
+    Ok(Reply::Int(0))
+}
+
+/// SHUTDOWN: stop the server; the caller's connection closes without a reply, as in Redis.
+fn shutdown(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    for o in &a[1..] {
+        if is(o, "nosave") {
+            nosave = true;
+        } else if is(o, "save") {
+            save = true;
+        } else if is(o, "now") || is(o, "force") {
+            other = true;
+        } else if is(o, "abort") {
+            abort = true;
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+    }
+    if (abort && (save || nosave || other)) || (save && nosave) {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    if abort {
+        return Err(error::err("ERR No shutdown in progress."));
+    }
+    crate::log::warning("User requested shutdown...");
+    // A busy script (even one that wrote, which KILL refuses) is stopped: the server is going
+    // away, as Redis exits from inside the script's event processing.
+    ctx.state.scripting.abort();
+    ctx.state.shutdown.cancel();
+    ctx.client.close_after_reply = true;
+    Ok(Reply::NoReply)
+}
+
+fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Int(ctx.state.lastsave.load(Ordering::Relaxed)))
+}
+
+/// A save that keeps nothing still counts as done now (LASTSAVE, INFO persistence), so
+/// harnesses that wait for LASTSAVE to move after BGSAVE finish.
+pub(super) fn saved(ctx: &Ctx) {
+    ctx.state
+        .lastsave
+        .store(ctx.state.clock.now_ms() / 1000, Ordering::Relaxed);
+    ctx.state.dirty.store(0, Ordering::Relaxed);
+}
+
+/// SAVE: +OK; nothing is written (resplock keeps nothing on disk).
+fn save(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    saved(ctx);
+    Ok(Reply::ok())
+}
+
+/// BGSAVE [SCHEDULE]: started, and done at once.
+fn bgsave(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() > 2 || (a.len() == 2 && !is(&a[1], "schedule")) {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    saved(ctx);
+    Ok(Reply::simple("Background saving started"))
+}
+
+/// BGREWRITEAOF: started (and there is nothing to rewrite).
+fn bgrewriteaof(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::simple(
+        "Background append only file rewriting started",
+    ))
+}
+
+/// ROLE: a master at offset 0 with no replicas.
+fn role(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Array(vec![
+        Reply::bulk_static("master"),
+        Reply::Int(0),
+        Reply::Array(vec![]),
+    ]))
+}
+
+/// REPLICAOF NO ONE is +OK (already a master); following a master is refused after Redis's
+/// own port check.
+fn replicaof(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if is(&a[1], "no") && is(&a[2], "one") {
+        return Ok(Reply::ok());
+    }
+    match args::parse_i64(&a[2]) {
+        Some(p) if (0..=65535).contains(&p) => Err(RedisError::new(error::NO_REPLICATION)),
+        _ => Err(RedisError::new(error::INVALID_MASTER_PORT)),
+    }
+}

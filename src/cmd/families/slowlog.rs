@@ -1,0 +1,103 @@
+//! SLOWLOG GET/LEN/RESET/HELP (Redis's slowlog.c). The log is kept by the observation
+//! subsystem (`runtime/observe/slowlog.rs`, hence the shared name).
+
+use crate::cmd::base::args;
+use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::container;
+use crate::cmd::runtime::table::Command;
+use crate::error;
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+
+pub const COMMANDS: &[Command] = &[Command::new("slowlog", -2, 0, container)
+    .subs(SLOWLOG_SUBS)
+    .doc("server", "2.2.12", "A container for slow log commands")];
+
+const SLOWLOG_SUBS: &[Command] = &[
+    Command::new("get", -2, ADMIN | LOADING | STALE, slowlog_get).doc(
+        "server",
+        "2.2.12",
+        "Get the slow log's entries",
+    ),
+    Command::new("len", 2, ADMIN | LOADING | STALE, slowlog_len).doc(
+        "server",
+        "2.2.12",
+        "Get the slow log's length",
+    ),
+    Command::new("reset", 2, ADMIN | LOADING | STALE, slowlog_reset).doc(
+        "server",
+        "2.2.12",
+        "Clear all entries from the slow log",
+    ),
+    Command::new("help", 2, LOADING | STALE, slowlog_help).doc(
+        "server",
+        "6.2.0",
+        "Show helpful text about the different subcommands",
+    ),
+];
+
+fn slowlog_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut count: i64 = 10;
+    if a.len() == 3 {
+        // A count that is not a number gets the same error as one below -1, as in Redis.
+        count = args::parse_i64(&a[2])
+            .filter(|c| *c >= -1)
+            .ok_or(crate::error::RedisError::new(error::SLOWLOG_COUNT))?;
+    } else if a.len() > 3 {
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
+    }
+    let log = ctx.state.observe.slowlog.lock();
+    let n = if count == -1 {
+        log.entries.len()
+    } else {
+        (count as usize).min(log.entries.len())
+    };
+    Ok(Reply::Array(
+        log.entries
+            .iter()
+            .take(n)
+            .map(|e| {
+                Reply::Array(vec![
+                    Reply::Int(e.id as i64),
+                    Reply::Int(e.time_s),
+                    Reply::Int(e.duration_us as i64),
+                    Reply::Array(e.args.iter().cloned().map(Reply::Bulk).collect()),
+                    Reply::Bulk(e.peer.clone()),
+                    Reply::Bulk(e.name.clone()),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn slowlog_len(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::Int(
+        ctx.state.observe.slowlog.lock().entries.len() as i64
+    ))
+}
+
+fn slowlog_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.state.observe.slowlog.lock().entries.clear();
+    Ok(Reply::ok())
+}
+
+const SLOWLOG_HELP: &[&str] = &[
+    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET [<count>]",
+    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+    "    Entries are made of:",
+    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+    "    client name",
+    "LEN",
+    "    Return the length of the slowlog.",
+    "RESET",
+    "    Reset the slowlog.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn slowlog_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(SLOWLOG_HELP))
+}

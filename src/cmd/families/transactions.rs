@@ -1,0 +1,228 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis's multi.c).
+//!
+//! While a client is in MULTI, the request path (`dispatch/`) checks each command as Redis's
+//! processCommand does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it here
+//! ([`queue`]) without taking the server lock; a failed check marks the transaction, and EXEC then
+//! answers EXECABORT. EXEC runs like any other command, holding the server lock once for the whole
+//! transaction: it checks WATCH, runs every queued command through
+//! [`crate::cmd::runtime::call::call`] (the path of network clients and `redis.call`), and replies
+//! with their replies; errors at run time are elements of that array. Blocked clients are served
+//! after EXEC returns, still under the lock, exactly as after a script. WATCH's registry is
+//! [`crate::cmd::runtime::watch`].
+
+use crate::cmd::base::flags::*;
+use crate::cmd::runtime::client::{Client, MultiState, Queued};
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::state::ServerState;
+use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::watch;
+use crate::error::{self, RedisError};
+use crate::outbox::{self, Taken};
+use crate::reply::{CmdResult, Reply};
+use bytes::{Bytes, BytesMut};
+use std::sync::atomic::Ordering;
+
+/// Flags Redis gives the transaction commands.
+const TX: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("multi", 1, TX, multi).doc(
+        "transactions",
+        "1.2.0",
+        "Mark the start of a transaction block",
+    ),
+    Command::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, exec).doc(
+        "transactions",
+        "1.2.0",
+        "Execute all commands issued after MULTI",
+    ),
+    Command::new("discard", 1, TX, discard).doc(
+        "transactions",
+        "2.0.0",
+        "Discard all commands issued after MULTI",
+    ),
+    Command::new("watch", -2, TX, watch_cmd).keys(1, -1, 1).doc(
+        "transactions",
+        "2.2.0",
+        "Watch the given keys to determine execution of the MULTI/EXEC block",
+    ),
+    Command::new("unwatch", 1, TX, unwatch).doc(
+        "transactions",
+        "2.2.0",
+        "Forget about all watched keys",
+    ),
+];
+
+/// Commands that run at once even inside MULTI (everything else is queued).
+pub fn runs_in_multi(cmd: &Command, parent: Option<&Command>) -> bool {
+    parent.is_none()
+        && matches!(
+            cmd.name,
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        )
+}
+
+/// Whether `cmd` is EXEC, whose rejection aborts the transaction.
+pub fn is_exec(cmd: &Command, parent: Option<&Command>) -> bool {
+    parent.is_none() && cmd.name == "exec"
+}
+
+/// Queue a checked command: `+QUEUED`. A transaction that already failed keeps nothing
+/// (Redis frees nothing it would never run).
+pub fn queue(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: &'static Command,
+    args: Vec<Bytes>,
+) -> Reply {
+    let m = client.multi.as_mut().expect("queue is called in MULTI");
+    if !m.aborted {
+        let row = state
+            .commands
+            .row_number(cmd)
+            .expect("a resolved row is numbered");
+        m.queued.push(Queued { row, args });
+        client
+            .info
+            .multi
+            .store(m.queued.len() as i64, Ordering::Relaxed);
+    }
+    Reply::simple("QUEUED")
+}
+
+/// Redis's flagTransaction: a command was rejected while the client is in MULTI.
+pub fn flag(client: &mut Client) {
+    if let Some(m) = client.multi.as_mut() {
+        m.aborted = true;
+    }
+}
+
+/// Redis's discardTransaction: leave MULTI and forget every watched key.
+pub fn discard_transaction(state: &ServerState, client: &mut Client) {
+    client.multi = None;
+    client.info.multi.store(-1, Ordering::Relaxed);
+    state.watches.forget(client.id);
+}
+
+/// Redis's execCommandAbort: EXEC itself was rejected (BUSY); the transaction is discarded.
+pub fn abort(state: &ServerState, client: &mut Client, why: &RedisError) -> Reply {
+    discard_transaction(state, client);
+    Reply::error(error::execabort_because(why))
+}
+
+fn multi(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    if ctx.client.multi.is_some() {
+        return Err(RedisError::new(error::MULTI_NESTED));
+    }
+    ctx.client.multi = Some(MultiState::default());
+    ctx.client.info.multi.store(0, Ordering::Relaxed);
+    Ok(Reply::ok())
+}
+
+fn discard(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    if ctx.client.multi.is_none() {
+        return Err(RedisError::new(error::DISCARD_WITHOUT_MULTI));
+    }
+    discard_transaction(ctx.state, ctx.client);
+    Ok(Reply::ok())
+}
+
+fn watch_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if ctx.client.multi.is_some() {
+        return Err(RedisError::new(error::WATCH_IN_MULTI));
+    }
+    let (state, id, db) = (ctx.state, ctx.client.id, ctx.client.db);
+    // No point in watching once a watched key changed: EXEC will fail anyway.
+    if state.watches.is_dirty(id) {
+        return Ok(Reply::ok());
+    }
+    for key in &a[1..] {
+        let stale = watch::key_state(state, db, key, ctx.now) == Some(true);
+        state.watches.watch(id, db, key, stale);
+    }
+    Ok(Reply::ok())
+}
+
+fn unwatch(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    ctx.state.watches.forget(ctx.client.id);
+    Ok(Reply::ok())
+}
+
+/// EXEC, holding the server lock (taken by the request path as for any command).
+fn exec(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let Some(m) = ctx.client.multi.take() else {
+        return Err(RedisError::new(error::EXEC_WITHOUT_MULTI));
+    };
+    let (state, id, now) = (ctx.state, ctx.client.id, ctx.now);
+    // A key watched while alive that is now logically expired fails EXEC too.
+    let dirty = state.watches.is_dirty(id)
+        || state.watches.any_expired(id, |db, key| {
+            watch::key_state(state, db, key, now) == Some(true)
+        });
+    if m.aborted || dirty {
+        discard_transaction(state, ctx.client);
+        return if m.aborted {
+            Err(RedisError::new(error::EXECABORT))
+        } else {
+            Ok(Reply::NilArray)
+        };
+    }
+    // Unwatch at once; the client shows as in MULTI (CLIENT LIST) until its commands ran.
+    state.watches.forget(id);
+    let reply = run_queued(ctx, m.queued);
+    discard_transaction(state, ctx.client);
+    Ok(reply)
+}
+
+/// Run a transaction's commands in order and collect their replies. Frames a command pushes
+/// to this client itself (SUBSCRIBE's confirmations, messages it publishes to itself,
+/// keyspace events it raises for itself) are written in the middle of the reply, before that
+/// command's reply, as Redis 7.0 does; then the whole reply is queued pre-encoded.
+fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
+    let state = ctx.state;
+    // Frames queued before EXEC: written before its reply.
+    let mut before = Taken::default();
+    ctx.client.push.take(usize::MAX, &mut before);
+    let mut frames: Vec<Taken> = Vec::new();
+    let mut replies = Vec::with_capacity(queued.len());
+    // Each queued command was counted in INFO's total_commands_processed when it was queued.
+    for (i, q) in queued.iter().enumerate() {
+        let cmd = state.commands.every_row()[q.row].0;
+        let reply = if cmd.has(SCRIPT_RUNNER) {
+            crate::cmd::runtime::script_runner::script_in_transaction(
+                state, ctx.client, cmd, &q.args,
+            )
+        } else {
+            let mut sub = Ctx {
+                state,
+                client: &mut *ctx.client,
+                now: ctx.now,
+                in_script: false,
+                in_exec: true,
+            };
+            crate::cmd::runtime::call::call(&mut sub, cmd, &q.args)
+        };
+        let mut t = Taken::default();
+        ctx.client.push.take(usize::MAX, &mut t);
+        if !t.is_empty() {
+            frames.resize_with(i, Taken::default);
+            frames.push(t);
+        }
+        replies.push(reply);
+    }
+    if before.is_empty() && frames.is_empty() {
+        return Reply::Array(replies);
+    }
+    let resp = ctx.client.resp;
+    let mut out = BytesMut::new();
+    before.write_to(&mut out);
+    outbox::encode_array_header(replies.len(), &mut out);
+    for (i, r) in replies.iter().enumerate() {
+        if let Some(t) = frames.get_mut(i) {
+            t.write_to(&mut out);
+        }
+        outbox::encode_reply(r, resp, &mut out);
+    }
+    ctx.client.push.push_own_encoded(out.freeze());
+    Reply::NoReply
+}

@@ -1,0 +1,369 @@
+//! Sorted-set algebra: ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD, as t_zset.c's
+//! zunionInterDiffGenericCommand computes them: inputs may be sorted sets or plain sets (whose
+//! members score 1), WEIGHTS multiply (a NaN product counts as 0), AGGREGATE SUM/MIN/MAX
+//! (inf + -inf sums to 0), and results come out sorted by score, then member.
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::families::zset_range::store_zset;
+use crate::cmd::families::zsets::with_scores;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::typed::{read_many, wrongtype, zset_limits};
+use crate::error::{self, RedisError};
+use crate::keyspace::Value;
+use crate::reply::{CmdResult, Reply};
+use crate::types::set::Set;
+use crate::types::zset::ZSet;
+use bytes::Bytes;
+use std::collections::HashMap;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("zunion", -3, READONLY, zunion)
+        .keys(0, 0, 0)
+        .doc("sorted-set", "6.2.0", "Add multiple sorted sets"),
+    Command::new("zinter", -3, READONLY, zinter)
+        .keys(0, 0, 0)
+        .doc("sorted-set", "6.2.0", "Intersect multiple sorted sets"),
+    Command::new("zdiff", -3, READONLY, zdiff)
+        .keys(0, 0, 0)
+        .doc("sorted-set", "6.2.0", "Subtract multiple sorted sets"),
+    Command::new("zunionstore", -4, WRITE | DENYOOM, zunionstore)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "Add multiple sorted sets and store the resulting sorted set in a new key",
+        ),
+    Command::new("zinterstore", -4, WRITE | DENYOOM, zinterstore)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "Intersect multiple sorted sets and store the resulting sorted set in a new key",
+        ),
+    Command::new("zdiffstore", -4, WRITE | DENYOOM, zdiffstore)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "6.2.0",
+            "Subtract multiple sorted sets and store the resulting sorted set in a new key",
+        ),
+    Command::new("zintercard", -3, READONLY, zintercard)
+        .keys(0, 0, 0)
+        .doc(
+            "sorted-set",
+            "7.0.0",
+            "Intersect multiple sorted sets and return the cardinality of the result",
+        ),
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Union,
+    Inter,
+    Diff,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+/// zunionInterAggregate.
+fn aggregate(target: &mut f64, val: f64, how: Aggregate) {
+    match how {
+        Aggregate::Sum => {
+            *target += val;
+            if target.is_nan() {
+                *target = 0.0;
+            }
+        }
+        Aggregate::Min => {
+            if val < *target {
+                *target = val;
+            }
+        }
+        Aggregate::Max => {
+            if val > *target {
+                *target = val;
+            }
+        }
+    }
+}
+
+/// One input: a sorted set, a set (every score 1) or a missing key (empty).
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    None,
+    Set(&'a Set),
+    Z(&'a ZSet),
+}
+
+impl Src<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Src::None => 0,
+            Src::Set(s) => s.len(),
+            Src::Z(z) => z.len(),
+        }
+    }
+    fn find(&self, m: &[u8]) -> Option<f64> {
+        match self {
+            Src::None => None,
+            Src::Set(s) => s.contains(m).then_some(1.0),
+            Src::Z(z) => z.score(m),
+        }
+    }
+    /// Every (member, score), owned (set members of an intset are formatted on the fly).
+    fn members(&self) -> Vec<(Vec<u8>, f64)> {
+        match self {
+            Src::None => Vec::new(),
+            Src::Set(s) => s.iter().map(|m| (m.to_vec(), 1.0)).collect(),
+            Src::Z(z) => z.iter().map(|(m, s)| (m.to_vec(), s)).collect(),
+        }
+    }
+    fn same(&self, other: &Src) -> bool {
+        match (self, other) {
+            (Src::Set(a), Src::Set(b)) => std::ptr::eq(*a, *b),
+            (Src::Z(a), Src::Z(b)) => std::ptr::eq(*a, *b),
+            _ => false,
+        }
+    }
+}
+
+/// The parsed command.
+struct Spec {
+    weights: Vec<f64>,
+    how: Aggregate,
+    withscores: bool,
+    limit: usize,
+}
+
+/// The result: members with scores, sorted, or just a count (ZINTERCARD).
+enum Out {
+    Members(ZSet),
+    Card(usize),
+}
+
+fn compute(srcs: &[Src], spec: &Spec, op: Op, card_only: bool) -> Out {
+    let mut order: Vec<(Src, f64)> = srcs
+        .iter()
+        .copied()
+        .zip(spec.weights.iter().copied())
+        .collect();
+    if op != Op::Diff {
+        order.sort_by_key(|(s, _)| s.len());
+    }
+    // Built as a skiplist, as Redis's createZsetObject; the store converts back if small.
+    let mut dst = ZSet::new_skiplist();
+    let big = crate::types::zset::ZSetLimits {
+        max_listpack_entries: 0,
+        max_listpack_value: 0,
+    };
+    let mut card = 0usize;
+    match op {
+        Op::Inter => {
+            let (first, w0) = order[0];
+            if first.len() > 0 {
+                for (m, s) in first.members() {
+                    let mut score = w0 * s;
+                    if score.is_nan() {
+                        score = 0.0;
+                    }
+                    let mut all = true;
+                    for (src, w) in &order[1..] {
+                        let v = if src.same(&first) {
+                            Some(s)
+                        } else {
+                            src.find(&m)
+                        };
+                        match v {
+                            Some(v) => aggregate(&mut score, v * w, spec.how),
+                            None => {
+                                all = false;
+                                break;
+                            }
+                        }
+                    }
+                    if !all {
+                        continue;
+                    }
+                    if card_only {
+                        card += 1;
+                        if spec.limit > 0 && card >= spec.limit {
+                            break;
+                        }
+                    } else {
+                        dst.insert_or_update(&m, score, big);
+                    }
+                }
+            }
+        }
+        Op::Union => {
+            let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
+            for (src, w) in &order {
+                for (m, s) in src.members() {
+                    let mut score = w * s;
+                    if score.is_nan() {
+                        score = 0.0;
+                    }
+                    match acc.get_mut(&m) {
+                        Some(t) => aggregate(t, score, spec.how),
+                        None => {
+                            acc.insert(m, score);
+                        }
+                    }
+                }
+            }
+            for (m, s) in acc {
+                dst.insert_or_update(&m, s, big);
+            }
+        }
+        Op::Diff => {
+            let (first, _) = order[0];
+            for (m, s) in first.members() {
+                if !order[1..].iter().any(|(src, _)| src.find(&m).is_some()) {
+                    dst.insert_or_update(&m, s, big);
+                }
+            }
+        }
+    }
+    if card_only {
+        Out::Card(card)
+    } else {
+        Out::Members(dst)
+    }
+}
+
+/// zunionInterDiffGenericCommand: `numkeys` at `a[at]`, then the keys and options; `dst`
+/// for the STORE forms.
+fn generic(
+    ctx: &mut Ctx,
+    a: &[Bytes],
+    at: usize,
+    dst: Option<&Bytes>,
+    op: Op,
+    card_only: bool,
+) -> CmdResult {
+    let setnum = args::int(&a[at])?;
+    if setnum < 1 {
+        let name = String::from_utf8_lossy(&a[0]).to_ascii_lowercase();
+        return Err(error::needs_one_key(&name));
+    }
+    if setnum as u64 > (a.len() - (at + 1)) as u64 {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let n = setnum as usize;
+    let keys = &a[at + 1..at + 1 + n];
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let resp3 = ctx.client.resp > 2;
+    let limits = zset_limits(ctx);
+    // Options are parsed after the type checks, as Redis does.
+    let (out, withscores) = read_many(ctx, &refs, |vals| -> Result<(Out, bool), RedisError> {
+        let mut srcs = Vec::with_capacity(n);
+        for v in vals {
+            srcs.push(match v {
+                None => Src::None,
+                Some(Value::Set(s)) => Src::Set(s),
+                Some(Value::ZSet(z)) => Src::Z(z),
+                Some(_) => return Err(wrongtype()),
+            });
+        }
+        let spec = parse_options(a, at + 1 + n, n, op, dst.is_some(), card_only)?;
+        Ok((compute(&srcs, &spec, op, card_only), spec.withscores))
+    })?;
+    match (out, dst) {
+        (Out::Card(c), _) => Ok(Reply::Int(c as i64)),
+        (Out::Members(mut z), Some(dst)) => {
+            z.convert_to_listpack_if_small(limits);
+            let event = match op {
+                Op::Union => "zunionstore",
+                Op::Inter => "zinterstore",
+                Op::Diff => "zdiffstore",
+            };
+            Ok(store_zset(ctx, dst, z, event))
+        }
+        (Out::Members(z), None) => Ok(Reply::Array(with_scores(z.iter(), withscores, resp3))),
+    }
+}
+
+/// The options after the keys, with Redis's rules for which command takes which.
+fn parse_options(
+    a: &[Bytes],
+    mut j: usize,
+    n: usize,
+    op: Op,
+    store: bool,
+    card_only: bool,
+) -> Result<Spec, RedisError> {
+    let mut spec = Spec {
+        weights: vec![1.0; n],
+        how: Aggregate::Sum,
+        withscores: false,
+        limit: 0,
+    };
+    while j < a.len() {
+        let remaining = a.len() - j;
+        if op != Op::Diff && !card_only && remaining > n && is(&a[j], "weights") {
+            j += 1;
+            for w in spec.weights.iter_mut() {
+                *w = args::parse_f64(&a[j]).ok_or(RedisError::new(error::WEIGHT_NOT_FLOAT))?;
+                j += 1;
+            }
+        } else if op != Op::Diff && !card_only && remaining >= 2 && is(&a[j], "aggregate") {
+            spec.how = if is(&a[j + 1], "sum") {
+                Aggregate::Sum
+            } else if is(&a[j + 1], "min") {
+                Aggregate::Min
+            } else if is(&a[j + 1], "max") {
+                Aggregate::Max
+            } else {
+                return Err(RedisError::new(error::SYNTAX));
+            };
+            j += 2;
+        } else if !store && !card_only && is(&a[j], "withscores") {
+            spec.withscores = true;
+            j += 1;
+        } else if card_only && remaining >= 2 && is(&a[j], "limit") {
+            spec.limit = match args::parse_i64(&a[j + 1]) {
+                Some(l) if l >= 0 => l as usize,
+                _ => return Err(RedisError::new(error::LIMIT_NEGATIVE)),
+            };
+            j += 2;
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+    }
+    Ok(spec)
+}
+
+fn zunion(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 1, None, Op::Union, false)
+}
+
+fn zinter(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 1, None, Op::Inter, false)
+}
+
+fn zdiff(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 1, None, Op::Diff, false)
+}
+
+fn zunionstore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 2, Some(&a[1]), Op::Union, false)
+}
+
+fn zinterstore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 2, Some(&a[1]), Op::Inter, false)
+}
+
+fn zdiffstore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 2, Some(&a[1]), Op::Diff, false)
+}
+
+fn zintercard(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    generic(ctx, a, 1, None, Op::Inter, true)
+}

@@ -1,0 +1,578 @@
+//! Sorted sets on one key: ZADD (NX, XX, GT, LT, CH, INCR), ZINCRBY, ZREM, ZCARD, ZSCORE,
+//! ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, the pops (ZPOPMIN, ZPOPMAX, ZMPOP, and the pop
+//! the blocking forms share), ZRANDMEMBER and ZSCAN, with t_zset.c's replies and errors.
+//! Ranges are in `zset_range.rs`, the multi-key algebra in `zset_store.rs`.
+//!
+//! Scores go out as `Reply::Double`: a bulk string of `%.17g` in RESP2 (`inf`, `-inf`), a
+//! RESP3 double otherwise, as Redis's addReplyDouble.
+
+use crate::cmd::base::args::{self, is};
+use crate::cmd::base::flags::*;
+use crate::cmd::families::sets::{empty_scan, random_count};
+use crate::cmd::runtime::keyspace_events as notify;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::typed::{self, member_hash, modify, read, upsert, zset_limits};
+use crate::error::{self, RedisError};
+use crate::keyspace::{scan_by_hash, Value};
+use crate::reply::{CmdResult, Reply};
+use crate::types::zset::{LexBound, ScoreBound, ZAddFlags, ZAddOutcome, ZSet};
+use bytes::Bytes;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("zadd", -4, WRITE | DENYOOM | FAST, zadd)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "1.2.0",
+            "Add one or more members to a sorted set, or update its score if it already exists",
+        ),
+    Command::new("zincrby", 4, WRITE | DENYOOM | FAST, zincrby)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "1.2.0",
+            "Increment the score of a member in a sorted set",
+        ),
+    Command::new("zrem", -3, WRITE | FAST, zrem)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "1.2.0",
+            "Remove one or more members from a sorted set",
+        ),
+    Command::new("zcard", 2, READONLY | FAST, zcard)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "1.2.0",
+            "Get the number of members in a sorted set",
+        ),
+    Command::new("zcount", 4, READONLY | FAST, zcount)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "Count the members in a sorted set with scores within the given values",
+        ),
+    Command::new("zscore", 3, READONLY | FAST, zscore)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "1.2.0",
+            "Get the score associated with the given member in a sorted set",
+        ),
+    Command::new("zmscore", -3, READONLY | FAST, zmscore)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "6.2.0",
+            "Get the score associated with the given members in a sorted set",
+        ),
+    Command::new("zrank", 3, READONLY | FAST, zrank)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "Determine the index of a member in a sorted set",
+        ),
+    Command::new("zrevrank", 3, READONLY | FAST, zrevrank)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "Determine the index of a member in a sorted set, with scores ordered from high to low",
+        ),
+    Command::new("zlexcount", 4, READONLY | FAST, zlexcount)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.8.9",
+            "Count the number of members in a sorted set between a given lexicographical range",
+        ),
+    Command::new("zpopmin", -2, WRITE | FAST, zpopmin)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "5.0.0",
+            "Remove and return members with the lowest scores in a sorted set",
+        ),
+    Command::new("zpopmax", -2, WRITE | FAST, zpopmax)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "5.0.0",
+            "Remove and return members with the highest scores in a sorted set",
+        ),
+    Command::new("zmpop", -4, WRITE, zmpop).keys(0, 0, 0).doc(
+        "sorted-set",
+        "7.0.0",
+        "Remove and return members with scores in a sorted set",
+    ),
+    Command::new("zrandmember", -2, READONLY, zrandmember)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "6.2.0",
+            "Get one or multiple random elements from a sorted set",
+        ),
+    Command::new("zscan", -3, READONLY, zscan)
+        .keys(1, 1, 1)
+        .doc(
+            "sorted-set",
+            "2.8.0",
+            "Incrementally iterate sorted sets elements and associated scores",
+        ),
+];
+
+/// A member as a bulk reply.
+pub fn bulk(m: &[u8]) -> Reply {
+    Reply::Bulk(Bytes::copy_from_slice(m))
+}
+
+/// Members with scores as Redis answers WITHSCORES: a flat array in RESP2, [member, score]
+/// pairs in RESP3; without scores, just the members.
+pub fn with_scores<'a>(
+    items: impl Iterator<Item = (&'a [u8], f64)>,
+    withscores: bool,
+    resp3: bool,
+) -> Vec<Reply> {
+    let mut out = Vec::new();
+    for (m, s) in items {
+        if withscores && resp3 {
+            out.push(Reply::Array(vec![bulk(m), Reply::Double(s)]));
+        } else {
+            out.push(bulk(m));
+            if withscores {
+                out.push(Reply::Double(s));
+            }
+        }
+    }
+    out
+}
+
+/// A score argument (getDoubleFromObjectOrReply): `ERR value is not a valid float`.
+pub fn score_arg(arg: &[u8]) -> Result<f64, RedisError> {
+    args::float(arg)
+}
+
+/// A `min max` pair of score bounds, or `ERR min or max is not a float`.
+pub fn score_range(min: &[u8], max: &[u8]) -> Result<(ScoreBound, ScoreBound), RedisError> {
+    match (ScoreBound::parse(min), ScoreBound::parse(max)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(RedisError::new(error::MINMAX_NOT_FLOAT)),
+    }
+}
+
+/// A `min max` pair of lex bounds, or `ERR min or max not valid string range item`.
+pub fn lex_range(min: &[u8], max: &[u8]) -> Result<(LexBound, LexBound), RedisError> {
+    match (LexBound::parse(min), LexBound::parse(max)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(RedisError::new(error::MINMAX_NOT_LEX)),
+    }
+}
+
+/// ZADD and ZINCRBY (zaddGenericCommand): options, then score-member pairs; every score is
+/// parsed before anything changes.
+fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
+    let key = &a[1];
+    let mut flags = ZAddFlags {
+        incr: incr_cmd,
+        ..ZAddFlags::default()
+    };
+    let mut ch = false;
+    let mut idx = 2;
+    while idx < a.len() {
+        let o = &a[idx];
+        if is(o, "nx") {
+            flags.nx = true;
+        } else if is(o, "xx") {
+            flags.xx = true;
+        } else if is(o, "ch") {
+            ch = true;
+        } else if is(o, "incr") {
+            flags.incr = true;
+        } else if is(o, "gt") {
+            flags.gt = true;
+        } else if is(o, "lt") {
+            flags.lt = true;
+        } else {
+            break;
+        }
+        idx += 1;
+    }
+    let elements = a.len() - idx;
+    if elements % 2 == 1 || elements == 0 {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let elements = elements / 2;
+    if flags.nx && flags.xx {
+        return Err(RedisError::new(error::ZADD_XX_NX));
+    }
+    if ((flags.gt || flags.lt) && flags.nx) || (flags.gt && flags.lt) {
+        return Err(RedisError::new(error::ZADD_GT_LT_NX));
+    }
+    if flags.incr && elements > 1 {
+        return Err(RedisError::new(error::ZADD_INCR_PAIRS));
+    }
+    let pairs: Vec<(f64, &Bytes)> = a[idx..]
+        .chunks_exact(2)
+        .map(|p| Ok((score_arg(&p[0])?, &p[1])))
+        .collect::<Result<_, RedisError>>()?;
+    let exists = read(ctx, key, |z: Option<&ZSet>| z.is_some())?;
+    let (mut added, mut updated, mut processed) = (0i64, 0i64, 0);
+    let mut last = 0.0;
+    let mut nan = false;
+    if exists || !flags.xx {
+        let limits = zset_limits(ctx);
+        upsert(ctx, key, ZSet::new, |z: &mut ZSet| {
+            for &(score, member) in &pairs {
+                let out = z.add(member, score, flags, limits);
+                match out {
+                    ZAddOutcome::Added(s) => {
+                        added += 1;
+                        processed += 1;
+                        last = s;
+                    }
+                    ZAddOutcome::Updated(s) => {
+                        updated += 1;
+                        processed += 1;
+                        last = s;
+                    }
+                    ZAddOutcome::Unchanged(s) => {
+                        processed += 1;
+                        last = s;
+                    }
+                    ZAddOutcome::Skipped => {}
+                    ZAddOutcome::Nan => {
+                        nan = true;
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if added > 0 || updated > 0 {
+        ctx.signal_modified(key);
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        ctx.notify(notify::ZSET, event, key);
+    }
+    if nan {
+        return Err(RedisError::new(error::SCORE_NAN));
+    }
+    Ok(if flags.incr {
+        if processed > 0 {
+            Reply::Double(last)
+        } else {
+            Reply::Nil
+        }
+    } else {
+        Reply::Int(if ch { added + updated } else { added })
+    })
+}
+
+fn zadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    zadd_generic(ctx, a, false)
+}
+
+fn zincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    zadd_generic(ctx, a, true)
+}
+
+fn zrem(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let key = &a[1];
+    let r = modify(ctx, key, |z: &mut ZSet| {
+        let mut n = 0;
+        for m in &a[2..] {
+            if z.remove(m) {
+                n += 1;
+            }
+            if z.is_empty() {
+                break;
+            }
+        }
+        n
+    })?;
+    let (n, deleted) = r.unwrap_or((0, false));
+    if n > 0 {
+        ctx.notify(notify::ZSET, "zrem", key);
+        if deleted {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+        ctx.signal_modified(key);
+    }
+    Ok(Reply::Int(n))
+}
+
+fn zcard(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        Reply::Int(z.map_or(0, |z| z.len()) as i64)
+    })
+}
+
+fn zscore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        z.and_then(|z| z.score(&a[2]))
+            .map_or(Reply::Nil, Reply::Double)
+    })
+}
+
+fn zmscore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        Reply::Array(
+            a[2..]
+                .iter()
+                .map(|m| z.and_then(|z| z.score(m)).map_or(Reply::Nil, Reply::Double))
+                .collect(),
+        )
+    })
+}
+
+fn rank(ctx: &mut Ctx, a: &[Bytes], reverse: bool) -> CmdResult {
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        z.and_then(|z| z.rank(&a[2], reverse))
+            .map_or(Reply::Nil, |r| Reply::Int(r as i64))
+    })
+}
+
+fn zrank(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    rank(ctx, a, false)
+}
+
+fn zrevrank(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    rank(ctx, a, true)
+}
+
+fn zcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let (min, max) = score_range(&a[2], &a[3])?;
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        Reply::Int(z.map_or(0, |z| z.count_in_score_range(&min, &max)) as i64)
+    })
+}
+
+fn zlexcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let (min, max) = lex_range(&a[2], &a[3])?;
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        Reply::Int(z.map_or(0, |z| z.count_in_lex_range(&min, &max)) as i64)
+    })
+}
+
+/// What a pop took: the key, and the members with their scores in pop order.
+pub type Popped = (Bytes, Vec<(Bytes, f64)>);
+
+/// genericZpopCommand's core: pop up to `count` members from the first of `keys` that
+/// exists (WRONGTYPE if that key is not a sorted set; later keys are not looked at), raising
+/// zpopmin/zpopmax (and del when emptied). None when no key exists or `count` is 0.
+pub fn pop_first(
+    ctx: &Ctx,
+    keys: &[Bytes],
+    max: bool,
+    count: usize,
+) -> Result<Option<Popped>, RedisError> {
+    for key in keys {
+        let exists = {
+            let mut shard = ctx.db().lock(key);
+            match shard.get(key, ctx.now) {
+                None => false,
+                Some(e) if matches!(e.value, Value::ZSet(_)) => true,
+                Some(_) => return Err(typed::wrongtype()),
+            }
+        };
+        if !exists {
+            continue;
+        }
+        if count == 0 {
+            return Ok(None);
+        }
+        let (popped, deleted) =
+            modify(ctx, key, |z: &mut ZSet| z.pop(count, max))?.expect("checked above");
+        ctx.notify(notify::ZSET, if max { "zpopmax" } else { "zpopmin" }, key);
+        ctx.signal_modified(key);
+        if deleted {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
+        return Ok(Some((key.clone(), popped)));
+    }
+    Ok(None)
+}
+
+/// Popped members as [member, score] pairs (ZMPOP, and ZPOPMIN with a count in RESP3).
+pub fn nested_pairs(items: Vec<(Bytes, f64)>) -> Reply {
+    Reply::Array(
+        items
+            .into_iter()
+            .map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), Reply::Double(s)]))
+            .collect(),
+    )
+}
+
+fn zpop(ctx: &mut Ctx, a: &[Bytes], max: bool) -> CmdResult {
+    if a.len() > 3 {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let count = match a.get(2) {
+        None => None,
+        Some(c) => match args::parse_i64(c) {
+            Some(n) if n >= 0 => Some(n as usize),
+            _ => return Err(RedisError::new(error::VALUE_OUT_OF_RANGE_POSITIVE)),
+        },
+    };
+    let nested = ctx.client.resp > 2 && count.is_some();
+    let Some((_, items)) = pop_first(ctx, &a[1..2], max, count.unwrap_or(1))? else {
+        return Ok(Reply::Array(vec![]));
+    };
+    if nested {
+        return Ok(nested_pairs(items));
+    }
+    let mut out = Vec::with_capacity(items.len() * 2);
+    for (m, s) in items {
+        out.push(Reply::Bulk(m));
+        out.push(Reply::Double(s));
+    }
+    Ok(Reply::Array(out))
+}
+
+fn zpopmin(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    zpop(ctx, a, false)
+}
+
+fn zpopmax(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    zpop(ctx, a, true)
+}
+
+/// ZMPOP's and BZMPOP's `numkeys key... MIN|MAX [COUNT n]` from `a[at..]`:
+/// (keys, max, count).
+pub fn parse_mpop(a: &[Bytes], at: usize) -> Result<(&[Bytes], bool, usize), RedisError> {
+    let numkeys = match args::parse_i64(&a[at]) {
+        Some(n) if n >= 1 => n as usize,
+        _ => return Err(RedisError::new(error::NUMKEYS_NOT_POSITIVE)),
+    };
+    let where_idx = at.saturating_add(numkeys).saturating_add(1);
+    if where_idx >= a.len() {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let max = if is(&a[where_idx], "min") {
+        false
+    } else if is(&a[where_idx], "max") {
+        true
+    } else {
+        return Err(RedisError::new(error::SYNTAX));
+    };
+    let mut count: Option<usize> = None;
+    let mut j = where_idx + 1;
+    while j < a.len() {
+        if count.is_none() && is(&a[j], "count") && j + 1 < a.len() {
+            count = match args::parse_i64(&a[j + 1]) {
+                Some(n) if n >= 1 => Some(n as usize),
+                _ => return Err(RedisError::new(error::COUNT_NOT_POSITIVE)),
+            };
+            j += 2;
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+    }
+    Ok((&a[at + 1..where_idx], max, count.unwrap_or(1)))
+}
+
+/// ZMPOP's reply: `[key, [[member, score]...]]`.
+pub fn mpop_reply(key: Bytes, items: Vec<(Bytes, f64)>) -> Reply {
+    Reply::Array(vec![Reply::Bulk(key), nested_pairs(items)])
+}
+
+fn zmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let (keys, max, count) = parse_mpop(a, 1)?;
+    Ok(match pop_first(ctx, keys, max, count)? {
+        Some((key, items)) => mpop_reply(key, items),
+        None => Reply::NilArray,
+    })
+}
+
+/// A reply longer than this from a negative count is refused rather than built in memory
+/// (Redis would stream it); SRANDMEMBER and HRANDFIELD have the same cap.
+const MAX_RANDOM_REPLY: u64 = 1 << 24;
+
+fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if a.len() == 2 {
+        return read(ctx, &a[1], |z: Option<&ZSet>| {
+            z.and_then(|z| z.random_member())
+                .map_or(Reply::Nil, |(m, _)| bulk(m))
+        });
+    }
+    let (count, uniq) = random_count(&a[2])?;
+    if a.len() > 4 || (a.len() == 4 && !is(&a[3], "withscores")) {
+        return Err(RedisError::new(error::SYNTAX));
+    }
+    let withscores = a.len() == 4;
+    if withscores && count > (i64::MAX / 2) as u64 {
+        return Err(RedisError::new(error::VALUE_OUT_OF_RANGE));
+    }
+    let resp3 = ctx.client.resp > 2;
+    read(ctx, &a[1], |z: Option<&ZSet>| {
+        let z = match z {
+            Some(z) if count > 0 => z,
+            _ => return Ok(Reply::Array(vec![])),
+        };
+        if !uniq || count == 1 {
+            if count > MAX_RANDOM_REPLY {
+                return Err(RedisError::new(error::VALUE_OUT_OF_RANGE));
+            }
+            let picks = z.random_with_repetition(count as usize);
+            return Ok(Reply::Array(with_scores(
+                picks.into_iter(),
+                withscores,
+                resp3,
+            )));
+        }
+        if count as usize >= z.len() {
+            // zuiNext walks a sorted set from its tail: highest score first.
+            let all = z.range(0..z.len(), true);
+            return Ok(Reply::Array(with_scores(all, withscores, resp3)));
+        }
+        let mut picks = z.random_distinct(count as usize);
+        if z.is_listpack() && (count as usize) * 3 <= z.len() {
+            // lpRandomPairsUnique answers in listpack (rank) order.
+            picks.sort_by(|x, y| x.1.total_cmp(&y.1).then_with(|| x.0.cmp(y.0)));
+        }
+        Ok(Reply::Array(with_scores(
+            picks.into_iter(),
+            withscores,
+            resp3,
+        )))
+    })?
+}
+
+fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let cursor = crate::cmd::families::keys::parse_scan_cursor(&a[2])?;
+    if !read(ctx, &a[1], |z: Option<&ZSet>| z.is_some())? {
+        return Ok(empty_scan());
+    }
+    let opts = typed::scan_args(a, 3)?;
+    let (next, found) = read(ctx, &a[1], |z: Option<&ZSet>| {
+        let Some(z) = z else {
+            return (0, Vec::new());
+        };
+        let copy = |(m, s): (&[u8], f64)| (Bytes::copy_from_slice(m), s);
+        if z.is_listpack() {
+            return (0, z.iter().map(copy).collect::<Vec<_>>());
+        }
+        let page = scan_by_hash(
+            z.iter().map(|(m, s)| (member_hash(m), (m, s))),
+            cursor,
+            opts.count,
+        );
+        (page.cursor, page.items.into_iter().map(copy).collect())
+    })?;
+    let mut items = Vec::with_capacity(found.len() * 2);
+    for (m, s) in found {
+        if opts.pattern.as_ref().is_some_and(|g| !g.matches(&m)) {
+            continue;
+        }
+        items.push(Reply::Bulk(m));
+        items.push(Reply::bulk(crate::num::format_double(s)));
+    }
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(items),
+    ]))
+}

@@ -1,0 +1,599 @@
+//! An ACL user as Redis 7.0 keeps one: flags, password hashes, the commands it may run (a bit
+//! per command and subcommand of Redis's table, plus the "future commands" bit that `+@all`
+//! sets), key patterns with read/write permissions and channel patterns. Rules apply as
+//! ACLSetUser applies them, with its error texts; descriptions (ACL LIST, GETUSER) are built as
+//! ACLDescribeUser builds them, categories fitted by the same best-fit loop.
+//!
+//! The command universe is Redis's whole table (the recorded COMMAND INFO metadata), not only
+//! the commands resplock implements, so category rules and their descriptions come out as
+//! Redis's do. Not done: selectors (`(...)`), first-arg rules (`+select|0`).
+
+use crate::cmd::base::meta;
+use crate::glob::glob_match;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// ACL CAT's categories, in Redis's order.
+pub const CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+/// Key pattern permissions.
+pub const READ: u8 = 1;
+/// Key pattern permissions.
+pub const WRITE: u8 = 2;
+
+/// Every command and subcommand of Redis's table, with its categories.
+pub struct Universe {
+    /// Full names (`get`, `client|kill`), sorted.
+    pub names: Vec<&'static str>,
+    index: HashMap<&'static str, usize>,
+    /// The subcommands of each entry.
+    children: Vec<Vec<usize>>,
+    /// Bit i set: in category `CATEGORIES[i]`.
+    cats: Vec<u32>,
+}
+
+/// The command universe (built once from the recorded metadata).
+pub fn universe() -> &'static Universe {
+    static U: OnceLock<Universe> = OnceLock::new();
+    U.get_or_init(|| {
+        let names: Vec<&'static str> = meta::all().map(|m| m.name).collect();
+        let index: HashMap<_, _> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut children = vec![Vec::new(); names.len()];
+        let mut cats = vec![0u32; names.len()];
+        for (i, m) in meta::all().enumerate() {
+            if let Some((parent, _)) = m.name.split_once('|') {
+                if let Some(&p) = index.get(parent) {
+                    children[p].push(i);
+                }
+            }
+            for c in m.acl_names() {
+                let c = c.trim_start_matches('@');
+                if let Some(b) = CATEGORIES.iter().position(|x| *x == c) {
+                    cats[i] |= 1 << b;
+                }
+            }
+        }
+        Universe {
+            names,
+            index,
+            children,
+            cats,
+        }
+    })
+}
+
+impl Universe {
+    /// The id of a full command name (any case).
+    pub fn id(&self, fullname: &str) -> Option<usize> {
+        self.index
+            .get(fullname.to_ascii_lowercase().as_str())
+            .copied()
+    }
+
+    /// The commands of a category, in table order (ACL CAT name).
+    pub fn in_category(&self, cat: usize) -> impl Iterator<Item = &'static str> + '_ {
+        (0..self.names.len())
+            .filter(move |&i| self.cats[i] & (1 << cat) != 0)
+            .map(|i| self.names[i])
+    }
+}
+
+/// Why an ACL rule was refused (ACLSetUserStringError's texts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleError {
+    UnknownCommand,
+    Syntax,
+    KeyAfterAll,
+    ChannelAfterAll,
+    NoSuchPassword,
+    BadHash,
+    FirstArgOfSubcommand,
+    Unsupported,
+}
+
+impl RuleError {
+    /// The text Redis gives for it.
+    pub fn text(self) -> &'static str {
+        match self {
+            RuleError::UnknownCommand => "Unknown command or category name in ACL",
+            RuleError::Syntax => "Syntax error",
+            RuleError::KeyAfterAll => "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+            RuleError::ChannelAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+            RuleError::NoSuchPassword => "The password you are trying to remove from the user does not exist",
+            RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+            RuleError::FirstArgOfSubcommand => "Allowing first-arg of a subcommand is not supported",
+            RuleError::Unsupported => "Wrong format",
+        }
+    }
+}
+
+/// One user.
+#[derive(Clone, Debug, PartialEq)]
+pub struct User {
+    pub name: String,
+    pub enabled: bool,
+    pub nopass: bool,
+    /// SHA-256 of each password, lowercase hex, in the order added.
+    pub passwords: Vec<String>,
+    allowed: Vec<bool>,
+    /// `+@all`'s reserved bit: commands added later are allowed too. Only `+@all` sets it and
+    /// only `-@all` clears it, so it decides how the rules are described, not what may run.
+    all_commands: bool,
+    /// SELECTOR_FLAG_ALLCOMMANDS: every command may run without looking at its bit. Set by
+    /// `+@all`, cleared by any rule that takes a command away (`-get`, `-@dangerous`), as
+    /// ACLSetSelectorCommandBit clears it.
+    every_command: bool,
+    pub allkeys: bool,
+    /// (pattern, READ|WRITE).
+    pub keys: Vec<(Vec<u8>, u8)>,
+    pub allchannels: bool,
+    pub channels: Vec<Vec<u8>>,
+}
+
+/// Why a command was refused for a user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    Command,
+    /// The argument position of the refused key.
+    Key(usize),
+    /// The argument position of the refused channel.
+    Channel(usize),
+}
+
+/// The SHA-256 of a password, lowercase hex (ACLHashPassword).
+pub fn hash_password(p: &[u8]) -> String {
+    Sha256::digest(p)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn has_spaces(b: &[u8]) -> bool {
+    b.iter().any(|&c| c.is_ascii_whitespace() || c == 0)
+}
+
+impl User {
+    /// A new user as ACLCreateUser makes one: off, no passwords, no commands, no keys, no
+    /// channels (acl-pubsub-default resetchannels).
+    pub fn new(name: &str) -> User {
+        User {
+            name: name.to_string(),
+            enabled: false,
+            nopass: false,
+            passwords: Vec::new(),
+            allowed: vec![false; universe().names.len()],
+            all_commands: false,
+            every_command: false,
+            allkeys: false,
+            keys: Vec::new(),
+            allchannels: false,
+            channels: Vec::new(),
+        }
+    }
+
+    /// The default user: `on nopass ~* &* +@all`.
+    pub fn default_user() -> User {
+        let mut u = User::new("default");
+        for r in ["+@all", "~*", "&*", "on", "nopass"] {
+            u.apply(r.as_bytes()).expect("default rules");
+        }
+        u
+    }
+
+    fn set_cmd(&mut self, id: usize, allow: bool) {
+        let u = universe();
+        if !allow {
+            self.every_command = false;
+        }
+        self.allowed[id] = allow;
+        for &c in &u.children[id] {
+            self.allowed[c] = allow;
+        }
+    }
+
+    fn set_category(&mut self, cat: usize, allow: bool) {
+        let u = universe();
+        for i in 0..u.names.len() {
+            if u.cats[i] & (1 << cat) != 0 {
+                self.set_cmd(i, allow);
+            }
+        }
+    }
+
+    /// ACLSetUser: apply one rule.
+    pub fn apply(&mut self, op: &[u8]) -> Result<(), RuleError> {
+        if op.is_empty() {
+            return Ok(());
+        }
+        let lower = String::from_utf8_lossy(op).to_ascii_lowercase();
+        match lower.as_str() {
+            "on" => self.enabled = true,
+            "off" => self.enabled = false,
+            "skip-sanitize-payload" | "sanitize-payload" => {}
+            "nopass" => {
+                self.nopass = true;
+                self.passwords.clear();
+            }
+            "resetpass" => {
+                self.nopass = false;
+                self.passwords.clear();
+            }
+            "reset" => {
+                for r in ["resetpass", "resetkeys", "resetchannels", "off", "-@all"] {
+                    self.apply(r.as_bytes())?;
+                }
+            }
+            "clearselectors" => {}
+            "allkeys" | "~*" => {
+                self.allkeys = true;
+                self.keys.clear();
+            }
+            "resetkeys" => {
+                self.allkeys = false;
+                self.keys.clear();
+            }
+            "allchannels" | "&*" => {
+                self.allchannels = true;
+                self.channels.clear();
+            }
+            "resetchannels" => {
+                self.allchannels = false;
+                self.channels.clear();
+            }
+            "allcommands" | "+@all" => {
+                self.allowed.iter_mut().for_each(|b| *b = true);
+                self.all_commands = true;
+                self.every_command = true;
+            }
+            "nocommands" | "-@all" => {
+                self.allowed.iter_mut().for_each(|b| *b = false);
+                self.all_commands = false;
+                self.every_command = false;
+            }
+            _ => return self.apply_prefixed(op),
+        }
+        Ok(())
+    }
+
+    fn apply_prefixed(&mut self, op: &[u8]) -> Result<(), RuleError> {
+        match op[0] {
+            b'>' | b'#' => {
+                let hash = if op[0] == b'>' {
+                    hash_password(&op[1..])
+                } else {
+                    check_hash(&op[1..])?
+                };
+                if !self.passwords.contains(&hash) {
+                    self.passwords.push(hash);
+                }
+                self.nopass = false;
+            }
+            b'<' | b'!' => {
+                let hash = if op[0] == b'<' {
+                    hash_password(&op[1..])
+                } else {
+                    check_hash(&op[1..])?
+                };
+                let Some(i) = self.passwords.iter().position(|p| *p == hash) else {
+                    return Err(RuleError::NoSuchPassword);
+                };
+                self.passwords.remove(i);
+            }
+            b'(' => return Err(RuleError::Unsupported),
+            b'~' | b'%' => {
+                if self.allkeys {
+                    return Err(RuleError::KeyAfterAll);
+                }
+                let (flags, pat) = if op[0] == b'%' {
+                    let mut flags = 0;
+                    let mut i = 1;
+                    loop {
+                        match op.get(i).map(|c| c.to_ascii_uppercase()) {
+                            Some(b'R') if flags & READ == 0 => flags |= READ,
+                            Some(b'W') if flags & WRITE == 0 => flags |= WRITE,
+                            Some(b'~') => {
+                                i += 1;
+                                break;
+                            }
+                            _ => return Err(RuleError::Syntax),
+                        }
+                        i += 1;
+                    }
+                    (flags, &op[i..])
+                } else {
+                    (READ | WRITE, &op[1..])
+                };
+                if has_spaces(pat) {
+                    return Err(RuleError::Syntax);
+                }
+                match self.keys.iter_mut().find(|(p, _)| p == pat) {
+                    Some((_, f)) => *f |= flags,
+                    None => self.keys.push((pat.to_vec(), flags)),
+                }
+            }
+            b'&' => {
+                if self.allchannels {
+                    return Err(RuleError::ChannelAfterAll);
+                }
+                let pat = &op[1..];
+                if has_spaces(pat) {
+                    return Err(RuleError::Syntax);
+                }
+                if !self.channels.iter().any(|c| c == pat) {
+                    self.channels.push(pat.to_vec());
+                }
+            }
+            b'+' | b'-' if op.get(1) == Some(&b'@') => {
+                let cat = String::from_utf8_lossy(&op[2..]).to_ascii_lowercase();
+                let Some(c) = CATEGORIES.iter().position(|x| *x == cat) else {
+                    return Err(RuleError::UnknownCommand);
+                };
+                self.set_category(c, op[0] == b'+');
+            }
+            b'+' | b'-' => {
+                let name = String::from_utf8_lossy(&op[1..]).to_ascii_lowercase();
+                let u = universe();
+                if op[0] == b'+' {
+                    if let Some((parent, sub)) = name.rsplit_once('|') {
+                        let Some(p) = u.id(parent) else {
+                            return Err(RuleError::UnknownCommand);
+                        };
+                        if parent.contains('|') {
+                            return Err(RuleError::FirstArgOfSubcommand);
+                        }
+                        if sub.is_empty() {
+                            return Err(RuleError::Syntax);
+                        }
+                        if u.children[p].is_empty() {
+                            // First-arg rules (`+select|0`) are not kept.
+                            return Err(RuleError::Unsupported);
+                        }
+                        let Some(id) = u.id(&name) else {
+                            return Err(RuleError::UnknownCommand);
+                        };
+                        self.set_cmd(id, true);
+                        return Ok(());
+                    }
+                }
+                let Some(id) = u.id(&name) else {
+                    return Err(RuleError::UnknownCommand);
+                };
+                self.set_cmd(id, op[0] == b'+');
+            }
+            _ => return Err(RuleError::Syntax),
+        }
+        Ok(())
+    }
+
+    /// Whether `password` opens this user (ACLCheckUserCredentials, disabled users aside).
+    pub fn password_ok(&self, password: &[u8]) -> bool {
+        self.nopass || self.passwords.contains(&hash_password(password))
+    }
+
+    /// ACLSelectorCheckCmd: may this user run `fullname` with these key and channel
+    /// arguments? `keys`: (position, needs READ|WRITE); `channels`: (position, is a pattern).
+    pub fn check(
+        &self,
+        fullname: &str,
+        no_auth: bool,
+        args: &[bytes::Bytes],
+        keys: &[(usize, u8)],
+        channels: &[(usize, bool)],
+    ) -> Result<(), Denied> {
+        if !self.every_command && !no_auth {
+            // A command outside Redis's table (the RESPLOCK.* test controls) is one added
+            // later: `+@all`'s reserved bit decides it.
+            let allowed = match universe().id(fullname) {
+                Some(id) => self.allowed[id],
+                None => self.all_commands,
+            };
+            if !allowed {
+                return Err(Denied::Command);
+            }
+        }
+        if !self.allkeys {
+            for &(pos, need) in keys {
+                let key = &args[pos];
+                let ok = self
+                    .keys
+                    .iter()
+                    .any(|(p, f)| f & need == need && glob_match(p, key, false));
+                if !ok {
+                    return Err(Denied::Key(pos));
+                }
+            }
+        }
+        if !self.allchannels {
+            for &(pos, pattern) in channels {
+                let ch = &args[pos];
+                let ok = self.channels.iter().any(|p| {
+                    if pattern {
+                        p == ch
+                    } else {
+                        glob_match(p, ch, false)
+                    }
+                });
+                if !ok {
+                    return Err(Denied::Channel(pos));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ACLDescribeUser: the user as ACL LIST prints it (after `user <name> `).
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        out.push_str(if self.enabled { "on " } else { "off " });
+        if self.nopass {
+            out.push_str("nopass ");
+        }
+        for p in &self.passwords {
+            out.push('#');
+            out.push_str(p);
+            out.push(' ');
+        }
+        if self.allkeys {
+            out.push_str("~* ");
+        } else {
+            for k in &self.keys {
+                out.push_str(&pattern_string(k));
+                out.push(' ');
+            }
+        }
+        if self.allchannels {
+            out.push_str("&* ");
+        } else {
+            out.push_str("resetchannels ");
+            for c in &self.channels {
+                out.push('&');
+                out.push_str(&String::from_utf8_lossy(c));
+                out.push(' ');
+            }
+        }
+        out.push_str(&self.describe_commands());
+        out
+    }
+
+    /// ACL GETUSER's `keys` field.
+    pub fn keys_field(&self) -> String {
+        if self.allkeys {
+            return "~*".into();
+        }
+        self.keys
+            .iter()
+            .map(pattern_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// ACL GETUSER's `channels` field.
+    pub fn channels_field(&self) -> String {
+        if self.allchannels {
+            return "&*".into();
+        }
+        self.channels
+            .iter()
+            .map(|c| format!("&{}", String::from_utf8_lossy(c)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// ACLDescribeSelectorCommandRules: `+@all`/`-@all`, the best-fitting categories, then
+    /// the single commands still different.
+    pub fn describe_commands(&self) -> String {
+        let u = universe();
+        let additive = !self.all_commands;
+        let mut rules = String::from(if additive { "-@all " } else { "+@all " });
+        let mut fake = User::new("");
+        fake.apply(if additive { b"-@all" } else { b"+@all" })
+            .expect("rule");
+        let mut temp = self.clone();
+        let mut applied = [false; 21];
+        loop {
+            let mut best = None;
+            let (mut mindiff, mut maxsame) = (usize::MAX, 0usize);
+            for (j, _) in CATEGORIES.iter().enumerate() {
+                if applied[j] {
+                    continue;
+                }
+                let (mut on, mut off) = (0, 0);
+                for i in 0..u.names.len() {
+                    if u.cats[i] & (1 << j) != 0 {
+                        if temp.allowed[i] {
+                            on += 1;
+                        } else {
+                            off += 1;
+                        }
+                    }
+                }
+                let (diff, same) = if additive { (off, on) } else { (on, off) };
+                if same > diff && (diff < mindiff || (diff == mindiff && same > maxsame)) {
+                    best = Some(j);
+                    mindiff = diff;
+                    maxsame = same;
+                }
+            }
+            let Some(b) = best else { break };
+            fake.set_category(b, additive);
+            temp.set_category(b, !additive);
+            rules.push_str(if additive { "+@" } else { "-@" });
+            rules.push_str(CATEGORIES[b]);
+            rules.push(' ');
+            applied[b] = true;
+        }
+        for i in 0..u.names.len() {
+            if self.allowed[i] != fake.allowed[i] {
+                rules.push(if self.allowed[i] { '+' } else { '-' });
+                rules.push_str(u.names[i]);
+                rules.push(' ');
+                fake.set_cmd(i, self.allowed[i]);
+            }
+        }
+        rules.pop();
+        rules
+    }
+}
+
+fn pattern_string((pat, flags): &(Vec<u8>, u8)) -> String {
+    let prefix = match *flags {
+        f if f == READ | WRITE => "~",
+        READ => "%R~",
+        _ => "%W~",
+    };
+    format!("{prefix}{}", String::from_utf8_lossy(pat))
+}
+
+fn check_hash(h: &[u8]) -> Result<String, RuleError> {
+    if h.len() != 64 || !h.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(RuleError::BadHash);
+    }
+    Ok(String::from_utf8_lossy(h).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_rules_as_redis_lists_them() {
+        let mut u = User::new("alice");
+        for r in [
+            "on", ">p1", "~app:*", "&chan*", "+get", "+set", "-@all", "+@read", "%R~r:*",
+        ] {
+            u.apply(r.as_bytes()).unwrap();
+        }
+        assert_eq!(
+            u.describe(),
+            "on #f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a ~app:* %R~r:* resetchannels &chan* -@all +@read"
+        );
+        assert_eq!(User::default_user().describe(), "on nopass ~* &* +@all");
+        let mut c = User::new("carol");
+        c.apply(b"+@all").unwrap();
+        c.apply(b"-@dangerous").unwrap();
+        assert_eq!(c.describe(), "off resetchannels +@all -@dangerous");
+    }
+}

@@ -1,0 +1,283 @@
+//! Blocking pops: clients waiting in BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP (and, on the
+//! same machinery, BZPOPMIN, BZPOPMAX, BZMPOP), and how they are served (Redis's blocked.c).
+//!
+//! # How a client blocks and is served
+//!
+//! A blocking handler first tries to pop, exactly as its non-blocking twin. If every key is
+//! missing it calls [`block`] (under the server lock, like every handler, so no push can slip
+//! between its check and its registration) and returns `Reply::NoReply`; inside MULTI or a
+//! script ([`may_block`] is false) it answers as if the timeout had passed instead.
+//! [`block`] records a [`Wait`]: the keys, the value type that can serve it ([`Kind`]), the
+//! deadline, and a `serve` closure holding the command's own parameters.
+//!
+//! A key becomes *ready* when the keyspace creates a key of a type that can serve waiters
+//! (`Shard::insert` of a new list covers LPUSH, RPUSH, LMOVE's destination, RENAME, MOVE,
+//! COPY...): the keyspace reports `KeyEvent::Ready` only while some client is blocked
+//! ([`Blocking::any`] is checked per command by [`crate::cmd::runtime::call::call`]), and
+//! [`key_ready`] queues the key once if someone waits on it. After a command, and after a whole script or EXEC, still
+//! holding the server lock, [`serve_ready`] drains the ready keys in the order they became
+//! ready (Redis's handleClientsBlockedOnKeys): for each, the waiters on that key in the order
+//! they blocked, each served by its own `serve` with the same pop code its non-blocking twin
+//! runs, until the value is gone. Serving BLMOVE pushes to its destination, which can make
+//! that key ready in turn: served in the same pass. A served client is removed from every key
+//! it waited on before it is served, under the registry's lock, so nothing is served twice;
+//! its reply is appended to its outbox and wakes its connection.
+//!
+//! The connection of a blocked client stops running requests (later input stays buffered)
+//! but keeps reading, so a disconnect is seen and [`forget`] unregisters it. The deadline is
+//! on the server clock: the connection sleeps with `Clock::sleep_until` and then calls
+//! [`timed_out`], which takes the server lock (so a timeout never cuts into a script or
+//! EXEC that is about to serve it) and answers the null array if the client is still blocked.
+//! CLIENT UNBLOCK is [`unblock`]; SWAPDB calls [`swapped`].
+//!
+//! # Adding a blocking command (e.g. BZPOPMIN)
+//!
+//! ```text
+//! fn bzpopmin(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+//!     let deadline = blocking::deadline(ctx, &a[a.len() - 1])?;   // parse the timeout
+//!     // ... try each key as ZPOPMIN would; reply at once if one has data ...
+//!     if !blocking::may_block(ctx) { return Ok(Reply::NilArray); }
+//!     Ok(blocking::block(ctx, blocking::Wait {
+//!         kind: blocking::Kind::ZSet,
+//!         keys: a[1..a.len() - 1].to_vec(),
+//!         deadline,
+//!         serve: Box::new(|ctx, key| { /* pop from the non-empty zset at key */ Served { .. } }),
+//!     }))
+//! }
+//! ```
+//! and make `Value::serves_blocked_pops` and [`kind_of`] answer for sorted sets.
+
+pub mod registry;
+
+pub use registry::{kind_of, Blocking, Kind, Serve, Served, Wait};
+
+use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::state::Ctx;
+use crate::cmd::runtime::state::ServerState;
+use crate::error::{self, RedisError};
+use crate::reply::Reply;
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+
+use crate::cmd::runtime::blocking::registry::Waiter;
+
+/// Whether a blocking command may block here (not inside MULTI/EXEC or a script, where Redis
+/// answers as if the timeout had already passed).
+pub fn may_block(ctx: &Ctx) -> bool {
+    !ctx.in_exec && !ctx.in_script
+}
+
+/// Parse a blocking command's timeout argument into an absolute deadline on the server clock
+/// (0: forever), with Redis's errors.
+pub fn deadline(ctx: &Ctx, arg: &[u8]) -> Result<i64, RedisError> {
+    let ms = crate::cmd::base::args::timeout_ms(arg)?;
+    // Redis adds with C's wrapping arithmetic: an enormous timeout may wrap into the past.
+    Ok(if ms > 0 { ms.wrapping_add(ctx.now) } else { 0 })
+}
+
+/// Block the calling client (see the module documentation); the handler returns what this
+/// returns.
+pub fn block(ctx: &mut Ctx, wait: Wait) -> Reply {
+    let state = ctx.state;
+    let client = &mut *ctx.client;
+    let mut keys: Vec<Bytes> = Vec::with_capacity(wait.keys.len());
+    for k in wait.keys {
+        if !keys.contains(&k) {
+            keys.push(Bytes::copy_from_slice(&k));
+        }
+    }
+    let mut r = state.blocking.inner.lock();
+    let seq = r.next_seq;
+    r.next_seq += 1;
+    for k in &keys {
+        r.keys
+            .entry((client.db, k.clone()))
+            .or_default()
+            .insert(seq, client.id);
+    }
+    r.clients.insert(
+        client.id,
+        Waiter {
+            db: client.db,
+            kind: wait.kind,
+            keys,
+            seq,
+            serve: wait.serve,
+            info: client.info.clone(),
+            push: client.push.clone(),
+        },
+    );
+    drop(r);
+    client.block_deadline = wait.deadline;
+    client.info.blocked.store(true, Ordering::Release);
+    state.blocking.blocked.fetch_add(1, Ordering::Relaxed);
+    Reply::NoReply
+}
+
+/// The keyspace created `key` in `db` with a type that can serve waiters: queue it for the
+/// next serving pass if someone waits on it (Redis's signalKeyAsReady).
+pub fn key_ready(state: &ServerState, db: usize, key: &Bytes) {
+    if !state.blocking.any() {
+        return;
+    }
+    let mut r = state.blocking.inner.lock();
+    let slot = (db, key.clone());
+    if r.keys.contains_key(&slot) && r.ready_set.insert(slot.clone()) {
+        r.ready.push(slot);
+    }
+}
+
+/// Serve the clients blocked on keys that became ready (Redis's handleClientsBlockedOnKeys).
+/// The caller holds the server lock; called after each command, script and EXEC.
+pub fn serve_ready(state: &ServerState) {
+    if !state.blocking.any() {
+        return;
+    }
+    loop {
+        let batch = {
+            let mut r = state.blocking.inner.lock();
+            if r.ready.is_empty() {
+                return;
+            }
+            std::mem::take(&mut r.ready)
+        };
+        for (db, key) in batch {
+            state
+                .blocking
+                .inner
+                .lock()
+                .ready_set
+                .remove(&(db, key.clone()));
+            serve_key(state, db, &key);
+        }
+    }
+}
+
+/// The kind of value at `key` now, expiring it first if its time ran out (no stats, no
+/// `keymiss`, as Redis's lookupKeyReadWithFlags(LOOKUP_NONOTIFY | LOOKUP_NOSTATS)).
+fn ready_kind(state: &ServerState, db: usize, key: &[u8], now: i64) -> Option<Kind> {
+    let kind = {
+        let mut shard = state.keyspace.db(db).lock(key);
+        shard.get(key, now).and_then(|e| kind_of(&e.value))
+    };
+    state.keyspace.report_pending();
+    kind
+}
+
+/// Serve the waiters of one ready key, first blocked first, until its value is gone.
+fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
+    let now = state.clock.now_ms();
+    let Some(kind) = ready_kind(state, db, key, now) else {
+        return;
+    };
+    let order: Vec<u64> = match state.blocking.inner.lock().keys.get(&(db, key.clone())) {
+        Some(q) => q.values().copied().collect(),
+        None => return,
+    };
+    for id in order {
+        let matches = state
+            .blocking
+            .inner
+            .lock()
+            .clients
+            .get(&id)
+            .is_some_and(|w| w.kind == kind);
+        if !matches {
+            continue;
+        }
+        let Some(mut w) = state.blocking.take(id) else {
+            continue;
+        };
+        let served = {
+            let mut stand_in = state.serve_client.lock();
+            stand_in.select(w.db);
+            let mut ctx = Ctx {
+                state,
+                client: &mut stand_in,
+                now,
+                in_script: false,
+                in_exec: false,
+            };
+            crate::cmd::runtime::call::track_events(state, now);
+            crate::cmd::runtime::tracking::serving(state, id);
+            let served = (w.serve)(&mut ctx, key);
+            state.keyspace.report_pending();
+            served
+        };
+        w.push.push_own(served.reply);
+        crate::cmd::runtime::tracking::served(state, &w.info, &w.push);
+        if served.deleted {
+            break;
+        }
+    }
+}
+
+/// The connection's deadline passed: if the client is still blocked, unblock it and return
+/// the null array it answers (Redis's replyToBlockedClientTimedOut). Waits for the server
+/// lock, so a script or EXEC that serves the client first wins.
+pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply> {
+    let id = client.id;
+    let deadline = client.block_deadline;
+    let never = std::future::pending::<()>();
+    let expired = crate::cmd::runtime::lock::when_no_script(state, never, || {
+        // Redis unblocks once the deadline is strictly in the past.
+        if state.clock.now_ms() > deadline {
+            state.blocking.take(id).is_some()
+        } else {
+            false
+        }
+    })
+    .await
+    .unwrap_or(false);
+    expired.then_some(Reply::NilArray)
+}
+
+/// CLIENT UNBLOCK: true if `id` was blocked; it gets the null array (as a timeout) or the
+/// UNBLOCKED error.
+pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
+    let Some(w) = state.blocking.take(id) else {
+        return false;
+    };
+    let reply = if with_error {
+        Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
+    } else {
+        Reply::NilArray
+    };
+    w.push.push_own(reply);
+    true
+}
+
+/// A client went away (or RESET): forget its wait, if any.
+pub fn forget(state: &ServerState, id: u64) {
+    if state.blocking.any() {
+        state.blocking.take(id);
+    }
+}
+
+/// SWAPDB `a` `b` happened: keys the waiters of either database wait on may exist now
+/// (Redis's scanDatabaseForReadyKeys).
+pub fn swapped(state: &ServerState, a: usize, b: usize, now: i64) {
+    if !state.blocking.any() {
+        return;
+    }
+    let waited: Vec<(usize, Bytes)> = state
+        .blocking
+        .inner
+        .lock()
+        .keys
+        .keys()
+        .filter(|(db, _)| *db == a || *db == b)
+        .cloned()
+        .collect();
+    for (db, key) in waited {
+        let serves = {
+            let mut shard = state.keyspace.db(db).lock(&key);
+            shard
+                .get(&key, now)
+                .is_some_and(|e| e.value.serves_blocked_pops())
+        };
+        if serves {
+            key_ready(state, db, &key);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Running a resolved command: [`call`] is the one path of network clients, `redis.call`,
+//! EXEC and blocked clients' service. Around the handler it tells the keyspace which events
+//! to report, times the command and records it (`observe`).
+
+use crate::cmd::runtime::keyspace_events as notify;
+use crate::cmd::runtime::observe;
+use crate::cmd::runtime::pause;
+use crate::cmd::runtime::state::{Ctx, ServerState};
+use crate::cmd::runtime::table::Command;
+use crate::reply::Reply;
+use bytes::Bytes;
+
+/// True when the client is in RESP2 subscribed mode (only a few commands allowed, PING
+/// answers as a message).
+pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
+    ctx.client.resp == 2 && ctx.client.subscription_count() > 0
+}
+
+/// Run an already resolved command. The caller holds the server lock and has checked
+/// authentication and the connection's mode.
+pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    // Timed on the system clock, as Redis's call() with ustime(). A client's own command
+    // starts when `execute` read the clock; a script's or transaction's commands read it.
+    let top = !ctx.in_script && !ctx.in_exec;
+    let started = match std::mem::take(&mut ctx.client.started_us) {
+        t if t != 0 && top => t,
+        _ => crate::clock::system_us(),
+    };
+    track_events(ctx.state, ctx.now);
+    let reply = match (cmd.handler)(ctx, args) {
+        Ok(r) => r,
+        Err(e) => Reply::error(e),
+    };
+    ctx.state.keyspace.report_pending();
+    let ended = crate::clock::system_us();
+    if top {
+        ctx.client.recent_us = ended;
+    }
+    let took = std::time::Duration::from_micros(ended.saturating_sub(started).max(0) as u64);
+    observe::after_call(ctx, cmd, args, &reply, took);
+    reply
+}
+
+/// Tell the keyspace which key events the next command must report: created keys only if
+/// someone listens for `new` events, ready keys only while a client is blocked.
+pub fn track_events(state: &ServerState, now: i64) {
+    crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
+    crate::keyspace::track_ready_keys(state.blocking.any());
+    // Values the command creates are stamped with its time (their LRU clock or LFU start).
+    crate::keyspace::set_command_context(now, state.access_policy());
+    crate::keyspace::keep_expired(pause::is_paused(state));
+}

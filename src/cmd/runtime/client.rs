@@ -1,0 +1,290 @@
+//! Per-connection state. [`Client`] is owned by the connection task and handed to handlers;
+//! [`ClientInfo`] is the part other clients may read (CLIENT LIST) or act on (CLIENT KILL);
+//! [`ClientExtra`] the control flags of CLIENT REPLY, NO-EVICT, TRACKING and MONITOR;
+//! [`MultiState`] a transaction being queued. Plain data that names nothing else of `cmd/`
+//! (ServerState holds clients); what is done with clients is in `clients.rs`.
+
+use crate::outbox::PushQueue;
+use crate::pubsub::ClientSubs;
+use crate::wake::Cancel;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
+use std::sync::Arc;
+
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    /// Server clock (Unix ms) at connection (CLIENT LIST's age, as Redis's ctime).
+    pub created_ms: AtomicI64,
+    pub name: Mutex<Option<Bytes>>,
+    pub lib_name: Mutex<Option<Bytes>>,
+    pub lib_ver: Mutex<Option<Bytes>>,
+    pub db: AtomicUsize,
+    pub resp: AtomicU8,
+    /// Server clock (Unix ms) at the last command (CLIENT LIST's idle).
+    pub last_active_ms: AtomicU64,
+    /// The last command and its container, e.g. `list` in `client` (CLIENT LIST's cmd), or
+    /// null: the `name` fields of static rows, so recording them per command is two stores.
+    last_cmd: AtomicPtr<&'static str>,
+    last_parent: AtomicPtr<&'static str>,
+    pub subscriptions: AtomicUsize,
+    pub pattern_subscriptions: AtomicUsize,
+    pub shard_subscriptions: AtomicUsize,
+    /// Cancelled by CLIENT KILL: the connection closes. Its doorbell also wakes the
+    /// connection for pushes (see `crate::wake`).
+    pub kill: Cancel,
+    /// The ACL user the client is authenticated as (CLIENT LIST's user).
+    pub user: Mutex<String>,
+    /// Connected over the unix socket (CLIENT LIST's `U` flag; local for protected mode).
+    unix_socket: std::sync::atomic::AtomicBool,
+    /// CLIENT REPLY, PAUSE, TRACKING, MONITOR and NO-EVICT state.
+    pub extra: ClientExtra,
+    /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST's `multi=` and `x` flag).
+    pub multi: AtomicI64,
+    /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
+    /// server lock by the blocking subsystem.
+    pub blocked: AtomicBool,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, addr: String, laddr: String) -> Self {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            created_ms: AtomicI64::new(0),
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            lib_ver: Mutex::new(None),
+            db: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            last_active_ms: AtomicU64::new(0),
+            last_cmd: AtomicPtr::new(std::ptr::null_mut()),
+            last_parent: AtomicPtr::new(std::ptr::null_mut()),
+            subscriptions: AtomicUsize::new(0),
+            pattern_subscriptions: AtomicUsize::new(0),
+            shard_subscriptions: AtomicUsize::new(0),
+            kill: Cancel::new(),
+            user: Mutex::new("default".into()),
+            unix_socket: Default::default(),
+            extra: Default::default(),
+            multi: AtomicI64::new(-1),
+            blocked: AtomicBool::new(false),
+        }
+    }
+
+    /// Record that this client came in over the unix socket.
+    pub fn set_unix_socket(&self, unix: bool) {
+        self.unix_socket.store(unix, Ordering::Relaxed);
+    }
+
+    /// Whether this client came in over the unix socket.
+    pub fn is_unix_socket(&self) -> bool {
+        self.unix_socket.load(Ordering::Relaxed)
+    }
+
+    /// A command starts: the time (idle) and the command's name and its container's (CLIENT
+    /// LIST's cmd), given as the `name` fields of static rows so recording them is two stores.
+    pub fn touch(
+        &self,
+        parent: Option<&'static &'static str>,
+        cmd: &'static &'static str,
+        now_ms: i64,
+    ) {
+        self.last_active_ms
+            .store(now_ms.max(0) as u64, Ordering::Relaxed);
+        let ptr = |n: &'static &'static str| n as *const &'static str as *mut &'static str;
+        self.last_parent
+            .store(parent.map_or(std::ptr::null_mut(), ptr), Ordering::Relaxed);
+        self.last_cmd.store(ptr(cmd), Ordering::Relaxed);
+    }
+
+    /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
+    /// `enable-debug-command local` lets use DEBUG.
+    pub fn is_local(&self) -> bool {
+        self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+        })
+    }
+
+    /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
+    pub fn last_cmd_name(&self) -> String {
+        // SAFETY: both are null or point at `name` fields of the static command table.
+        let (parent, cmd) = unsafe {
+            (
+                self.last_parent.load(Ordering::Relaxed).as_ref(),
+                self.last_cmd.load(Ordering::Relaxed).as_ref(),
+            )
+        };
+        match (parent, cmd) {
+            (_, None) => "NULL".to_string(),
+            (Some(p), Some(c)) => format!("{p}|{c}"),
+            (None, Some(c)) => c.to_string(),
+        }
+    }
+}
+
+pub struct Client {
+    pub info: Arc<ClientInfo>,
+    pub id: u64,
+    pub db: usize,
+    /// RESP protocol version: 2 or 3.
+    pub resp: u8,
+    pub authenticated: bool,
+    /// The ACL user the client runs as ("default" until AUTH).
+    pub user: String,
+    /// Close the connection once the pending replies are written (QUIT, protocol errors).
+    pub close_after_reply: bool,
+    /// Out-of-band frames (pub/sub deliveries, subscribe confirmations) for this connection,
+    /// written in order with its replies; its accounting enforces the pubsub output-buffer
+    /// limits.
+    pub push: Arc<PushQueue>,
+    /// Channels, patterns and shard channels this client subscribed to.
+    pub pubsub: ClientSubs,
+    /// The transaction being queued, between MULTI and EXEC/DISCARD.
+    pub multi: Option<MultiState>,
+    /// While blocked ([`Client::is_blocked`]): when the wait times out, on the server clock
+    /// (ms), 0 for never.
+    pub block_deadline: i64,
+    /// System time (µs) at the end of this client's previous command, while the connection
+    /// runs a batch of pipelined requests (0 otherwise): the next command's time and start,
+    /// so a pipeline reads the clock once per command. Cleared after the batch.
+    pub(crate) recent_us: i64,
+    /// System time (µs) the current command started at (its duration's start).
+    pub(crate) started_us: i64,
+}
+
+impl Client {
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Self {
+        let push = PushQueue::new(info.id, info.kill.clone());
+        Client {
+            id: info.id,
+            info,
+            db: 0,
+            resp: 2,
+            authenticated,
+            user: "default".into(),
+            close_after_reply: false,
+            push,
+            pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
+            recent_us: 0,
+            started_us: 0,
+        }
+    }
+
+    /// A client with no connection (the Lua caller's stand-in, embedded use).
+    pub fn detached(id: u64, db: usize, resp: u8) -> Self {
+        let info = Arc::new(ClientInfo::new(id, String::new(), String::new()));
+        let push = PushQueue::new(id, info.kill.clone());
+        push.set_resp(resp);
+        Client {
+            id,
+            info,
+            db,
+            resp,
+            authenticated: true,
+            user: "default".into(),
+            close_after_reply: false,
+            push,
+            pubsub: ClientSubs::default(),
+            multi: None,
+            block_deadline: 0,
+            recent_us: 0,
+            started_us: 0,
+        }
+    }
+
+    /// Channels, patterns and shard channels this client is subscribed to.
+    pub fn subscription_count(&self) -> usize {
+        self.info.subscriptions.load(Ordering::Relaxed)
+            + self.info.pattern_subscriptions.load(Ordering::Relaxed)
+            + self.info.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
+    /// Blocked in BLPOP and friends: the connection runs no request until it is served,
+    /// times out or is unblocked.
+    pub fn is_blocked(&self) -> bool {
+        self.info.blocked.load(Ordering::Acquire)
+    }
+
+    pub fn select(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db, Ordering::Relaxed);
+    }
+
+    /// Switch protocol: replies and pushes queued from now on use it (frames already queued
+    /// keep theirs, as in Redis, which encodes into the client's buffer at publish time).
+    pub fn set_resp(&mut self, resp: u8) {
+        self.resp = resp;
+        self.info.resp.store(resp, Ordering::Relaxed);
+        self.push.set_resp(resp);
+    }
+}
+
+/// CLIENT REPLY flags (Redis's CLIENT_REPLY_OFF, _SKIP, _SKIP_NEXT).
+pub mod reply_flags {
+    /// No reply is sent until CLIENT REPLY ON.
+    pub const OFF: u8 = 1;
+    /// The reply of the command now running is dropped.
+    pub const SKIP: u8 = 2;
+    /// Set by CLIENT REPLY SKIP: the next command's reply is dropped.
+    pub const SKIP_NEXT: u8 = 4;
+}
+
+/// The control flags of one client.
+#[derive(Default)]
+pub struct ClientExtra {
+    /// CLIENT NO-EVICT on (CLIENT LIST's `e` flag).
+    pub no_evict: AtomicBool,
+    /// In MONITOR mode (CLIENT LIST's `O` flag).
+    pub monitor: AtomicBool,
+    /// [`reply_flags`] bits.
+    pub reply: AtomicU8,
+    /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).
+    pub qbuf: std::sync::atomic::AtomicUsize,
+    /// The client's outbox, for other clients' commands that push to it (tracking).
+    pub push: std::sync::OnceLock<std::sync::Arc<crate::outbox::PushQueue>>,
+    /// Frames for this client that go after the reply of the command it is running
+    /// (invalidations of keys it changed itself).
+    pub after_reply: parking_lot::Mutex<Vec<bytes::Bytes>>,
+}
+
+impl ClientExtra {
+    /// After a command ran: whether its reply is written, then Redis's resetClient step
+    /// (SKIP lasts one command; SKIP_NEXT becomes SKIP for the next one).
+    pub fn reply_allowed_then_advance(&self) -> bool {
+        use reply_flags::*;
+        let f = self.reply.load(Ordering::Relaxed);
+        if f == 0 {
+            return true;
+        }
+        let allowed = f & (OFF | SKIP) == 0;
+        let mut next = f & !SKIP;
+        if next & SKIP_NEXT != 0 {
+            next = (next | SKIP) & !SKIP_NEXT;
+        }
+        self.reply.store(next, Ordering::Relaxed);
+        allowed
+    }
+}
+
+/// One command queued after MULTI, resolved when it was queued: its row by number in the
+/// server's command table (`CommandTable::every_row`), so a client names no row type.
+pub struct Queued {
+    pub row: usize,
+    pub args: Vec<Bytes>,
+}
+
+/// A client's transaction in progress (Redis's CLIENT_MULTI with its mstate).
+#[derive(Default)]
+pub struct MultiState {
+    pub queued: Vec<Queued>,
+    /// A command failed its checks while queuing (Redis's CLIENT_DIRTY_EXEC): EXEC aborts.
+    pub aborted: bool,
+}

@@ -1,0 +1,90 @@
+//! Background work on the server's state, as Redis's serverCron does it: active expiry and
+//! the idle-client timeout. The server layer spawns [`run`].
+
+use crate::cmd::runtime::state::ServerState;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Run the background cycles until the server shuts down.
+pub async fn run(state: Arc<ServerState>) {
+    tokio::join!(active_expiry(state.clone()), idle_clients(state));
+}
+
+/// `timeout`: close clients idle longer than that many seconds, checked every second, with
+/// Redis's exemptions (subscribers, blocked clients, monitors).
+async fn idle_clients(state: Arc<ServerState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let timeout_s = state.config.read().timeout;
+        if timeout_s == 0 {
+            continue;
+        }
+        let now = state.clock.now_ms().max(0) as u64;
+        let clients: Vec<_> = state.clients.lock().values().cloned().collect();
+        for c in clients {
+            let idle_ms = now.saturating_sub(c.last_active_ms.load(Ordering::Relaxed));
+            if idle_ms > timeout_s * 1000 && crate::cmd::runtime::clients::timeout_applies(&c) {
+                crate::log::verbose("Closing idle client");
+                c.kill.cancel();
+            }
+        }
+    }
+}
+
+/// Reclaim expired keys nobody reads, `hz` rounds a second (10 by default); and every key a
+/// move of the clock made stale at once, so a test that moves time sees expiry (and
+/// `expired` events) then, not at the next rounds. Nothing expires while a fault pauses the
+/// server.
+async fn active_expiry(state: Arc<ServerState>) {
+    loop {
+        // `hz` rounds a second (Redis's serverCron frequency, 1..=500).
+        let hz = u64::from(state.config.read().hz.clamp(1, 500));
+        let full = tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => false,
+            _ = state.clock.moved() => true,
+        };
+        if state.faults.paused_for().is_some() {
+            continue;
+        }
+        let on =
+            |flag: &std::sync::atomic::AtomicBool| flag.load(std::sync::atomic::Ordering::Relaxed);
+        if !on(&state.active_expire_enabled) || on(&state.cron_paused) {
+            continue;
+        }
+        loop {
+            if let Some(guard) = state.lock.lock_briefly() {
+                let started = std::time::Instant::now();
+                // A client pause keeps the dataset constant: no active expiry meanwhile.
+                let slowest_del = if crate::cmd::runtime::pause::is_paused(&state) {
+                    Duration::ZERO
+                } else if full {
+                    // A moved clock: every stale key goes now (no latency sample: the
+                    // sweep is a test's doing, not the server's load).
+                    state.keyspace.expire_all(state.clock.now_ms());
+                    Duration::ZERO
+                } else {
+                    state.keyspace.active_expire_round(state.clock.now_ms())
+                };
+                drop(guard);
+                let ms = started.elapsed().as_millis() as u64;
+                // Redis samples each expired key's deletion; the history keeps a second's
+                // maximum, so the round's slowest deletion gives the same entry.
+                let del_ms = slowest_del.as_millis() as u64;
+                crate::cmd::runtime::observe::add_sample_if_needed(&state, "expire-del", del_ms);
+                crate::cmd::runtime::tracking::limit_table(&state);
+                // Keys the cycle expired reach broadcasting clients now, not at the next command.
+                crate::cmd::runtime::tracking::broadcast(&state, 0);
+                crate::cmd::runtime::observe::add_sample_if_needed(&state, "expire-cycle", ms);
+                break;
+            }
+            state.lock.released().await;
+        }
+    }
+}

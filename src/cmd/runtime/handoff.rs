@@ -1,0 +1,75 @@
+//! Scripts run on the worker that received them (a thread hand-off per script costs more than
+//! a typical script); one that runs long hands the worker's other tasks to another thread
+//! from the Lua count hook ([`hand_off_if_long`]), so BUSY, SCRIPT KILL and SHUTDOWN stay
+//! served. This file is that hand-off and the marks a script runner sets around a script.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a script may run on a worker before the hook hands the worker's other tasks off.
+const INLINE_GRACE: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// When the script running inline on this thread started (None: no inline script, or its
+    /// tasks were already handed off).
+    pub static INLINE_SINCE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// The scripting layer's tick, called from the Lua count hook. tokio keeps some runnable
+/// tasks where no other worker can take them (the LIFO slot, the tasks deferred by a yield),
+/// and an I/O event is only noticed by a worker parked on the driver: a script that keeps
+/// this worker busy could strand other clients, SCRIPT KILL among them. Once a script has run
+/// INLINE_GRACE, block_in_place wakes the deferred tasks, makes the LIFO task stealable and
+/// offers this worker's core to a fresh thread. That thread may start too late under load
+/// (block_in_place then takes the core back), so inside it a probe task is spawned from
+/// outside the runtime and awaited: once any worker has run it, the runtime is being driven
+/// by a thread other than this one, which finishes the script. If it never runs, the next
+/// tick tries again.
+pub fn hand_off_if_long() {
+    let long = INLINE_SINCE.with(|s| match s.get() {
+        Some(t) if t.elapsed() >= INLINE_GRACE => {
+            s.set(None);
+            true
+        }
+        _ => false,
+    });
+    if !long {
+        return;
+    }
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probe = ran.clone();
+    let driven = tokio::task::block_in_place(|| {
+        handle.spawn(async move { probe.store(true, Ordering::Release) });
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(100) {
+            if ran.load(Ordering::Acquire) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        false
+    });
+    if !driven {
+        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+    }
+}
+
+/// Scripts run on the calling worker on a multi-threaded runtime (even with one worker:
+/// block_in_place then hands that worker's queue to a fresh thread); on a current-thread
+/// runtime, where block_in_place is not available, they move to a blocking thread.
+pub fn runs_inline() -> bool {
+    matches!(
+        tokio::runtime::Handle::current().runtime_flavor(),
+        tokio::runtime::RuntimeFlavor::MultiThread
+    )
+}
+
+/// Mark the script starting on this thread now as running inline (the hook may hand off
+/// after INLINE_GRACE), or clear the mark (`None`) when it ends.
+pub fn set_inline_since(since: Option<Instant>) {
+    INLINE_SINCE.with(|s| s.set(since));
+}

@@ -1,0 +1,105 @@
+//! The slow log as Redis's slowlog.c keeps it: commands that ran at least
+//! `slowlog-log-slower-than` microseconds, newest first, at most `slowlog-max-len`, with long
+//! argument lists and long arguments trimmed and secrets redacted. Fed by
+//! `observe::push_if_slow`; the SLOWLOG command reads it (`families/slowlog.rs`).
+
+use bytes::Bytes;
+use std::collections::VecDeque;
+
+/// Redis's SLOWLOG_ENTRY_MAX_ARGC and SLOWLOG_ENTRY_MAX_STRING.
+pub const MAX_ARGC: usize = 32;
+
+pub const MAX_STRING: usize = 128;
+
+/// One logged command.
+pub struct Entry {
+    pub id: u64,
+    pub time_s: i64,
+    pub duration_us: u64,
+    pub args: Vec<Bytes>,
+    pub peer: Bytes,
+    pub name: Bytes,
+}
+
+/// The slow log, newest entry first.
+#[derive(Default)]
+pub struct SlowLog {
+    pub entries: VecDeque<Entry>,
+    pub next_id: u64,
+}
+
+/// At most 32 arguments (the last saying how many more there were), each at most 128 bytes
+/// (with how many more there were).
+pub fn trimmed(argv: &[Bytes]) -> Vec<Bytes> {
+    let argc = argv.len().min(MAX_ARGC);
+    let mut out = Vec::with_capacity(argc);
+    for (j, a) in argv.iter().take(argc).enumerate() {
+        if argc != argv.len() && j == argc - 1 {
+            out.push(Bytes::from(format!(
+                "... ({} more arguments)",
+                argv.len() - argc + 1
+            )));
+        } else if a.len() > MAX_STRING {
+            let mut s = a[..MAX_STRING].to_vec();
+            s.extend_from_slice(format!("... ({} more bytes)", a.len() - MAX_STRING).as_bytes());
+            out.push(Bytes::from(s));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// The arguments as the slow log and MONITOR show them: passwords and other secrets
+/// replaced by `(redacted)`, as Redis's commands redact their own arguments.
+pub fn redacted(argv: &[Bytes]) -> Vec<Bytes> {
+    let red = || Bytes::from_static(b"(redacted)");
+    let mut out = argv.to_vec();
+    let is = |i: usize, s: &str| {
+        argv.get(i)
+            .is_some_and(|a| a.eq_ignore_ascii_case(s.as_bytes()))
+    };
+    if is(0, "auth") {
+        for a in out.iter_mut().skip(1) {
+            *a = red();
+        }
+    } else if is(0, "hello") {
+        let mut i = 2;
+        while i < argv.len() {
+            if is(i, "auth") && i + 2 < argv.len() {
+                out[i + 1] = red();
+                out[i + 2] = red();
+                i += 3;
+            } else {
+                i += 1;
+            }
+        }
+    } else if is(0, "config") && is(1, "set") {
+        let mut i = 2;
+        while i + 1 < argv.len() {
+            if crate::config::is_sensitive(&argv[i]) {
+                out[i + 1] = red();
+            }
+            i += 2;
+        }
+    } else if is(0, "acl") && is(1, "setuser") {
+        for a in out.iter_mut().skip(3) {
+            *a = red();
+        }
+    } else if is(0, "migrate") {
+        let mut i = 6;
+        while i < argv.len() {
+            if is(i, "auth") && i + 1 < argv.len() {
+                out[i + 1] = red();
+                i += 2;
+            } else if is(i, "auth2") && i + 2 < argv.len() {
+                out[i + 1] = red();
+                out[i + 2] = red();
+                i += 3;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,94 @@
+//! CLIENT PAUSE / UNPAUSE (Redis's pauseClients): until the pause ends, clients wait before
+//! running what it covers: every command (ALL) or those that may write or replicate (WRITE:
+//! write commands, PUBLISH, PFCOUNT, EVAL of scripts not flagged `no-writes`, EXEC of a
+//! transaction holding one). A waiting client counts as blocked (INFO blocked_clients) and is
+//! served in arrival order once the pause ends, by UNPAUSE or at its end time.
+
+pub mod registry;
+
+pub use registry::{Pause, PauseKind};
+
+use crate::cmd::base::flags;
+use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::state::ServerState;
+use crate::cmd::runtime::table::Command;
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Whether a WRITE pause holds this command back: Redis's is_may_replicate_command.
+pub(crate) fn may_replicate(
+    state: &ServerState,
+    cmd: &Command,
+    args: &[Bytes],
+    exec_writes: bool,
+) -> bool {
+    if let Some(writes) = script_writes(state, cmd, args) {
+        return writes;
+    }
+    cmd.has(flags::WRITE | flags::MAY_REPLICATE) || exec_writes
+}
+
+/// For EVAL, EVALSHA and FCALL of a script that declares its flags: whether it may write.
+/// Redis then takes the command's flags from the script's (scriptFlagsToCmdFlags), so a
+/// `no-writes` script is not held by a WRITE pause. None: the command's own flags decide.
+fn script_writes(state: &ServerState, cmd: &Command, args: &[Bytes]) -> Option<bool> {
+    use crate::script::script_flags as sf;
+    let (fcall, by_sha) = match cmd.name {
+        "eval" => (false, false),
+        "evalsha" => (false, true),
+        "fcall" => (true, false),
+        _ => return None,
+    };
+    let f = state.scripting.flags_now(fcall, by_sha, args.get(1)?)?;
+    (f & sf::EVAL_COMPAT == 0).then_some(f & sf::NO_WRITES == 0)
+}
+
+/// Wait while a pause holds this command back (`exec_writes`: an EXEC whose queued commands
+/// include a write). Returns false if the client was killed or the server stopped meanwhile.
+pub async fn wait_if_paused(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    args: &[Bytes],
+    exec_writes: bool,
+) -> bool {
+    let mut counted = false;
+    let ok = loop {
+        // The clock is read only while a pause may be in force (every command asks).
+        let mut now = 0;
+        let (kind, end) = state.pause.in_force_at(|| {
+            now = state.clock.now_ms();
+            now
+        });
+        let held = match kind {
+            PauseKind::Off => false,
+            PauseKind::All => true,
+            PauseKind::Write => may_replicate(state, cmd, args, exec_writes),
+        };
+        if !held {
+            break true;
+        }
+        if !counted {
+            counted = true;
+            state.pause.waiting.fetch_add(1, Ordering::Relaxed);
+        }
+        let left = Duration::from_millis((end - now).clamp(1, 100) as u64);
+        let changed = state.pause.changed.notified();
+        tokio::select! {
+            _ = changed => {}
+            _ = tokio::time::sleep(left) => {}
+            _ = client.info.kill.cancelled() => break false,
+            _ = state.shutdown.cancelled() => break false,
+        }
+    };
+    if counted {
+        state.pause.waiting.fetch_sub(1, Ordering::Relaxed);
+    }
+    ok
+}
+
+/// Whether any pause is in force now (expiry keeps keys while one is).
+pub fn is_paused(state: &ServerState) -> bool {
+    state.pause.in_force_at(|| state.clock.now_ms()).0 != PauseKind::Off
+}

@@ -1,0 +1,196 @@
+//! Scripts run under the server lock: EVAL, EVALSHA and FCALL (and their `_RO` forms) once
+//! the request path or EXEC holds the lock, with the server's script client and
+//! `ScriptHost`, the `Host` through which Lua's `redis.call` reaches [`call`] (the one
+//! re-entry from `script` into the commands, inverted through the trait).
+
+use crate::cmd::base::flags;
+use crate::cmd::runtime::call::call;
+use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::handoff;
+use crate::cmd::runtime::state::{Ctx, ServerState};
+use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
+use crate::reply::Reply;
+use crate::script::{EvalKind, Host};
+use bytes::Bytes;
+use std::time::Instant;
+
+/// Which script a SCRIPT_RUNNER row runs.
+#[derive(Clone, Copy)]
+pub(crate) enum ScriptCall {
+    Eval(EvalKind),
+    /// FCALL (`readonly` false) or FCALL_RO.
+    Fcall {
+        readonly: bool,
+    },
+}
+
+/// maxmemory's check before a script runs (see [`crate::cmd::runtime::evict::before_script`]): the
+/// script's flags (its shebang, or the function's) decide whether it is denyoom.
+pub(crate) fn before_script(
+    state: &ServerState,
+    cmd: &Command,
+    kind: ScriptCall,
+    args: &[Bytes],
+) -> Result<(), RedisError> {
+    let flags = match kind {
+        ScriptCall::Eval(k) => state.scripting.flags_of(k.by_sha, &args[1]),
+        ScriptCall::Fcall { .. } => state.scripting.function_flags(&args[1]),
+    };
+    crate::cmd::runtime::evict::before_script(state, cmd, flags)
+}
+
+/// Which script a SCRIPT_RUNNER row runs (None for the KILL rows).
+pub(crate) fn script_call(cmd: &Command) -> Option<ScriptCall> {
+    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
+    Some(match cmd.name {
+        "eval" => eval(false, false),
+        "evalsha" => eval(true, false),
+        "eval_ro" => eval(false, true),
+        "evalsha_ro" => eval(true, true),
+        "fcall" => ScriptCall::Fcall { readonly: false },
+        "fcall_ro" => ScriptCall::Fcall { readonly: true },
+        _ => return None,
+    })
+}
+
+/// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
+/// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
+pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
+    match script_call(cmd) {
+        Some(kind) => run_script(state, db, kind, args),
+        None => Reply::error(error::unknown_command(&args[0], &args[1..])),
+    }
+}
+
+/// A script command queued in a transaction, run by EXEC, which already holds the server
+/// lock: the script runs on this worker with the same hand-off as any inline script. SCRIPT
+/// KILL finds no script running (this transaction is what runs).
+pub(crate) fn script_in_transaction(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    args: &[Bytes],
+) -> Reply {
+    let Some(kind) = script_call(cmd) else {
+        return Reply::error(RedisError::new(error::NOTBUSY));
+    };
+    let inline = handoff::runs_inline();
+    if inline {
+        handoff::set_inline_since(Some(Instant::now()));
+    }
+    let reply = run_script(state, client.db, kind, args);
+    if inline {
+        handoff::set_inline_since(None);
+    }
+    reply
+}
+
+/// Run a script command with the server lock held by the caller. The script's
+/// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
+/// Redis) with the clock frozen at the script's start.
+pub(crate) fn run_script(
+    state: &ServerState,
+    db: usize,
+    kind: ScriptCall,
+    args: &[Bytes],
+) -> Reply {
+    let mut client = state.script_client.lock();
+    // What a fresh `Client::detached(0, db, 2)` would be.
+    client.select(db);
+    client.resp = 2;
+    client.authenticated = true;
+    client.close_after_reply = false;
+    let mut host = ScriptHost {
+        state,
+        client: &mut client,
+        now: state.clock.now_ms(),
+        readonly: false,
+    };
+    match kind {
+        ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
+        ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
+    }
+}
+
+/// The command layer seen from a running script.
+struct ScriptHost<'a> {
+    state: &'a ServerState,
+    client: &'a mut Client,
+    now: i64,
+    readonly: bool,
+}
+
+/// lookupCommand as scripts see it: a container with a subcommand argument resolves to the
+/// subcommand (unknown subcommand: no command); alone, to the container itself.
+fn script_lookup(
+    state: &ServerState,
+    args: &[Bytes],
+) -> Option<(&'static Command, Option<&'static Command>)> {
+    let c = state.commands.lookup(&args[0])?;
+    if c.subcommands.is_empty() || args.len() < 2 {
+        return Some((c, None));
+    }
+    crate::cmd::runtime::table::lookup_sub(c, &args[1]).map(|s| (s, Some(c)))
+}
+
+impl Host for ScriptHost<'_> {
+    fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
+        let Some((c, parent)) = script_lookup(self.state, args) else {
+            return Err("Unknown Redis command called from script");
+        };
+        if !c.arity_ok(args.len()) {
+            return Err("Wrong number of args calling Redis command from script");
+        }
+        if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
+            return Err("This Redis command is not allowed from script");
+        }
+        if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
+            return Err("Write commands are not allowed from read-only scripts.");
+        }
+        if let Some(denied) =
+            crate::cmd::runtime::acl::check_script_call(self.state, self.client, c, parent, args)
+        {
+            return Ok(denied);
+        }
+        if crate::cmd::runtime::evict::script_call_refused(
+            self.state,
+            c,
+            self.state.scripting.has_written(),
+        ) {
+            return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
+        }
+        if c.has(flags::WRITE) {
+            self.state.scripting.mark_wrote();
+        }
+        let mut ctx = Ctx {
+            state: self.state,
+            client: self.client,
+            now: self.now,
+            in_script: true,
+            in_exec: false,
+        };
+        Ok(call(&mut ctx, c, args))
+    }
+
+    fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str> {
+        match script_lookup(self.state, args) {
+            Some((c, parent)) => Ok(crate::cmd::runtime::acl::script_user_may(
+                self.state, c, parent, args,
+            )),
+            None => Err("Invalid command passed to redis.acl_check_cmd()"),
+        }
+    }
+
+    fn resp(&self) -> u8 {
+        self.client.resp
+    }
+
+    fn set_resp(&mut self, resp: u8) {
+        self.client.resp = resp;
+    }
+
+    fn set_readonly(&mut self, readonly: bool) {
+        self.readonly = readonly;
+    }
+}

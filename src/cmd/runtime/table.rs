@@ -1,0 +1,258 @@
+//! The command table: a [`Command`] row per command (name, arity, flags, key positions,
+//! handler, docs, subcommands) and [`CommandTable`], the rows of every family looked up by
+//! name with Redis's errors. The rows themselves live in their families
+//! (`cmd/families/`); `cmd/mod.rs` builds the one table of the process from them.
+
+use crate::cmd::base::flags;
+use crate::cmd::runtime::state::Ctx;
+use crate::error::{self, RedisError};
+use crate::reply::{CmdResult, Reply};
+use bytes::Bytes;
+use std::collections::HashMap;
+
+/// Handlers are synchronous and never touch a socket: they read arguments and the keyspace
+/// and return a reply value.
+pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
+
+/// One row of the command table (Redis's conventions: arity -N means at least N arguments
+/// counting the name; key positions are 1-based, last_key -1 means the last argument).
+pub struct Command {
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: u32,
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub handler: Handler,
+    pub group: &'static str,
+    pub summary: &'static str,
+    pub since: &'static str,
+    /// For container commands (CLIENT, CONFIG, SCRIPT, ...): the subcommands, named without
+    /// the container (`setname`). The container's own handler then never runs.
+    pub subcommands: &'static [Command],
+}
+
+impl Command {
+    /// A row with no key arguments and no subcommands; chain the `keys`/`subs`/`doc` helpers.
+    pub const fn new(name: &'static str, arity: i32, flags: u32, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            handler,
+            group: "generic",
+            summary: "",
+            since: "1.0.0",
+            subcommands: &[],
+        }
+    }
+    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Command {
+        self.first_key = first;
+        self.last_key = last;
+        self.step = step;
+        self
+    }
+    pub const fn doc(
+        mut self,
+        group: &'static str,
+        since: &'static str,
+        summary: &'static str,
+    ) -> Command {
+        self.group = group;
+        self.since = since;
+        self.summary = summary;
+        self
+    }
+    pub const fn subs(mut self, subs: &'static [Command]) -> Command {
+        self.subcommands = subs;
+        self
+    }
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+    /// The positions of the key arguments in `args` (args\[0\] is the command name).
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let first = self.first_key.max(0) as usize;
+        let last = if self.last_key < 0 {
+            (argc as i32 + self.last_key) as usize
+        } else {
+            self.last_key as usize
+        };
+        let step = self.step.max(1) as usize;
+        let valid = first > 0 && first < argc;
+        (first..=last.min(argc.saturating_sub(1)))
+            .step_by(step)
+            .filter(move |_| valid)
+    }
+}
+
+/// A noop handler for container rows, whose subcommands do the work.
+pub fn container(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(Reply::ok())
+}
+
+/// The full name Redis uses in errors: `get`, or `client|setname`.
+pub fn fullname(parent: Option<&Command>, cmd: &Command) -> String {
+    match parent {
+        Some(p) => format!("{}|{}", p.name, cmd.name),
+        None => cmd.name.to_string(),
+    }
+}
+
+/// Find the subcommand row of a container command.
+pub fn lookup_sub(parent: &'static Command, name: &[u8]) -> Option<&'static Command> {
+    parent
+        .subcommands
+        .iter()
+        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Every request looks its command up here: aHash, not SipHash (names are not attacker-chosen
+/// keys that stay, so flooding is not a concern; SipHash was a visible share of a call).
+type Map = HashMap<&'static str, &'static Command, ahash::RandomState>;
+
+/// A row and its container (`None` for a top-level command).
+pub type Row = (&'static Command, Option<&'static Command>);
+
+/// The rows of every family, by name. The `RESPLOCK.*` rows (flag TEST_ONLY) are kept apart:
+/// only [`CommandTable::resolve_for`] finds them, for servers started with
+/// `enable_test_commands`.
+pub struct CommandTable {
+    main: Map,
+    test: Map,
+    /// Every row a request can run, test-only rows and subcommands included, numbered once in
+    /// a fixed order: per-command counters are kept in an array by this number instead of a
+    /// map by name (see `observe`).
+    rows: Vec<Row>,
+    /// A row's number by its address (a row is a static, so its address is its identity).
+    by_addr: ahash::AHashMap<usize, usize>,
+    /// A row's number by its full name (`get`, `client|list`).
+    by_name: ahash::AHashMap<String, usize>,
+}
+
+impl CommandTable {
+    /// The table of `families`' rows; a name defined twice is a bug.
+    pub fn new(families: &[&'static [Command]]) -> CommandTable {
+        let (mut main, mut test) = (Map::default(), Map::default());
+        for fam in families {
+            for c in fam.iter() {
+                let t = if c.has(flags::TEST_ONLY) {
+                    &mut test
+                } else {
+                    &mut main
+                };
+                let prev = t.insert(c.name, c);
+                assert!(prev.is_none(), "command {} defined twice", c.name);
+            }
+        }
+        let mut rows = Vec::new();
+        for c in main.values().chain(test.values()) {
+            rows.push((*c, None));
+            for sub in c.subcommands {
+                rows.push((sub, Some(*c)));
+            }
+        }
+        let (mut by_addr, mut by_name) = (ahash::AHashMap::new(), ahash::AHashMap::new());
+        for (i, (cmd, parent)) in rows.iter().enumerate() {
+            by_addr.entry(*cmd as *const Command as usize).or_insert(i);
+            by_name.entry(fullname(*parent, cmd)).or_insert(i);
+        }
+        CommandTable {
+            main,
+            test,
+            rows,
+            by_addr,
+            by_name,
+        }
+    }
+
+    /// Every row, numbered (see the field).
+    pub fn every_row(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// The number of `cmd` in [`CommandTable::every_row`].
+    pub fn row_number(&self, cmd: &Command) -> Option<usize> {
+        self.by_addr.get(&(cmd as *const Command as usize)).copied()
+    }
+
+    /// The number of the row with this full name (`get`, `client|list`).
+    pub fn row_named(&self, fullname: &str) -> Option<usize> {
+        self.by_name.get(fullname).copied()
+    }
+
+    /// All commands, sorted by name (COMMAND, COMMAND LIST, COMMAND COUNT).
+    pub fn all_commands(&self) -> Vec<&'static Command> {
+        let mut v: Vec<_> = self.main.values().copied().collect();
+        v.sort_by_key(|c| c.name);
+        v
+    }
+
+    /// Case-insensitive lookup without allocating for ordinary names.
+    pub fn lookup(&self, name: &[u8]) -> Option<&'static Command> {
+        lookup_in(&self.main, name)
+    }
+
+    /// [`CommandTable::resolve`] as a server's clients see the table: with the `RESPLOCK.*`
+    /// rows when it was started with `enable_test_commands`, and exactly as an unknown
+    /// command otherwise.
+    pub fn resolve_for(&self, test_commands: bool, args: &[Bytes]) -> Result<Row, RedisError> {
+        match resolve_with(self.lookup(&args[0]), args) {
+            Err(e) if test_commands => match lookup_in(&self.test, &args[0]) {
+                Some(c) => resolve_with(Some(c), args),
+                None => Err(e),
+            },
+            r => r,
+        }
+    }
+
+    /// Resolve `args` to the row that will run: the command, or its subcommand for
+    /// containers. Checks existence and arity with Redis's exact errors.
+    pub fn resolve(&self, args: &[Bytes]) -> Result<Row, RedisError> {
+        resolve_with(self.lookup(&args[0]), args)
+    }
+}
+
+fn lookup_in(t: &Map, name: &[u8]) -> Option<&'static Command> {
+    let mut buf = [0u8; 32];
+    if name.len() > buf.len() {
+        return None;
+    }
+    for (d, s) in buf.iter_mut().zip(name) {
+        *d = s.to_ascii_lowercase();
+    }
+    let s = std::str::from_utf8(&buf[..name.len()]).ok()?;
+    t.get(s).copied()
+}
+
+fn resolve_with(found: Option<&'static Command>, args: &[Bytes]) -> Result<Row, RedisError> {
+    let cmd = match found {
+        Some(c) => c,
+        None => return Err(error::unknown_command(&args[0], &args[1..])),
+    };
+    if cmd.subcommands.is_empty() {
+        if !cmd.arity_ok(args.len()) {
+            return Err(error::wrong_arity(cmd.name));
+        }
+        return Ok((cmd, None));
+    }
+    if args.len() < 2 {
+        return Err(error::wrong_arity(cmd.name));
+    }
+    match lookup_sub(cmd, &args[1]) {
+        None => Err(error::unknown_subcommand(&args[1], cmd.name)),
+        Some(sub) => {
+            if !sub.arity_ok(args.len()) {
+                return Err(error::wrong_arity(&fullname(Some(cmd), sub)));
+            }
+            Ok((sub, Some(cmd)))
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Typed access to the keyspace for the set, sorted-set and SORT families: read a value of
+//! one type (WRONGTYPE otherwise), modify it in place and delete the key once it is empty (as
+//! Redis does), overwrite or delete a destination key (Redis's setKey / dbDelete), and read
+//! several keys at once under one set of shard locks.
+
+use crate::cmd::runtime::state::Ctx;
+use crate::config::Config;
+use crate::error::{self, RedisError};
+use crate::keyspace::{Entry, Shard, Value};
+use crate::types::set::Set;
+use crate::types::zset::{ZSet, ZSetLimits};
+
+/// A value type a command family works on.
+pub trait Typed: Sized {
+    /// The value as this type, or None for another type.
+    fn of(v: &Value) -> Option<&Self>;
+    /// Mutable [`Typed::of`].
+    fn of_mut(v: &mut Value) -> Option<&mut Self>;
+    /// Wrap into a keyspace value.
+    fn into_value(self) -> Value;
+    /// True when the key must be deleted.
+    fn empty(&self) -> bool;
+}
+
+impl Typed for Set {
+    fn of(v: &Value) -> Option<&Self> {
+        match v {
+            Value::Set(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn of_mut(v: &mut Value) -> Option<&mut Self> {
+        match v {
+            Value::Set(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Set(self)
+    }
+    fn empty(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl Typed for ZSet {
+    fn of(v: &Value) -> Option<&Self> {
+        match v {
+            Value::ZSet(z) => Some(z),
+            _ => None,
+        }
+    }
+    fn of_mut(v: &mut Value) -> Option<&mut Self> {
+        match v {
+            Value::ZSet(z) => Some(z),
+            _ => None,
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::ZSet(self)
+    }
+    fn empty(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+/// `WRONGTYPE Operation against a key holding the wrong kind of value`.
+pub fn wrongtype() -> RedisError {
+    RedisError::new(error::WRONGTYPE)
+}
+
+/// The current `set-max-intset-entries`, read per command so CONFIG SET applies at once.
+pub fn intset_limit(ctx: &Ctx) -> usize {
+    ctx.state.config.read().set_max_intset_entries as usize
+}
+
+/// The current `zset-max-listpack-*` settings.
+pub fn zset_limits(ctx: &Ctx) -> ZSetLimits {
+    limits_of(&ctx.state.config.read())
+}
+
+fn limits_of(c: &Config) -> ZSetLimits {
+    ZSetLimits {
+        max_listpack_entries: c.zset_max_listpack_entries as usize,
+        max_listpack_value: c.zset_max_listpack_value as usize,
+    }
+}
+
+/// Run `f` on the value of type `T` at `key` (None when missing); WRONGTYPE for another type.
+pub fn read<T: Typed, R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&T>) -> R,
+) -> Result<R, RedisError> {
+    let mut shard = ctx.db().lock(key);
+    match shard.get(key, ctx.now) {
+        None => Ok(f(None)),
+        Some(e) => T::of(&e.value).map(|v| f(Some(v))).ok_or_else(wrongtype),
+    }
+}
+
+/// What [`modify`] and [`upsert`] did to the key beyond running `f`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The key did not exist and was created.
+    pub created: bool,
+    /// The value became empty and the key was deleted.
+    pub deleted: bool,
+}
+
+/// Run `f` on the existing value of type `T` at `key`: Ok(None) when the key is missing. A
+/// value `f` leaves empty is deleted with its key.
+pub fn modify<T: Typed, R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(&mut T) -> R,
+) -> Result<Option<(R, bool)>, RedisError> {
+    let mut shard = ctx.db().lock(key);
+    let v = match shard.get_mut(key, ctx.now) {
+        None => return Ok(None),
+        Some(e) => T::of_mut(&mut e.value).ok_or_else(wrongtype)?,
+    };
+    let r = f(v);
+    let deleted = v.empty();
+    if deleted {
+        shard.remove(key, ctx.now);
+    }
+    Ok(Some((r, deleted)))
+}
+
+/// Run `f` on the value of type `T` at `key`, first creating it with `new` when missing. A
+/// value left empty (a new one included) is removed again, so no empty key is ever visible.
+pub fn upsert<T: Typed, R>(
+    ctx: &Ctx,
+    key: &[u8],
+    new: impl FnOnce() -> T,
+    f: impl FnOnce(&mut T) -> Result<R, RedisError>,
+) -> Result<(R, Outcome), RedisError> {
+    let mut shard = ctx.db().lock(key);
+    let created = match shard.get(key, ctx.now) {
+        None => true,
+        Some(e) if T::of(&e.value).is_some() => false,
+        Some(_) => return Err(wrongtype()),
+    };
+    if created {
+        shard.insert(key, Entry::new(new().into_value()));
+    }
+    // The lookup above was the access (Redis looks the key up once).
+    let v = shard
+        .peek_mut(key, ctx.now)
+        .and_then(|e| T::of_mut(&mut e.value))
+        .expect("present and typed");
+    let r = f(v);
+    let deleted = v.empty();
+    if deleted {
+        shard.remove(key, ctx.now);
+    }
+    Ok((
+        r?,
+        Outcome {
+            created,
+            deleted: deleted && !created,
+        },
+    ))
+}
+
+/// Redis's setKey for a STORE destination: replace whatever `key` holds (any type, any TTL)
+/// with `value`.
+pub fn store(ctx: &Ctx, key: &[u8], value: Value) {
+    let mut shard = ctx.db().lock(key);
+    // Expire it first, so a live key is overwritten (no `new` event) and a dead one re-added.
+    shard.contains(key, ctx.now);
+    shard.insert(key, Entry::new(value));
+}
+
+/// Redis's dbDelete for a STORE destination whose result is empty: true if a key was there.
+pub fn delete(ctx: &Ctx, key: &[u8]) -> bool {
+    ctx.db().lock(key).remove(key, ctx.now).is_some()
+}
+
+/// Run `f` on the values of `keys` (None for missing keys), read together under their shard
+/// locks without copying. Keys may repeat.
+pub fn read_many<R>(ctx: &Ctx, keys: &[&[u8]], f: impl FnOnce(&[Option<&Value>]) -> R) -> R {
+    let db = ctx.db();
+    let mut guard = db.lock_keys(keys.iter().copied());
+    // Expire and count the access first (needs the shards mutably; Redis's lookupKeyRead),
+    // then read them all shared.
+    for k in keys {
+        guard.shard(k).get(k, ctx.now);
+    }
+    let mut order: Vec<usize> = keys.iter().map(|k| db.shard_of(k)).collect();
+    order.sort_unstable();
+    order.dedup();
+    let shards: Vec<&Shard> = guard.shards().map(|s| &*s).collect();
+    let values: Vec<Option<&Value>> = keys
+        .iter()
+        .map(|k| {
+            let pos = order.binary_search(&db.shard_of(k)).expect("locked shard");
+            shards[pos].map.get(k).map(|e| &e.value)
+        })
+        .collect();
+    f(&values)
+}
+
+/// SSCAN/ZSCAN's COUNT and MATCH options (HSCAN's rules: COUNT below 1 is a syntax error).
+pub struct ScanArgs {
+    /// How many elements a page should hold, roughly.
+    pub count: usize,
+    /// The MATCH pattern, None for none or `*`.
+    pub pattern: Option<crate::glob::Glob>,
+}
+
+/// Parse SSCAN/ZSCAN options from `a[from..]`.
+pub fn scan_args(a: &[bytes::Bytes], from: usize) -> Result<ScanArgs, RedisError> {
+    use crate::cmd::base::args::{self, is};
+    let mut out = ScanArgs {
+        count: 10,
+        pattern: None,
+    };
+    let mut i = from;
+    while i < a.len() {
+        let more = a.len() - i >= 2;
+        if is(&a[i], "count") && more {
+            let n = args::int(&a[i + 1])?;
+            if n < 1 {
+                return Err(RedisError::new(error::SYNTAX));
+            }
+            out.count = n.min(1 << 20) as usize;
+        } else if is(&a[i], "match") && more {
+            out.pattern =
+                (a[i + 1].as_ref() != b"*").then(|| crate::glob::Glob::new(&a[i + 1], false));
+        } else {
+            return Err(RedisError::new(error::SYNTAX));
+        }
+        i += 2;
+    }
+    Ok(out)
+}
+
+/// A fixed hasher for SSCAN/ZSCAN cursors, so a cursor stays valid across calls and across
+/// a value's re-encodings.
+pub fn member_hash(member: &[u8]) -> u64 {
+    static H: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
+    H.get_or_init(|| ahash::RandomState::with_seeds(0x5e7c0de, 0x2e75ca9, 0xfeedbeef, 0x1234567))
+        .hash_one(member)
+}
