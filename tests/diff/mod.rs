@@ -1,0 +1,12 @@
+//! The differential tester's parts (see `tests/differential.rs` for the modes and how to run
+//! them).
+#![allow(dead_code)]
+
+pub mod classic;
+pub mod conn;
+pub mod resp;
+pub mod gen;
+pub mod norm;
+pub mod proc;
+pub mod spec;
+pub mod run;
