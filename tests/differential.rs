@@ -46,7 +46,6 @@ mod diff;
 #[allow(dead_code)]
 mod format;
 
-
 use diff::classic::Norm;
 use diff::conn::Conn;
 use diff::gen::{norm_of, undriven, TableGen};
@@ -308,7 +307,11 @@ async fn single_mode(mode: &str, make: fn(&mut TableGen, &Table) -> Step) -> Rep
                 let step = loop {
                     // A transaction is ended soon after it starts, so most commands run.
                     let st = if session.in_multi() && g.rng().chance(12) {
-                        let end = if g.rng().chance(80) { "EXEC" } else { "DISCARD" };
+                        let end = if g.rng().chance(80) {
+                            "EXEC"
+                        } else {
+                            "DISCARD"
+                        };
                         Step {
                             args: vec![end.as_bytes().to_vec()],
                             norm: Norm::Exact,
@@ -388,13 +391,158 @@ fn table_step(g: &mut TableGen, table: &Table) -> Step {
     }
 }
 
+/// The reference back to a fresh state for a scenario: reset, and no subscriber of an earlier
+/// scenario left (its connections are closed but maybe not yet freed).
+async fn fresh_reference(redis: SocketAddr, defaults: &[(String, Vec<u8>)]) {
+    let mut c = Conn::open(redis).await;
+    let bad = run::reset(&mut c, defaults).await;
+    assert!(bad.is_empty(), "reset of the reference: {bad:?}");
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        let ch = c.cmd(&["PUBSUB", "CHANNELS"]).await;
+        let sh = c.cmd(&["PUBSUB", "SHARDCHANNELS"]).await;
+        let np = c.cmd(&["PUBSUB", "NUMPAT"]).await;
+        if ch == b"*0\r\n" && sh == b"*0\r\n" && np == b":0\r\n" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_connections_match_redis() {
+    let mode = "scenarios";
+    if !enabled(mode) {
+        return;
+    }
+    let mut report = Report::default();
+    let started = Instant::now();
+    let redis = diff::proc::OwnRedis::start().expect("redis-server starts (is it on PATH?)");
+    let probe = common::server().await;
+    let table = load_table(redis.addr, probe.local_addr(), mode).await;
+    probe.shutdown().await;
+    let defaults = run::config_defaults(&mut Conn::open(redis.addr).await).await;
+    let deadline = budget().map(|b| started + b);
+    let ops = env_usize("DIFF_OPS", 20_000);
+    let exclude = excluded();
+    'seeds: for seed in seeds() {
+        let mut g = TableGen::new(
+            seed.wrapping_mul(7).wrapping_add(3),
+            false,
+            table.pool.clone(),
+        );
+        let mut done = 0;
+        while done < ops {
+            if deadline.is_some_and(|d| Instant::now() > d) {
+                break 'seeds;
+            }
+            let sc = diff::scenario::generate(&mut g, &table.specs);
+            if exclude.iter().any(|x| sc.kind.contains(x.as_str())) {
+                continue;
+            }
+            done += sc.acts.len();
+            fresh_reference(redis.addr, &defaults).await;
+            let srv = common::server().await;
+            let (m, _) = diff::scenario::run(redis.addr, srv.local_addr(), &sc).await;
+            srv.shutdown().await;
+            for x in &sc.acts {
+                report.count(&family_of(&table.specs, &x.args[0]));
+            }
+            let Some((at, er, eo)) = m else { continue };
+            let tag = format!(
+                "{}:{}",
+                sc.kind,
+                String::from_utf8_lossy(&sc.acts[at].args[0]).to_ascii_lowercase()
+            );
+            *report.seen.entry(tag.clone()).or_default() += 1;
+            if report.seen[&tag] > 1 || report.failures.len() >= 40 {
+                continue;
+            }
+            let mut msg = format!(
+                "DIVERGENCE ({mode}): seed {seed}, a {} scenario of {} connections, step {at}\n  command: c{} {}\n  redis:    {}\n  resplock: {}\n",
+                sc.kind,
+                sc.resp3.len(),
+                sc.acts[at].conn,
+                diff::resp::show_cmd(&sc.acts[at].args),
+                diff::scenario::show_events(&er),
+                diff::scenario::show_events(&eo)
+            );
+            // Shrink over the steps, each candidate on fresh servers.
+            let base = sc.clone();
+            let mut cur: Vec<diff::scenario::Act> = sc.acts[..=at].to_vec();
+            let budget_runs = env_usize("DIFF_SHRINK", 400);
+            let mut runs = 0;
+            let mut progress = true;
+            while progress && runs < budget_runs {
+                progress = false;
+                for i in (0..cur.len()).rev() {
+                    if runs >= budget_runs {
+                        break;
+                    }
+                    let mut cand = cur.clone();
+                    cand.remove(i);
+                    if cand.is_empty() {
+                        continue;
+                    }
+                    runs += 1;
+                    let trial = diff::scenario::Scenario {
+                        acts: cand.clone(),
+                        ..base.clone()
+                    };
+                    fresh_reference(redis.addr, &defaults).await;
+                    let srv = common::server().await;
+                    let (m, _) = diff::scenario::run(redis.addr, srv.local_addr(), &trial).await;
+                    srv.shutdown().await;
+                    if let Some((at2, _, _)) = m {
+                        cand.truncate(at2 + 1);
+                        cur = cand;
+                        progress = true;
+                        break;
+                    }
+                }
+            }
+            let shrunk = diff::scenario::Scenario {
+                acts: cur,
+                ..base.clone()
+            };
+            fresh_reference(redis.addr, &defaults).await;
+            let srv = common::server().await;
+            let (m, log) = diff::scenario::run(redis.addr, srv.local_addr(), &shrunk).await;
+            srv.shutdown().await;
+            match m {
+                Some((at2, er2, eo2)) => msg.push_str(&format!(
+                    "  shrunk to {} step(s); the last one gives\n  redis:    {}\n  resplock: {}\n  as a case (the reference's replies; <ID1>/<ADDR1> stand for connection 1's id and address):\n\n{}\n",
+                    at2 + 1,
+                    diff::scenario::show_events(&er2),
+                    diff::scenario::show_events(&eo2),
+                    diff::scenario::as_case(&format!("differential scenario seed {seed}"), &shrunk, &log)
+                )),
+                None => msg.push_str("  (did not reproduce from a fresh state: timing)\n"),
+            }
+            msg.push_str(&format!("  rerun: DIFF_SEED={seed}\n"));
+            println!("{msg}");
+            report.failures.push(msg);
+        }
+    }
+    report.print(mode, started);
+    assert!(
+        report.failures.is_empty(),
+        "{} divergence(s), printed above",
+        report.failures.len()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_command_sequences_match_redis() {
     if !enabled("classic grammar") {
         return;
     }
     let r = single_mode("classic", classic_step).await;
-    assert!(r.failures.is_empty(), "{} divergence(s), printed above", r.failures.len());
+    assert!(
+        r.failures.is_empty(),
+        "{} divergence(s), printed above",
+        r.failures.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,7 +551,11 @@ async fn every_command_of_the_table_matches_redis() {
         return;
     }
     let r = single_mode("table", table_step).await;
-    assert!(r.failures.is_empty(), "{} divergence(s), printed above", r.failures.len());
+    assert!(
+        r.failures.is_empty(),
+        "{} divergence(s), printed above",
+        r.failures.len()
+    );
 }
 
 mod hardening;

@@ -23,10 +23,19 @@ pub fn undriven(spec: &Spec) -> Option<&'static str> {
         }
         "script|debug" => "starts the Lua debugger (a forked session)",
         "pfselftest" => "runs for seconds",
-        "memory|malloc-stats" => "its reply is the allocator's own statistics (jemalloc in redis-server)",
+        "memory|malloc-stats" => {
+            "its reply is the allocator's own statistics (jemalloc in redis-server)"
+        }
         "debug" => "only refused (enable-debug-command no); driven by the conformance cases",
-        "client|kill" | "client|pause" | "client|unpause" | "client|reply" | "client|tracking"
-        | "client|caching" | "client|unblock" | "client|getredir" | "client|trackinginfo"
+        "client|kill"
+        | "client|pause"
+        | "client|unpause"
+        | "client|reply"
+        | "client|tracking"
+        | "client|caching"
+        | "client|unblock"
+        | "client|getredir"
+        | "client|trackinginfo"
         | "quit" => "acts on connections: driven in the several-connection scenarios",
         "subscribe" | "psubscribe" | "ssubscribe" | "unsubscribe" | "punsubscribe"
         | "sunsubscribe" => "subscribed mode: driven in the pub/sub scenarios",
@@ -58,16 +67,39 @@ fn key_pool(group: &str) -> &'static [&'static [u8]] {
 }
 
 pub const ALL_KEYS: &[&[u8]] = &[
-    b"s0", b"s1", b"h0", b"h1", b"l0", b"l1", b"S0", b"S1", b"z0", b"z1", b"x0", b"p0", b"g0",
-    b"k\x00\xff", b"",
+    b"s0",
+    b"s1",
+    b"h0",
+    b"h1",
+    b"l0",
+    b"l1",
+    b"S0",
+    b"S1",
+    b"z0",
+    b"z1",
+    b"x0",
+    b"p0",
+    b"g0",
+    b"k\x00\xff",
+    b"",
 ];
 
-const CHANNELS: &[&[u8]] = &[b"ch0", b"ch1", b"news.1", b"news.2", b"__keyspace@0__:s0", b""];
+const CHANNELS: &[&[u8]] = &[
+    b"ch0",
+    b"ch1",
+    b"news.1",
+    b"news.2",
+    b"__keyspace@0__:s0",
+    b"",
+];
 
 /// CONFIG parameters the generator may set, with values (valid and not): none of them changes
 /// where the servers listen, what they write to disk or who may connect.
 pub const CONFIG_SAFE: &[(&str, &[&str])] = &[
-    ("hash-max-listpack-entries", &["0", "1", "4", "128", "-1", "x"]),
+    (
+        "hash-max-listpack-entries",
+        &["0", "1", "4", "128", "-1", "x"],
+    ),
     ("hash-max-listpack-value", &["0", "2", "64", "x"]),
     ("set-max-intset-entries", &["0", "2", "512", "x"]),
     ("set-max-listpack-entries", &["0", "2", "128"]),
@@ -83,10 +115,16 @@ pub const CONFIG_SAFE: &[(&str, &[&str])] = &[
     ("slowlog-log-slower-than", &["10000", "-1", "0"]),
     ("slowlog-max-len", &["128", "0", "1"]),
     ("latency-monitor-threshold", &["0", "100"]),
-    ("notify-keyspace-events", &["", "KEA", "Kx", "Eg$", "z", "KEAn", "xyz"]),
+    (
+        "notify-keyspace-events",
+        &["", "KEA", "Kx", "Eg$", "z", "KEAn", "xyz"],
+    ),
     ("lfu-log-factor", &["10", "0", "1"]),
     ("lfu-decay-time", &["1", "0"]),
-    ("maxmemory-policy", &["noeviction", "allkeys-lru", "volatile-lfu", "bogus"]),
+    (
+        "maxmemory-policy",
+        &["noeviction", "allkeys-lru", "volatile-lfu", "bogus"],
+    ),
     ("active-expire-effort", &["1", "10", "11"]),
     ("lazyfree-lazy-user-del", &["yes", "no", "maybe"]),
     ("lazyfree-lazy-user-flush", &["yes", "no"]),
@@ -301,7 +339,9 @@ impl TableGen {
                 g.rng.pick::<[u8]>(&[b"10", b"20", b"-1", b"x"]).to_vec()
             }
             (Kind::Int, "timeout") => g.rng.range(1, 30).to_string().into_bytes(),
-            (Kind::Int, "count") | (Kind::Int, "num-matches") | (Kind::Int, "len")
+            (Kind::Int, "count")
+            | (Kind::Int, "num-matches")
+            | (Kind::Int, "len")
             | (Kind::Int, "limit") => {
                 if g.rng.chance(85) {
                     g.rng.range(-3, 12).to_string().into_bytes()
@@ -319,10 +359,16 @@ impl TableGen {
             (Kind::Int, "db") | (Kind::Int, "destination-db") | (Kind::Int, "index")
                 if spec.group != "list" =>
             {
-                g.rng.pick::<[u8]>(&[b"0", b"1", b"2", b"16", b"-1", b"x"]).to_vec()
+                g.rng
+                    .pick::<[u8]>(&[b"0", b"1", b"2", b"16", b"-1", b"x"])
+                    .to_vec()
             }
-            (Kind::Int, "start") | (Kind::Int, "stop") | (Kind::Int, "end")
-            | (Kind::Int, "index") | (Kind::Int, "rank") | (Kind::Int, "offset") => {
+            (Kind::Int, "start")
+            | (Kind::Int, "stop")
+            | (Kind::Int, "end")
+            | (Kind::Int, "index")
+            | (Kind::Int, "rank")
+            | (Kind::Int, "offset") => {
                 if g.rng.chance(85) {
                     g.rng.range(-12, 12).to_string().into_bytes()
                 } else {
@@ -369,13 +415,11 @@ impl TableGen {
                     }
                 }
             }
-            (_, "id") | (_, "last-id") | (_, "max_deleted_entry_id") => stream_id(&mut g.rng, false),
-            (_, "group") | (_, "groupname") => {
-                g.rng.pick::<[u8]>(&[b"g1", b"g2", b""]).to_vec()
+            (_, "id") | (_, "last-id") | (_, "max_deleted_entry_id") => {
+                stream_id(&mut g.rng, false)
             }
-            (_, "consumer") | (_, "consumername") => {
-                g.rng.pick::<[u8]>(&[b"c1", b"c2"]).to_vec()
-            }
+            (_, "group") | (_, "groupname") => g.rng.pick::<[u8]>(&[b"g1", b"g2", b""]).to_vec(),
+            (_, "consumer") | (_, "consumername") => g.rng.pick::<[u8]>(&[b"c1", b"c2"]).to_vec(),
             (_, "field") => g.field(),
             (_, "username") => {
                 let u = self.users.clone();
@@ -390,7 +434,14 @@ impl TableGen {
             (_, "rule") => acl_rule(&mut g.rng).into_bytes(),
             (_, "category") | (_, "categoryname") => g
                 .rng
-                .pick::<[u8]>(&[b"read", b"write", b"dangerous", b"keyspace", b"nosuch", b"@read"])
+                .pick::<[u8]>(&[
+                    b"read",
+                    b"write",
+                    b"dangerous",
+                    b"keyspace",
+                    b"nosuch",
+                    b"@read",
+                ])
                 .to_vec(),
             (_, "command") | (_, "command-name") | (_, "subcommand") => g
                 .rng
@@ -402,7 +453,9 @@ impl TableGen {
                 .to_vec(),
             (_, "type") => g
                 .rng
-                .pick::<[u8]>(&[b"string", b"hash", b"list", b"set", b"zset", b"stream", b"foo"])
+                .pick::<[u8]>(&[
+                    b"string", b"hash", b"list", b"set", b"zset", b"stream", b"foo",
+                ])
                 .to_vec(),
             (_, "yes/no") => g.rng.pick::<[u8]>(&[b"yes", b"no", b"maybe"]).to_vec(),
             (_, "operation") => g
@@ -412,10 +465,14 @@ impl TableGen {
             (_, "connection-name") | (_, "clientname") => {
                 g.rng.pick::<[u8]>(&[b"n1", b"bad name", b""]).to_vec()
             }
-            (_, "library-name") | (_, "library-name-pattern") => {
-                g.rng.pick::<[u8]>(&[b"difflib", b"difflib2", b"nosuch", b"diff*"]).to_vec()
-            }
-            (_, "function") => g.rng.pick::<[u8]>(&[b"get", b"ro", b"echo", b"nosuch"]).to_vec(),
+            (_, "library-name") | (_, "library-name-pattern") => g
+                .rng
+                .pick::<[u8]>(&[b"difflib", b"difflib2", b"nosuch", b"diff*"])
+                .to_vec(),
+            (_, "function") => g
+                .rng
+                .pick::<[u8]>(&[b"get", b"ro", b"echo", b"nosuch"])
+                .to_vec(),
             (_, "sha1") => classic_sha(&mut g.rng).into_bytes(),
             (_, "ip:port") | (_, "host") | (_, "ip") | (_, "node-id") => {
                 g.rng.pick::<[u8]>(&[b"127.0.0.1:1", b"x", b""]).to_vec()
@@ -462,10 +519,12 @@ impl TableGen {
                 if self.c.rng.chance(50) {
                     out.push(b"REPLACE".to_vec());
                 }
-                let body = self
-                    .c
-                    .rng
-                    .pick::<str>(&[LIBRARY, LIBRARY2, "#!lua name=bad\nreturn 1", "no shebang"]);
+                let body = self.c.rng.pick::<str>(&[
+                    LIBRARY,
+                    LIBRARY2,
+                    "#!lua name=bad\nreturn 1",
+                    "no shebang",
+                ]);
                 out.push(body.as_bytes().to_vec());
                 true
             }
@@ -477,7 +536,8 @@ impl TableGen {
             }
             "config|set" => {
                 for _ in 0..1 + self.c.rng.below(2) {
-                    let (p, vals) = CONFIG_SAFE[self.c.rng.below(CONFIG_SAFE.len() as u64) as usize];
+                    let (p, vals) =
+                        CONFIG_SAFE[self.c.rng.below(CONFIG_SAFE.len() as u64) as usize];
                     out.push(p.as_bytes().to_vec());
                     out.push(self.c.rng.pick::<str>(vals).as_bytes().to_vec());
                 }
@@ -508,7 +568,12 @@ impl TableGen {
                     // Counts that take every element (or none), or with repetitions: the
                     // choice is random, the count and the members are not.
                     let c = self.c.rng.pick::<[u8]>(&[
-                        b"1000", b"0", b"-5", b"x", b"-9223372036854775808", b"1000",
+                        b"1000",
+                        b"0",
+                        b"-5",
+                        b"x",
+                        b"-9223372036854775808",
+                        b"1000",
                     ]);
                     out.push(c.to_vec());
                     if self.c.rng.chance(30) {
@@ -654,8 +719,10 @@ pub fn score_bound(r: &mut Rng) -> Vec<u8> {
 
 /// A lexicographic range bound.
 pub fn lex_bound(r: &mut Rng) -> Vec<u8> {
-    r.pick::<[u8]>(&[b"-", b"+", b"[a", b"(a", b"[f1", b"(m", b"[", b"a", b"[\xff", b"(", b""])
-        .to_vec()
+    r.pick::<[u8]>(&[
+        b"-", b"+", b"[a", b"(a", b"[f1", b"(m", b"[", b"a", b"[\xff", b"(", b"",
+    ])
+    .to_vec()
 }
 
 /// A stream ID: explicit ones only (an auto-generated `*` ID is the wall clock, which differs
@@ -675,12 +742,41 @@ pub fn stream_id(r: &mut Rng, range: bool) -> Vec<u8> {
 /// One ACL rule, drawn from every form Redis documents.
 pub fn acl_rule(r: &mut Rng) -> String {
     const CMDS: &[&str] = &[
-        "get", "set", "del", "flushall", "keys", "config", "config|get", "client|id", "acl",
-        "select", "eval", "hset", "lpush", "publish", "debug", "info", "ping", "nosuch",
+        "get",
+        "set",
+        "del",
+        "flushall",
+        "keys",
+        "config",
+        "config|get",
+        "client|id",
+        "acl",
+        "select",
+        "eval",
+        "hset",
+        "lpush",
+        "publish",
+        "debug",
+        "info",
+        "ping",
+        "nosuch",
     ];
     const CATS: &[&str] = &[
-        "all", "read", "write", "keyspace", "dangerous", "admin", "string", "hash", "list",
-        "pubsub", "scripting", "connection", "fast", "slow", "nosuch",
+        "all",
+        "read",
+        "write",
+        "keyspace",
+        "dangerous",
+        "admin",
+        "string",
+        "hash",
+        "list",
+        "pubsub",
+        "scripting",
+        "connection",
+        "fast",
+        "slow",
+        "nosuch",
     ];
     match r.below(26) {
         0 => "on".into(),
@@ -689,10 +785,7 @@ pub fn acl_rule(r: &mut Rng) -> String {
         3 => format!("<{}", r.pick::<str>(&["p1", "p2"])),
         4 => "nopass".into(),
         5 => "resetpass".into(),
-        6 => format!(
-            "#{}",
-            sha1_smol_256(r.pick::<str>(&["p1", "p2"]))
-        ),
+        6 => format!("#{}", sha1_smol_256(r.pick::<str>(&["p1", "p2"]))),
         7 => "+@all".into(),
         8 => "allcommands".into(),
         9 => "-@all".into(),
@@ -711,7 +804,10 @@ pub fn acl_rule(r: &mut Rng) -> String {
         21 => format!("&{}", r.pick::<str>(&["*", "ch*", "news.?"])),
         22 => r.pick::<str>(&["allchannels", "resetchannels"]).into(),
         23 => "reset".into(),
-        24 => format!("+{}", r.pick::<str>(&["select|0", "client|setname", "config|get|x"])),
+        24 => format!(
+            "+{}",
+            r.pick::<str>(&["select|0", "client|setname", "config|get|x"])
+        ),
         _ => r
             .pick::<str>(&["bogus", "~", "+", "-@", "%~x", "(+get ~x)", ">"])
             .into(),
@@ -731,8 +827,15 @@ pub fn norm_of(spec: &Spec) -> Norm {
         "ttl" | "pttl" | "expiretime" | "pexpiretime" | "object|idletime" => Norm::Ttl,
         "hgetall" | "hkeys" | "hvals" => Norm::HashOrder,
         "dbsize" => Norm::DbSize,
-        "keys" | "smembers" | "sinter" | "sunion" | "sdiff" | "pubsub|channels" | "acl|cat"
-        | "pubsub|shardchannels" | "function|list" => Norm::Unordered,
+        "keys"
+        | "smembers"
+        | "sinter"
+        | "sunion"
+        | "sdiff"
+        | "pubsub|channels"
+        | "acl|cat"
+        | "pubsub|shardchannels"
+        | "function|list" => Norm::Unordered,
         "scan" => Norm::Scan,
         "hscan" | "sscan" | "zscan" => Norm::HScan,
         "command" | "command|list" | "command|info" | "command|docs" | "command|count" => {
@@ -743,9 +846,20 @@ pub fn norm_of(spec: &Spec) -> Norm {
         "object|encoding" | "object|refcount" | "object|freq" | "xadd" | "dump" => Norm::Exact,
         "spop" | "srandmember" | "hrandfield" | "zrandmember" => Norm::Random,
         "config|get" => Norm::Pairs,
-        "info" | "time" | "lastsave" | "client|list" | "client|info" | "client|id"
-        | "memory|stats" | "memory|doctor" | "memory|malloc-stats" | "slowlog|get"
-        | "slowlog|len" | "randomkey" | "acl|genpass" | "function|stats" => Norm::Type,
+        "info"
+        | "time"
+        | "lastsave"
+        | "client|list"
+        | "client|info"
+        | "client|id"
+        | "memory|stats"
+        | "memory|doctor"
+        | "memory|malloc-stats"
+        | "slowlog|get"
+        | "slowlog|len"
+        | "randomkey"
+        | "acl|genpass"
+        | "function|stats" => Norm::Type,
         _ if spec.name.starts_with("latency|") && spec.name != "latency|reset" => Norm::Type,
         _ if spec.tip("nondeterministic_output_order") => Norm::Unordered,
         _ if spec.tip("nondeterministic_output") => Norm::Type,

@@ -4,9 +4,10 @@
 
 pub mod classic;
 pub mod conn;
-pub mod resp;
 pub mod gen;
 pub mod norm;
 pub mod proc;
-pub mod spec;
+pub mod resp;
 pub mod run;
+pub mod scenario;
+pub mod spec;

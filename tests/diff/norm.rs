@@ -232,7 +232,9 @@ pub fn scan_same(a: &V, b: &V, pairs: bool) -> bool {
         (Some([ca, ea]), Some([cb, eb])) => {
             if ca.text() == Some(b"0") && cb.text() == Some(b"0") {
                 match (ea.items(), eb.items()) {
-                    (Some(x), Some(y)) => x.len() == y.len() && sorted(x, pairs) == sorted(y, pairs),
+                    (Some(x), Some(y)) => {
+                        x.len() == y.len() && sorted(x, pairs) == sorted(y, pairs)
+                    }
                     _ => false,
                 }
             } else {

@@ -31,7 +31,14 @@ impl OwnRedis {
         std::fs::create_dir_all(&dir).ok()?;
         prepare(&dir);
         let child = std::process::Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
             .args(["--appendonly", "no", "--dir"])
             .arg(&dir)
             .args(args)

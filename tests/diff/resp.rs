@@ -95,9 +95,7 @@ impl V {
 
     pub fn field_mut(&mut self, key: &[u8]) -> Option<&mut V> {
         let items = self.items_mut()?;
-        let i = items
-            .chunks(2)
-            .position(|p| p[0].text() == Some(key))?;
+        let i = items.chunks(2).position(|p| p[0].text() == Some(key))?;
         items.get_mut(i * 2 + 1)
     }
 }

@@ -80,7 +80,9 @@ pub async fn reset(c: &mut Conn, defaults: &[(String, Vec<u8>)]) -> Vec<String> 
         }
     }
     let r = c
-        .cmd(&["ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all"])
+        .cmd(&[
+            "ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all",
+        ])
         .await;
     if r != b"+OK\r\n" {
         bad.push(format!("ACL SETUSER default reset -> {}", show(&r)));
@@ -161,7 +163,11 @@ impl Session {
     }
 
     /// Run one step on both servers; the two replies and whether they agree.
-    pub async fn exec(&mut self, step: &Step, missing: &BTreeSet<String>) -> (Vec<u8>, Vec<u8>, bool) {
+    pub async fn exec(
+        &mut self,
+        step: &Step,
+        missing: &BTreeSet<String>,
+    ) -> (Vec<u8>, Vec<u8>, bool) {
         for a in &step.args {
             if a.len() <= 128 {
                 self.seen.insert(a.clone());
@@ -210,7 +216,13 @@ impl Session {
         }
     }
 
-    async fn judge(&mut self, step: &Step, ra: &[u8], rb: &[u8], missing: &BTreeSet<String>) -> bool {
+    async fn judge(
+        &mut self,
+        step: &Step,
+        ra: &[u8],
+        rb: &[u8],
+        missing: &BTreeSet<String>,
+    ) -> bool {
         if ra == rb {
             return true;
         }
@@ -240,9 +252,7 @@ impl Session {
             Norm::Scan => return self.scan_agrees(args, ra, rb).await,
             Norm::HashOrder | Norm::HScan => {
                 if let Some(k) = args.get(1) {
-                    self.r_aux
-                        .cmd(&["SELECT", &self.db.to_string()])
-                        .await;
+                    self.r_aux.cmd(&["SELECT", &self.db.to_string()]).await;
                     let e = self
                         .r_aux
                         .call(&[b"OBJECT".to_vec(), b"ENCODING".to_vec(), k.clone()])
@@ -267,7 +277,9 @@ impl Session {
             return false;
         };
         match (a.items(), b.items()) {
-            (Some(x), Some(y)) if x.len() == y.len() && x.len() == queued.len() && a.ty() == b.ty() => {
+            (Some(x), Some(y))
+                if x.len() == y.len() && x.len() == queued.len() && a.ty() == b.ty() =>
+            {
                 for ((args, norm), (ea, eb)) in queued.iter().zip(x.iter().zip(y.iter())) {
                     let (ea, eb) = (super::resp::encode(ea), super::resp::encode(eb));
                     if ea != eb && !self.judge_one(args, *norm, &ea, &eb, missing).await {

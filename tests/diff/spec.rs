@@ -161,7 +161,12 @@ pub async fn load(reference: &mut Conn, ours: &mut Conn) -> Vec<Spec> {
     }
     let mut specs = Vec::new();
     for pair in docs.items().unwrap_or_default().chunks(2) {
-        collect_docs(&text(&pair[0]).to_ascii_lowercase(), &pair[1], &info, &mut specs);
+        collect_docs(
+            &text(&pair[0]).to_ascii_lowercase(),
+            &pair[1],
+            &info,
+            &mut specs,
+        );
     }
     let listed = parse(&ours.cmd(&["COMMAND", "LIST"]).await).expect("COMMAND LIST parses");
     let ours_names: BTreeSet<String> = listed
