@@ -409,15 +409,84 @@ async fn fresh_reference(redis: SocketAddr, defaults: &[(String, Vec<u8>)]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn several_connections_match_redis() {
-    let mode = "scenarios";
-    if !enabled(mode) {
-        return;
+/// Where a scenario mode's servers keep their aclfiles (ACL mode only).
+struct AclFiles {
+    redis: std::path::PathBuf,
+    ours: std::path::PathBuf,
+}
+
+/// A scratch directory removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("resplock-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
     }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh resplock for one scenario (with the aclfile, emptied first, in ACL mode).
+async fn fresh_ours(acl: Option<&AclFiles>) -> resplock::ServerHandle {
+    match acl {
+        Some(f) => {
+            std::fs::write(&f.ours, b"").expect("aclfile emptied");
+            common::server_with(resplock::Config {
+                aclfile: Some(f.ours.to_string_lossy().into_owned()),
+                ..resplock::Config::ephemeral()
+            })
+            .await
+        }
+        None => common::server().await,
+    }
+}
+
+/// One scenario on fresh servers.
+async fn run_scenario(
+    redis: SocketAddr,
+    defaults: &[(String, Vec<u8>)],
+    acl: Option<&AclFiles>,
+    sc: &diff::scenario::Scenario,
+) -> diff::scenario::Outcome {
+    fresh_reference(redis, defaults).await;
+    if let Some(f) = acl {
+        std::fs::write(&f.redis, b"").expect("aclfile emptied");
+    }
+    let srv = fresh_ours(acl).await;
+    let files = acl.map(|f| (f.redis.clone(), f.ours.clone()));
+    let out = diff::scenario::run(redis, srv.local_addr(), sc, files).await;
+    srv.shutdown().await;
+    out
+}
+
+/// The several-connection modes: `generate` draws a scenario; each runs on fresh servers; a
+/// divergence is shrunk by dropping steps.
+async fn scenario_mode(
+    mode: &str,
+    generate: fn(&mut TableGen, &Table) -> diff::scenario::Scenario,
+    with_aclfile: bool,
+) -> Report {
     let mut report = Report::default();
     let started = Instant::now();
-    let redis = diff::proc::OwnRedis::start().expect("redis-server starts (is it on PATH?)");
+    let tmp = TempDir::new(mode);
+    let redis = if with_aclfile {
+        diff::proc::OwnRedis::start_with(&["--aclfile", "{dir}/users.acl"], |d| {
+            std::fs::write(d.join("users.acl"), b"").expect("aclfile");
+        })
+    } else {
+        diff::proc::OwnRedis::start()
+    }
+    .expect("redis-server starts (is it on PATH?)");
+    let acl = with_aclfile.then(|| AclFiles {
+        redis: redis.dir.join("users.acl"),
+        ours: tmp.0.join("ours.acl"),
+    });
     let probe = common::server().await;
     let table = load_table(redis.addr, probe.local_addr(), mode).await;
     probe.shutdown().await;
@@ -436,15 +505,12 @@ async fn several_connections_match_redis() {
             if deadline.is_some_and(|d| Instant::now() > d) {
                 break 'seeds;
             }
-            let sc = diff::scenario::generate(&mut g, &table.specs);
+            let sc = generate(&mut g, &table);
             if exclude.iter().any(|x| sc.kind.contains(x.as_str())) {
                 continue;
             }
             done += sc.acts.len();
-            fresh_reference(redis.addr, &defaults).await;
-            let srv = common::server().await;
-            let (m, _) = diff::scenario::run(redis.addr, srv.local_addr(), &sc).await;
-            srv.shutdown().await;
+            let (m, _) = run_scenario(redis.addr, &defaults, acl.as_ref(), &sc).await;
             for x in &sc.acts {
                 report.count(&family_of(&table.specs, &x.args[0]));
             }
@@ -467,8 +533,7 @@ async fn several_connections_match_redis() {
                 diff::scenario::show_events(&er),
                 diff::scenario::show_events(&eo)
             );
-            // Shrink over the steps, each candidate on fresh servers.
-            let base = sc.clone();
+            // Shrink by dropping steps, each candidate on fresh servers.
             let mut cur: Vec<diff::scenario::Act> = sc.acts[..=at].to_vec();
             let budget_runs = env_usize("DIFF_SHRINK", 400);
             let mut runs = 0;
@@ -487,13 +552,11 @@ async fn several_connections_match_redis() {
                     runs += 1;
                     let trial = diff::scenario::Scenario {
                         acts: cand.clone(),
-                        ..base.clone()
+                        ..sc.clone()
                     };
-                    fresh_reference(redis.addr, &defaults).await;
-                    let srv = common::server().await;
-                    let (m, _) = diff::scenario::run(redis.addr, srv.local_addr(), &trial).await;
-                    srv.shutdown().await;
-                    if let Some((at2, _, _)) = m {
+                    if let (Some((at2, _, _)), _) =
+                        run_scenario(redis.addr, &defaults, acl.as_ref(), &trial).await
+                    {
                         cand.truncate(at2 + 1);
                         cur = cand;
                         progress = true;
@@ -503,21 +566,17 @@ async fn several_connections_match_redis() {
             }
             let shrunk = diff::scenario::Scenario {
                 acts: cur,
-                ..base.clone()
+                ..sc.clone()
             };
-            fresh_reference(redis.addr, &defaults).await;
-            let srv = common::server().await;
-            let (m, log) = diff::scenario::run(redis.addr, srv.local_addr(), &shrunk).await;
-            srv.shutdown().await;
-            match m {
-                Some((at2, er2, eo2)) => msg.push_str(&format!(
+            match run_scenario(redis.addr, &defaults, acl.as_ref(), &shrunk).await {
+                (Some((at2, er2, eo2)), log) => msg.push_str(&format!(
                     "  shrunk to {} step(s); the last one gives\n  redis:    {}\n  resplock: {}\n  as a case (the reference's replies; <ID1>/<ADDR1> stand for connection 1's id and address):\n\n{}\n",
                     at2 + 1,
                     diff::scenario::show_events(&er2),
                     diff::scenario::show_events(&eo2),
-                    diff::scenario::as_case(&format!("differential scenario seed {seed}"), &shrunk, &log)
+                    diff::scenario::as_case(&format!("differential {mode} seed {seed}"), &shrunk, &log)
                 )),
-                None => msg.push_str("  (did not reproduce from a fresh state: timing)\n"),
+                (None, _) => msg.push_str("  (did not reproduce from a fresh state: timing)\n"),
             }
             msg.push_str(&format!("  rerun: DIFF_SEED={seed}\n"));
             println!("{msg}");
@@ -525,10 +584,40 @@ async fn several_connections_match_redis() {
         }
     }
     report.print(mode, started);
+    report
+}
+
+fn connection_scenario(g: &mut TableGen, t: &Table) -> diff::scenario::Scenario {
+    diff::scenario::generate(g, &t.specs)
+}
+
+fn acl_scenario(g: &mut TableGen, t: &Table) -> diff::scenario::Scenario {
+    diff::acl::generate(g, &t.specs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_connections_match_redis() {
+    if !enabled("scenarios") {
+        return;
+    }
+    let r = scenario_mode("scenarios", connection_scenario, false).await;
     assert!(
-        report.failures.is_empty(),
+        r.failures.is_empty(),
         "{} divergence(s), printed above",
-        report.failures.len()
+        r.failures.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acl_users_match_redis() {
+    if !enabled("acl") {
+        return;
+    }
+    let r = scenario_mode("acl", acl_scenario, true).await;
+    assert!(
+        r.failures.is_empty(),
+        "{} divergence(s), printed above",
+        r.failures.len()
     );
 }
 

@@ -136,7 +136,7 @@ pub const CONFIG_SAFE: &[(&str, &[&str])] = &[
 ];
 
 /// Scripts EVAL bodies are drawn from (the classic grammar adds its own).
-const LIBRARY: &str = "#!lua name=difflib\n\
+pub const LIBRARY: &str = "#!lua name=difflib\n\
     redis.register_function('get', function(keys, args) return redis.call('GET', keys[1]) end)\n\
     redis.register_function{function_name='ro', callback=function(keys, args) return redis.call('EXISTS', keys[1]) end, flags={'no-writes'}}\n\
     redis.register_function('call', function(keys, args) return redis.call(unpack(args)) end)\n\

@@ -2,6 +2,7 @@
 //! them).
 #![allow(dead_code)]
 
+pub mod acl;
 pub mod classic;
 pub mod conn;
 pub mod gen;

@@ -46,7 +46,7 @@ fn strip_hello(v: &mut V) {
 }
 
 /// ACL LOG entries without age-seconds and client-info.
-fn strip_acl_log(v: &mut V) {
+pub fn strip_acl_log(v: &mut V) {
     if let Some(entries) = v.items_mut() {
         for e in entries {
             for k in [&b"age-seconds"[..], b"client-info"] {

@@ -18,8 +18,8 @@ impl OwnRedis {
         Self::start_with(&[], |_| {})
     }
 
-    /// Started with `args` after the defaults; `prepare` may write files into its directory
-    /// first (an aclfile).
+    /// Started with `args` after the defaults (`{dir}` in one stands for its directory);
+    /// `prepare` may write files into that directory first (an aclfile).
     pub fn start_with(args: &[&str], prepare: impl FnOnce(&std::path::Path)) -> Option<OwnRedis> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .ok()?
@@ -41,24 +41,54 @@ impl OwnRedis {
             ])
             .args(["--appendonly", "no", "--dir"])
             .arg(&dir)
-            .args(args)
+            .arg("--logfile")
+            .arg(dir.join("redis.log"))
+            .args(
+                args.iter()
+                    .map(|a| a.replace("{dir}", &dir.to_string_lossy())),
+            )
             .stdout(std::process::Stdio::null())
             .spawn()
             .ok()?;
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().ok()?;
-        let until = Instant::now() + Duration::from_secs(5);
+        let mut me = OwnRedis { child, addr, dir };
+        let until = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(addr).is_err() {
+            if let Some(why) = me.died() {
+                println!("{why}");
+                return None;
+            }
             if Instant::now() > until {
                 return None;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Some(OwnRedis { child, addr, dir })
+        Some(me)
+    }
+}
+
+impl OwnRedis {
+    /// The end of its log, if it stopped on its own (for a failure message).
+    pub fn died(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => {
+                let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                Some(format!(
+                    "redis-server exited ({status}):\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                ))
+            }
+            _ => None,
+        }
     }
 }
 
 impl Drop for OwnRedis {
     fn drop(&mut self) {
+        if let Some(d) = self.died() {
+            println!("{d}");
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);

@@ -37,6 +37,13 @@ pub struct Act {
     pub conn: usize,
     pub args: Vec<Vec<u8>>,
     pub wait: Wait,
+    /// Written to the server's aclfile before the command is sent (ACL mode).
+    pub write_file: Option<Vec<u8>>,
+    /// After the reply, the server's aclfile is read and shown as a frame (ACL SAVE).
+    pub read_file: bool,
+    /// Only whether the reply is an error, and which, is compared (the command's reply is
+    /// compared in full by the table-driven mode, where its normalization applies).
+    pub loose: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -58,6 +65,8 @@ pub enum Event {
 
 /// One server's connections and what the executor knows about them.
 pub struct Side {
+    /// The server's aclfile (its path is replaced by `<aclfile>` in replies).
+    aclfile: Option<std::path::PathBuf>,
     conns: Vec<Conn>,
     ids: Vec<Vec<u8>>,
     addrs: Vec<Vec<u8>>,
@@ -76,8 +85,13 @@ fn field(info: &[u8], key: &str) -> Vec<u8> {
 }
 
 impl Side {
-    pub async fn open(addr: SocketAddr, resp3: &[bool]) -> Side {
+    pub async fn open(
+        addr: SocketAddr,
+        resp3: &[bool],
+        aclfile: Option<std::path::PathBuf>,
+    ) -> Side {
         let mut s = Side {
+            aclfile,
             conns: Vec::new(),
             ids: Vec::new(),
             addrs: Vec::new(),
@@ -196,6 +210,9 @@ impl Side {
             })
         };
         let args = self.subst(&act.args);
+        if let (Some(text), Some(path)) = (&act.write_file, &self.aclfile) {
+            std::fs::write(path, text).expect("aclfile written");
+        }
         self.conns[c].send(&args).await;
         let short = Duration::from_millis(50);
         let wait = match (act.wait, expect) {
@@ -227,6 +244,7 @@ impl Side {
                     let push = f.first() == Some(&b'>');
                     let f = if ids { self.normalize(&f) } else { f };
                     let f = if unordered { sorted_frame(&f) } else { f };
+                    let f = self.neutral(&up0, &up1, act.loose, f);
                     ev.push(Event::Frame(c, f));
                     if !push || subscribing {
                         break;
@@ -245,6 +263,12 @@ impl Side {
             }
         }
         self.track(c, &act.args);
+        if act.read_file {
+            if let Some(path) = &self.aclfile {
+                let text = std::fs::read(path).unwrap_or_else(|e| e.to_string().into_bytes());
+                ev.push(Event::Frame(c, encode(&V::bulk(&text))));
+            }
+        }
         // Blocked connections: served (or closed) now?
         for i in 0..self.conns.len() {
             if i == c || !self.pending[i] || self.dead[i] {
@@ -272,6 +296,36 @@ impl Side {
             }
         }
         ev
+    }
+
+    /// A reply without what differs between the servers by nature: the aclfile's path, ACL
+    /// LOG's ages and client details, the order of ACL CAT's commands; for a loose step only
+    /// whether it failed and how.
+    fn neutral(&self, up0: &[u8], up1: &[u8], loose: bool, f: Vec<u8>) -> Vec<u8> {
+        if loose && f.first() != Some(&b'-') && f.first() != Some(&b'!') {
+            return b"+<not an error>\r\n".to_vec();
+        }
+        let mut f = f;
+        if let Some(p) = &self.aclfile {
+            let p = p.to_string_lossy().into_owned().into_bytes();
+            // Bulk lengths would be off: only error lines carry the path.
+            while let Some(at) = f.windows(p.len()).position(|w| w == p.as_slice()) {
+                let mut out = f[..at].to_vec();
+                out.extend_from_slice(b"<aclfile>");
+                out.extend_from_slice(&f[at + p.len()..]);
+                f = out;
+            }
+        }
+        if up0 == b"ACL" && up1 == b"LOG" {
+            if let Some(mut v) = parse(&f) {
+                super::norm::strip_acl_log(&mut v);
+                f = encode(&v);
+            }
+        }
+        if up0 == b"ACL" && up1 == b"CAT" {
+            f = sorted_frame(&f);
+        }
+        f
     }
 
     fn track(&mut self, c: usize, args: &[Vec<u8>]) {
@@ -304,19 +358,21 @@ fn a(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
 }
 
-fn act(conn: usize, args: Vec<Vec<u8>>) -> Act {
+pub fn act(conn: usize, args: Vec<Vec<u8>>) -> Act {
     Act {
         conn,
         args,
         wait: Wait::Reply,
+        write_file: None,
+        read_file: false,
+        loose: false,
     }
 }
 
 fn may_block(conn: usize, args: Vec<Vec<u8>>) -> Act {
     Act {
-        conn,
-        args,
         wait: Wait::MayBlock,
+        ..act(conn, args)
     }
 }
 
@@ -651,13 +707,22 @@ pub fn generate(g: &mut TableGen, specs: &[Spec]) -> Scenario {
 
 /// Run a scenario on both servers, step by step; the first step whose transcripts differ, and
 /// the reference's transcripts so far.
+/// The first step whose transcripts differ (and both transcripts), and the reference's
+/// transcripts of every step run.
+pub type Outcome = (Option<(usize, Vec<Event>, Vec<Event>)>, Vec<Vec<Event>>);
+
 pub async fn run(
     redis: SocketAddr,
     ours: SocketAddr,
     sc: &Scenario,
-) -> (Option<(usize, Vec<Event>, Vec<Event>)>, Vec<Vec<Event>>) {
-    let mut r = Side::open(redis, &sc.resp3).await;
-    let mut o = Side::open(ours, &sc.resp3).await;
+    aclfiles: Option<(std::path::PathBuf, std::path::PathBuf)>,
+) -> Outcome {
+    let (ra, oa) = match aclfiles {
+        Some((a, b)) => (Some(a), Some(b)),
+        None => (None, None),
+    };
+    let mut r = Side::open(redis, &sc.resp3, ra).await;
+    let mut o = Side::open(ours, &sc.resp3, oa).await;
     let mut log = Vec::new();
     for (i, x) in sc.acts.iter().enumerate() {
         let mut er = r.step(x, None).await;
