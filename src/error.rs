@@ -26,6 +26,11 @@ pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (prot
 pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
+/// SORT BY with a pattern, for a user that may not read every key.
+pub const SORT_BY_ACL: &str = "ERR BY option of SORT denied due to insufficient ACL permissions.";
+/// SORT GET, for a user that may not read every key.
+pub const SORT_GET_ACL: &str =
+    "ERR GET option of SORT denied due to insufficient ACL permissions.";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 pub const NOPERM_KEY: &str =

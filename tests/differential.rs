@@ -456,7 +456,11 @@ async fn run_scenario(
 ) -> diff::scenario::Outcome {
     fresh_reference(redis, defaults).await;
     if let Some(f) = acl {
+        // An empty aclfile loaded gives the default user of a fresh start (the reset above
+        // leaves it flagged sanitize-payload).
         std::fs::write(&f.redis, b"").expect("aclfile emptied");
+        let mut c = Conn::open(redis).await;
+        assert_eq!(c.cmd(&["ACL", "LOAD"]).await, b"+OK\r\n", "ACL LOAD of the reference");
     }
     let srv = fresh_ours(acl).await;
     let files = acl.map(|f| (f.redis.clone(), f.ours.clone()));

@@ -266,7 +266,7 @@ impl Side {
         if act.read_file {
             if let Some(path) = &self.aclfile {
                 let text = std::fs::read(path).unwrap_or_else(|e| e.to_string().into_bytes());
-                ev.push(Event::Frame(c, encode(&V::bulk(&text))));
+                ev.push(Event::Frame(c, sorted_command_rules(&encode(&V::bulk(&text)))));
             }
         }
         // Blocked connections: served (or closed) now?
@@ -316,6 +316,9 @@ impl Side {
                 f = out;
             }
         }
+        if self.aclfile.is_some() {
+            f = sorted_command_rules(&f);
+        }
         if up0 == b"ACL" && up1 == b"LOG" {
             if let Some(mut v) = parse(&f) {
                 super::norm::strip_acl_log(&mut v);
@@ -352,6 +355,53 @@ fn sorted_frame(f: &[u8]) -> Vec<u8> {
         }
         _ => f.to_vec(),
     }
+}
+
+/// ACL descriptions with each run of single-command rules (`+get -set +select|0`) sorted:
+/// redis-server lists them in its command dict's order, which changes with every start (the
+/// set of rules does not). Categories (`+@read`) and everything else keep their places.
+pub fn sorted_command_rules(f: &[u8]) -> Vec<u8> {
+    let delim = |c: u8| matches!(c, b' ' | b'\r' | b'\n' | b'(' | b')');
+    let single = |t: &[u8]| {
+        t.len() > 1 && (t[0] == b'+' || t[0] == b'-') && t[1] != b'@' && t[1].is_ascii_lowercase()
+    };
+    // Tokens as (start, end).
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < f.len() {
+        if delim(f[i]) {
+            i += 1;
+            continue;
+        }
+        let st = i;
+        while i < f.len() && !delim(f[i]) {
+            i += 1;
+        }
+        toks.push((st, i));
+    }
+    let mut out = f.to_vec();
+    let mut k = 0;
+    while k < toks.len() {
+        if !single(&f[toks[k].0..toks[k].1]) {
+            k += 1;
+            continue;
+        }
+        // A run: single-command tokens separated by exactly one space.
+        let mut e = k + 1;
+        while e < toks.len()
+            && toks[e].0 == toks[e - 1].1 + 1
+            && f[toks[e - 1].1] == b' '
+            && single(&f[toks[e].0..toks[e].1])
+        {
+            e += 1;
+        }
+        let mut words: Vec<&[u8]> = toks[k..e].iter().map(|&(a, b)| &f[a..b]).collect();
+        words.sort();
+        let joined = words.join(&b' ');
+        out[toks[k].0..toks[e - 1].1].copy_from_slice(&joined);
+        k = e;
+    }
+    out
 }
 
 fn a(words: &[&str]) -> Vec<Vec<u8>> {

@@ -105,7 +105,14 @@ fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .get(&name)
         .cloned()
         .unwrap_or_else(|| User::new(&name));
-    for op in &a[3..] {
+    // A selector split over several arguments is joined first (ACLMergeSelectorArguments).
+    let ops = acl_user::merge_selector_args(&a[3..]).map_err(|at| {
+        error::err(format!(
+            "ERR Unmatched parenthesis in acl selector starting at '{}'.",
+            String::from_utf8_lossy(&a[3 + at])
+        ))
+    })?;
+    for op in &ops {
         if let Err(e) = u.apply(op) {
             return Err(error::err(format!(
                 "ERR Error in ACL SETUSER modifier '{}': {}",
@@ -146,21 +153,26 @@ fn acl_getuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Ok(Reply::Nil);
     };
     let s = |v: &'static str| Reply::bulk_static(v);
-    let mut flags = vec![s(if u.enabled { "on" } else { "off" })];
-    if u.nopass {
-        flags.push(s("nopass"));
-    }
-    Ok(Reply::Map(vec![
-        (s("flags"), Reply::Set(flags)),
+    let describe = |sel: &acl_user::Selector| {
+        vec![
+            (s("commands"), Reply::bulk_str(&sel.describe_commands())),
+            (s("keys"), Reply::bulk_str(&sel.keys_field())),
+            (s("channels"), Reply::bulk_str(&sel.channels_field())),
+        ]
+    };
+    let mut fields = vec![
+        (s("flags"), Reply::Set(u.flags().into_iter().map(s).collect())),
         (
             s("passwords"),
             Reply::Array(u.passwords.iter().map(|p| Reply::bulk_str(p)).collect()),
         ),
-        (s("commands"), Reply::bulk_str(&u.describe_commands())),
-        (s("keys"), Reply::bulk_str(&u.keys_field())),
-        (s("channels"), Reply::bulk_str(&u.channels_field())),
-        (s("selectors"), Reply::Array(vec![])),
-    ]))
+    ];
+    fields.extend(describe(&u.root));
+    fields.push((
+        s("selectors"),
+        Reply::Array(u.selectors.iter().map(|x| Reply::Map(describe(x))).collect()),
+    ));
+    Ok(Reply::Map(fields))
 }
 
 fn acl_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -279,7 +291,7 @@ fn acl_dryrun(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         Ok(()) => Ok(Reply::ok()),
         Err(Denied::Command) => Ok(Reply::bulk_str(&format!(
             "This user has no permissions to run the '{}' command",
-            crate::cmd::runtime::table::fullname(parent, cmd)
+            crate::cmd::runtime::acl::acl_name(cmd, parent, args).0
         ))),
         Err(Denied::Key(p)) => Ok(Reply::bulk_str(&format!(
             "This user has no permissions to access the '{}' key",
@@ -346,6 +358,6 @@ fn acl_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
         "WHOAMI",
         "    Return the current connection username.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]))
 }
