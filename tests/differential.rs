@@ -11,9 +11,12 @@
 //! - `several_connections_match_redis` (`diff/scenario.rs`): WATCH/MULTI/EXEC against another
 //!   client's writes, blocking pops served by another client, pub/sub, keyspace notifications,
 //!   tracking invalidations, CLIENT KILL/PAUSE/UNBLOCK/REPLY.
-//! - `acl_users_match_redis` (`diff/acl.rs`): random users from every rule form, made through
-//!   several ACL SETUSER calls or an aclfile both servers start with, then commands as them
-//!   (plain, in MULTI, from scripts), and ACL GETUSER/LIST/LOG compared.
+//! - `acl_users_match_redis` (`diff/acl.rs`): random users from every rule form (selectors
+//!   and first-arg rules included), made through several ACL SETUSER calls or an aclfile both
+//!   servers load, then commands of the table as them (plain, in MULTI, from scripts through
+//!   `redis.call`/`redis.pcall`/functions, `redis.acl_check_cmd`, ACL DRYRUN), and ACL
+//!   GETUSER/LIST/LOG and the saved aclfile compared; a NOPERM where Redis runs the command
+//!   (or the reverse) is a divergence like any other.
 //!
 //! A divergence is shrunk (ddmin over the steps, replayed on fresh servers) and printed as a
 //! ready-to-paste `.case` with the reference's replies.
@@ -22,7 +25,7 @@
 //! - `cargo test --test differential`: skipped (passes) unless `CONFORMANCE_REDIS` is set; the
 //!   modes start their own `redis-server` (it must be on PATH).
 //! - CI (`.ci/run`): `CONFORMANCE_REDIS=... cargo test --test differential`: fixed seeds, each
-//!   mode time-boxed (`DIFF_SECONDS`, default 15).
+//!   mode time-boxed (`DIFF_SECONDS`, default 12: about a minute over the five modes).
 //! - A long campaign: `CONFORMANCE_REDIS=1 DIFF_SEED=1..400 DIFF_OPS=5000 DIFF_SECONDS=0
 //!   cargo test --release --test differential -- --nocapture --test-threads 1` (about 10^6
 //!   commands over the modes; the report gives commands per family).
@@ -96,7 +99,7 @@ fn excluded() -> Vec<String> {
 
 /// The mode's time box (None: none).
 fn budget() -> Option<Duration> {
-    match env_usize("DIFF_SECONDS", 15) {
+    match env_usize("DIFF_SECONDS", 12) {
         0 => None,
         s => Some(Duration::from_secs(s as u64)),
     }

@@ -137,9 +137,14 @@ fn acl_deluser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         if users.remove(name.as_ref()).is_some() {
             deleted += 1;
             // Redis disconnects the clients authenticated as a deleted user.
-            for c in ctx.state.clients.lock().values() {
+            for (id, c) in ctx.state.clients.lock().iter() {
                 if c.user.lock().as_str() == name {
-                    c.kill.cancel();
+                    if *id == ctx.client.id {
+                        // A client deleting its own user gets the reply, then is closed.
+                        ctx.client.close_after_reply = true;
+                    } else {
+                        c.kill.cancel();
+                    }
                 }
             }
         }
@@ -281,11 +286,16 @@ fn acl_dryrun(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(error::err(format!("ERR User '{name}' not found")));
     }
     let args = &a[3..];
-    let Ok((cmd, parent)) = ctx.state.commands.resolve(args) else {
-        return Err(error::err(format!(
-            "ERR Command '{}' not found",
-            String::from_utf8_lossy(&a[3])
-        )));
+    let (cmd, parent) = match ctx.state.commands.resolve(args) {
+        Ok(row) => row,
+        // A command found with the wrong number of arguments is refused as such.
+        Err(e) if e.0.starts_with(b"ERR wrong number of arguments") => return Err(e),
+        Err(_) => {
+            return Err(error::err(format!(
+                "ERR Command '{}' not found",
+                String::from_utf8_lossy(&a[3])
+            )))
+        }
     };
     match check_user(ctx.state, &name, cmd, parent, args) {
         Ok(()) => Ok(Reply::ok()),
@@ -293,22 +303,30 @@ fn acl_dryrun(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             "This user has no permissions to run the '{}' command",
             crate::cmd::runtime::acl::acl_name(cmd, parent, args).0
         ))),
-        Err(Denied::Key(p)) => Ok(Reply::bulk_str(&format!(
-            "This user has no permissions to access the '{}' key",
-            String::from_utf8_lossy(&args[p])
-        ))),
-        Err(Denied::Channel(p)) => Ok(Reply::bulk_str(&format!(
-            "This user has no permissions to access the '{}' channel",
-            String::from_utf8_lossy(&args[p])
-        ))),
+        Err(Denied::Key(p)) => Ok(named(&args[p], "key")),
+        Err(Denied::Channel(p)) => Ok(named(&args[p], "channel")),
     }
+}
+
+/// DRYRUN's answer naming a key or channel: its bytes up to any NUL (Redis formats it as a C
+/// string).
+fn named(name: &[u8], what: &str) -> Reply {
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    let mut out = b"This user has no permissions to access the '".to_vec();
+    out.extend_from_slice(&name[..end]);
+    out.extend_from_slice(format!("' {what}").as_bytes());
+    Reply::Bulk(Bytes::from(out))
 }
 
 fn acl_load(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     if ctx.state.config.read().aclfile.is_none() {
         return Err(RedisError::new(error::ACL_NO_FILE));
     }
-    load_file(ctx.state).map_err(|e| error::err(format!("ERR {e}")))?;
+    load_file(ctx.state, Some(ctx.client.id)).map_err(|e| error::err(format!("ERR {e}")))?;
+    if ctx.client.user != "default" {
+        // Its user was replaced: closed after this reply, as Redis does.
+        ctx.client.close_after_reply = true;
+    }
     Ok(Reply::ok())
 }
 

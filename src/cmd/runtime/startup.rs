@@ -14,7 +14,7 @@ use bytes::Bytes;
 /// Wire up a new server: every subsystem that keeps server-wide state registers it here.
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // The aclfile's users, as redis-server loads them at start.
-    if let Err(e) = acl::load_file(state) {
+    if let Err(e) = acl::load_file(state, None) {
         crate::log::warning(&e.to_string());
     }
     // Shutdown wakes every connection through its doorbell (connections wait on nothing

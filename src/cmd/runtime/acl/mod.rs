@@ -277,8 +277,9 @@ fn log_denied(
 /// Load the aclfile named in the configuration, if any, replacing every user (ACLLoadFromFile):
 /// every line is tried and every error reported, in Redis's words, and nothing changes when
 /// there is one. The clients authenticated as a user other than default are disconnected,
-/// since their users are replaced. Err: Redis's error text.
-pub fn load_file(state: &ServerState) -> Result<(), String> {
+/// since their users are replaced (all but `keep`, which its caller closes after the
+/// reply). Err: Redis's error text.
+pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
     let Some(path) = state.config.read().aclfile.clone() else {
         return Ok(());
     };
@@ -354,8 +355,8 @@ pub fn load_file(state: &ServerState) -> Result<(), String> {
     *current = users;
     state.acl.refresh_open(&current);
     drop(current);
-    for c in state.clients.lock().values() {
-        if c.user.lock().as_str() != "default" {
+    for (id, c) in state.clients.lock().iter() {
+        if Some(*id) != keep && c.user.lock().as_str() != "default" {
             c.kill.cancel();
         }
     }
