@@ -463,7 +463,11 @@ async fn run_scenario(
         // leaves it flagged sanitize-payload).
         std::fs::write(&f.redis, b"").expect("aclfile emptied");
         let mut c = Conn::open(redis).await;
-        assert_eq!(c.cmd(&["ACL", "LOAD"]).await, b"+OK\r\n", "ACL LOAD of the reference");
+        assert_eq!(
+            c.cmd(&["ACL", "LOAD"]).await,
+            b"+OK\r\n",
+            "ACL LOAD of the reference"
+        );
     }
     let srv = fresh_ours(acl).await;
     let files = acl.map(|f| (f.redis.clone(), f.ours.clone()));

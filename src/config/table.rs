@@ -656,7 +656,8 @@ pub static PARAMS: &[Param] = &[
         .typed(|c| Value::Int(c.latency_monitor_threshold as i64), |c, v| c.latency_monitor_threshold = v.int() as u64),
     number("proto-max-bulk-len", None, DEBUG, 1048576, LONG_MAX, SIGNED, NumFmt::Memory, 536870912).scope(Scope::Honoured)
         .typed(|c| Value::Int(c.proto_max_bulk_len as i64), |c, v| c.proto_max_bulk_len = v.int() as u64),
-    number("stream-node-max-entries", None, 0, 0, LLONG_MAX, SIGNED, NumFmt::Int, 100),
+    number("stream-node-max-entries", None, 0, 0, LLONG_MAX, SIGNED, NumFmt::Int, 100)
+        .typed(|c| Value::Int(c.stream_node_max_entries), |c, v| c.stream_node_max_entries = v.int()),
     number("repl-backlog-size", None, 0, 1, LLONG_MAX, SIGNED, NumFmt::Memory, 1048576).scope(Scope::Replication),
     number("maxmemory", None, 0, 0, ULLONG_MAX, UNSIGNED, NumFmt::Memory, 0)
         .typed(|c| Value::Int(c.maxmemory as i64), |c, v| c.maxmemory = v.int() as u64),
@@ -670,7 +671,8 @@ pub static PARAMS: &[Param] = &[
     number("active-defrag-ignore-bytes", None, 0, 1, LLONG_MAX, UNSIGNED, NumFmt::Memory, 104857600),
     number("hash-max-listpack-value", Some("hash-max-ziplist-value"), 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 64)
         .typed(|c| Value::Int(c.hash_max_listpack_value as i64), |c, v| c.hash_max_listpack_value = v.int() as u64),
-    number("stream-node-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 4096),
+    number("stream-node-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 4096)
+        .typed(|c| Value::Int(c.stream_node_max_bytes as i64), |c, v| c.stream_node_max_bytes = v.int() as u64),
     number("zset-max-listpack-value", Some("zset-max-ziplist-value"), 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 64)
         .typed(|c| Value::Int(c.zset_max_listpack_value as i64), |c, v| c.zset_max_listpack_value = v.int() as u64),
     number("hll-sparse-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 3000)
@@ -725,6 +727,18 @@ pub static PARAMS: &[Param] = &[
         .typed(|c| Value::Str(Some(c.bind.clone())), |c, v| c.bind = v.into_string()),
     special("replicaof", Some("slaveof"), IMMUTABLE | MULTI_ARG, Special::ReplicaOf).scope(Scope::Replication),
     special("latency-tracking-info-percentiles", None, MULTI_ARG, Special::LatencyTrackingInfoPercentiles),
+    // resplock's own, hidden from `CONFIG GET *` so the list stays redis-server's: the lock
+    // history (src/history) and its bounds.
+    boolean("lock-history", None, HIDDEN, false).scope(Scope::Honoured)
+        .typed(|c| Value::Bool(c.lock_history), |c, v| c.lock_history = v.boolean()),
+    string("lock-history-keys", None, HIDDEN, ALLOW_EMPTY, Some("")).scope(Scope::Honoured)
+        .typed(|c| Value::Str(Some(c.lock_history_keys.clone())), |c, v| c.lock_history_keys = v.into_string()),
+    number("lock-history-max-events", None, HIDDEN, 1, LLONG_MAX, SIGNED, NumFmt::Int, 1_000_000).scope(Scope::Honoured)
+        .typed(|c| Value::Int(c.lock_history_max_events as i64), |c, v| c.lock_history_max_events = v.int() as u64),
+    number("lock-history-max-per-key", None, HIDDEN, 1, LLONG_MAX, SIGNED, NumFmt::Int, 100_000).scope(Scope::Honoured)
+        .typed(|c| Value::Int(c.lock_history_max_per_key as i64), |c, v| c.lock_history_max_per_key = v.int() as u64),
+    string("lock-history-file", None, HIDDEN | VOLATILE, ALLOW_EMPTY, Some("")).scope(Scope::Honoured)
+        .typed(|c| Value::Str(Some(c.lock_history_file.clone())), |c, v| c.lock_history_file = v.into_string()),
 ];
 
 /// The row and the entry name (primary or alias, lower case) `name` designates, ignoring

@@ -15,11 +15,13 @@ pub mod file;
 pub mod lzf;
 pub mod object;
 pub mod payload;
+pub mod stream;
 
 pub use crc::crc64;
 pub use decode::{Decoder, LoadError, Reader, SliceSource, Source, StreamSource, RDB_VERSION};
 pub use encode::{put_len, put_string};
 pub use payload::{put_footer, verify_payload};
+pub use stream::put_stream;
 
 /// A function library's code (RDB_OPCODE_FUNCTION2).
 pub const OPCODE_FUNCTION2: u8 = file::opcode::FUNCTION2;

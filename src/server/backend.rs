@@ -52,13 +52,14 @@ pub enum Restart {
     From(Arc<Snapshot>),
 }
 
-/// Which commands a fault from [`Backend::fail`] or [`Backend::delay`] hits.
+/// Which commands a fault from [`Backend::fail`] or [`Backend::delay`] hits
+/// ([`Hit::command`] and [`Hit::matching`] build the two kinds that take a name).
 ///
 /// ```
 /// use resplock::Hit;
 /// use std::io::{BufRead, BufReader, Write};
 /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
-/// server.fail(Hit::Matching("*set*".into()), "ERR injected", None);
+/// server.fail(Hit::matching("*set*"), "ERR injected", None);
 /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
 /// c.write_all(b"HSET h f v\r\nGET k\r\n").unwrap();
 /// let mut lines = BufReader::new(c).lines().map(Result::unwrap);
@@ -77,9 +78,34 @@ pub enum Hit {
     Client(u64),
 }
 
+impl Hit {
+    /// One command by name, any case (`"set"`, `"client|kill"`).
+    ///
+    /// ```
+    /// assert_eq!(resplock::Hit::command("SET"), resplock::Hit::Command("SET".into()));
+    /// ```
+    pub fn command(name: &str) -> Hit {
+        Hit::Command(name.to_string())
+    }
+
+    /// Commands whose name matches a glob pattern (`"*set*"`).
+    ///
+    /// ```
+    /// assert_eq!(resplock::Hit::matching("h*"), resplock::Hit::Matching("h*".into()));
+    /// ```
+    pub fn matching(pattern: &str) -> Hit {
+        Hit::Matching(pattern.to_string())
+    }
+}
+
 impl Backend {
     pub(super) fn new(state: Arc<ServerState>) -> Self {
         Backend { state }
+    }
+
+    /// The server's state, for the controls defined in the other files of `server`.
+    pub(super) fn server_state(&self) -> &Arc<ServerState> {
+        &self.state
     }
 
     /// Database `index` (0..databases), for direct reads and writes.
@@ -157,7 +183,7 @@ impl Backend {
     /// ```
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-        self.move_clock(|c| c.advance_ms(ms));
+        self.move_clock("advance", |c| c.advance_ms(ms));
     }
 
     /// Set the server's clock to `at` (miniredis's `SetTime`); it keeps running from there
@@ -173,7 +199,7 @@ impl Backend {
             Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
             Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
         };
-        self.move_clock(|c| c.set_ms(ms));
+        self.move_clock("set", |c| c.set_ms(ms));
     }
 
     /// Stop the server's clock: time moves only by [`Backend::advance`] and
@@ -187,7 +213,7 @@ impl Backend {
     /// assert_eq!(server.now_ms(), t);
     /// ```
     pub fn freeze(&self) {
-        self.state.clock.freeze();
+        crate::cmd::testctl::direct::locked(&self.state, || dataset::freeze_clock(&self.state));
     }
 
     /// Let a frozen clock run again, from where it stands.
@@ -201,12 +227,19 @@ impl Backend {
     /// assert!(server.now_ms() > t);
     /// ```
     pub fn resume(&self) {
-        self.state.clock.resume();
+        crate::cmd::testctl::direct::locked(&self.state, || dataset::resume_clock(&self.state));
     }
 
-    fn move_clock(&self, change: impl FnOnce(&crate::clock::Clock)) {
+    fn move_clock(&self, how: &str, change: impl FnOnce(&crate::clock::Clock)) {
         crate::cmd::testctl::direct::locked(&self.state, || {
-            dataset::move_clock(&self.state, change)
+            dataset::move_clock(&self.state, how, change)
+        });
+    }
+
+    /// A fault set or cleared, for the lock history.
+    fn noted(&self, text: String) {
+        crate::cmd::testctl::direct::locked(&self.state, || {
+            crate::cmd::testctl::faults::noted(&self.state, &text)
         });
     }
 
@@ -214,26 +247,33 @@ impl Backend {
 
     /// The next `times` commands `hit` matches (every one with None) fail with `error`
     /// (an error line without the `-`, e.g. `"ERR injected"`); miniredis's `SetError`,
-    /// targeted. Returns the rule's id for [`Backend::clear_fault`].
+    /// targeted. `times` is a count (`1`) or `None`. Clients read an error's first word as its
+    /// code (`ERR`, `READONLY`, `NOSCRIPT`...), so a message that does not start with an
+    /// upper-case code gets `ERR ` in front. Returns the rule's id for
+    /// [`Backend::clear_fault`].
     ///
     /// ```
     /// use resplock::Hit;
     /// use std::io::{BufRead, BufReader, Write};
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
-    /// server.fail(Hit::Command("set".into()), "READONLY You can't write against a read only replica.", Some(1));
+    /// server.fail(Hit::command("set"), "READONLY You can't write against a read only replica.", 1);
+    /// server.fail(Hit::command("get"), "injected", 1); // no code: sent as "ERR injected"
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
-    /// c.write_all(b"SET k v\r\nSET k v\r\n").unwrap();
+    /// c.write_all(b"SET k v\r\nSET k v\r\nGET k\r\n").unwrap();
     /// let mut lines = BufReader::new(c).lines().map(Result::unwrap);
     /// assert_eq!(lines.next().unwrap(), "-READONLY You can't write against a read only replica.");
     /// assert_eq!(lines.next().unwrap(), "+OK"); // only the first SET was hit
+    /// assert_eq!(lines.next().unwrap(), "-ERR injected");
     /// ```
-    pub fn fail(&self, hit: Hit, error: &str, times: Option<u64>) -> u64 {
+    pub fn fail(&self, hit: Hit, error: &str, times: impl Into<Option<u64>>) -> u64 {
         let line = error.strip_prefix('-').unwrap_or(error);
         assert!(
             !line.is_empty() && !line.contains(['\r', '\n']),
             "resplock: an injected error is one non-empty line"
         );
-        let action = Action::Error(Bytes::copy_from_slice(line.as_bytes()));
+        let times = times.into();
+        self.noted(format!("ERROR {line} {hit:?} COUNT {times:?}"));
+        let action = Action::Error(crate::error::with_error_code(line.as_bytes()));
         self.state.faults.add(target(hit), action, times)
     }
 
@@ -244,14 +284,16 @@ impl Backend {
     /// use std::{io::{Read, Write}, time::{Duration, Instant}};
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// // Every PING answers 200 ms late (a lock acquisition that outlives its validity).
-    /// server.delay(Hit::Command("ping".into()), Duration::from_millis(200), None);
+    /// server.delay(Hit::command("ping"), Duration::from_millis(200), None);
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// let sent = Instant::now();
     /// c.write_all(b"PING\r\n").unwrap();
     /// c.read_exact(&mut [0u8; 7]).unwrap(); // +PONG
     /// assert!(sent.elapsed() >= Duration::from_millis(200));
     /// ```
-    pub fn delay(&self, hit: Hit, by: Duration, times: Option<u64>) -> u64 {
+    pub fn delay(&self, hit: Hit, by: Duration, times: impl Into<Option<u64>>) -> u64 {
+        let times = times.into();
+        self.noted(format!("DELAY {} {hit:?} COUNT {times:?}", by.as_millis()));
         self.state.faults.add(target(hit), Action::Delay(by), times)
     }
 
@@ -263,18 +305,26 @@ impl Backend {
     /// use std::io::{Read, Write};
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// // The next SET runs, but its client never hears back (a lock it does not know it holds).
-    /// server.drop_requests(Hit::Command("set".into()), true, Some(1));
+    /// server.drop_requests(Hit::command("set"), true, 1);
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// c.write_all(b"SET lock:a owner-1\r\n").unwrap();
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed without a reply
     /// server.db(0).assert_value("lock:a", "owner-1");
     /// ```
-    pub fn drop_requests(&self, hit: Hit, after_running: bool, times: Option<u64>) -> u64 {
+    pub fn drop_requests(
+        &self,
+        hit: Hit,
+        after_running: bool,
+        times: impl Into<Option<u64>>,
+    ) -> u64 {
         let action = if after_running {
             Action::DropAfter
         } else {
             Action::Drop
         };
+        let times = times.into();
+        let what = if after_running { "DROP-AFTER" } else { "DROP" };
+        self.noted(format!("{what} {hit:?} COUNT {times:?}"));
         self.state.faults.add(target(hit), action, times)
     }
 
@@ -291,6 +341,7 @@ impl Backend {
     /// assert_eq!(server.clear_fault(None), 1); // every other fault
     /// ```
     pub fn clear_fault(&self, id: Option<u64>) -> usize {
+        self.noted(id.map_or("CLEAR".to_string(), |i| format!("CLEAR {i}")));
         if id.is_none() {
             self.state.faults.unpause();
             self.state.faults.refuse_connections(false);
@@ -311,6 +362,7 @@ impl Backend {
     /// assert!(paused.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn pause(&self, d: Duration) {
+        self.noted(format!("PAUSE {}", d.as_millis()));
         self.state.faults.pause(d);
     }
 
@@ -328,10 +380,12 @@ impl Backend {
     /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn unpause(&self) {
+        self.noted("UNPAUSE".into());
         self.state.faults.unpause();
     }
 
-    /// Close every client connection, as a network partition or proxy restart would.
+    /// Close every client connection, as a network partition or proxy restart would, except
+    /// control connections (those that sent a `RESPLOCK.*` command: a test's way back).
     /// Returns how many were closed.
     ///
     /// ```
@@ -344,7 +398,10 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
-        crate::cmd::testctl::faults::disconnect(&self.state, |_| true)
+        self.noted("DISCONNECT ALL".into());
+        crate::cmd::testctl::faults::disconnect(&self.state, |c| {
+            !c.control.load(std::sync::atomic::Ordering::Relaxed)
+        })
     }
 
     /// Close one client's connection (its CLIENT ID); whether it was connected.
@@ -363,10 +420,14 @@ impl Backend {
     /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
+        self.noted(format!("DISCONNECT ID {id}"));
         crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
-    /// Close new connections at once (`true`) or accept them again (`false`).
+    /// Refuse new connections (`true`), or serve them again (`false`): a connection accepted
+    /// meanwhile is closed, without a reply, at its first request. Requests that cannot lock
+    /// a test out are still served: `RESPLOCK.*` (so a client can lift the refusal) and the
+    /// commands clients send while connecting (HELLO, AUTH, SELECT, CLIENT).
     ///
     /// ```
     /// use std::io::{Read, Write};
@@ -374,16 +435,27 @@ impl Backend {
     /// server.refuse_connections(true); // the node is unreachable
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// let _ = c.write_all(b"PING\r\n");
-    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed at once, no reply
-    /// assert_eq!(server.connections_received(), 0);
+    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed, no reply
+    /// server.refuse_connections(false);
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"PING\r\n").unwrap();
+    /// let mut buf = [0u8; 7];
+    /// c.read_exact(&mut buf).unwrap();
+    /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn refuse_connections(&self, on: bool) {
+        self.noted(format!(
+            "REFUSE-CONNECTIONS {}",
+            if on { "yes" } else { "no" }
+        ));
         self.state.faults.refuse_connections(on);
     }
 
     // ---------------------------------------------------------- snapshots and restarts
 
-    /// A copy of the whole dataset now, for [`Restart::From`].
+    /// A copy of the whole dataset now, for [`Restart::From`]. It is also kept as the
+    /// server's snapshot named `default`, the one a bare `RESPLOCK.SNAPSHOT` takes and
+    /// `RESPLOCK.RESTART FROM default` restores over the wire.
     ///
     /// ```
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
@@ -412,13 +484,13 @@ impl Backend {
     /// server.db(0).assert_missing("lock:a");
     /// ```
     pub fn restart(&self, with: Restart) {
-        let restore = match with {
-            Restart::Empty => Restore::Empty,
-            Restart::Keep => Restore::Keep,
-            Restart::From(s) => Restore::From(s),
+        let (restore, label) = match with {
+            Restart::Empty => (Restore::Empty, "empty"),
+            Restart::Keep => (Restore::Keep, "keep"),
+            Restart::From(s) => (Restore::From(s), "from a snapshot"),
         };
         crate::cmd::testctl::direct::locked(&self.state, || {
-            dataset::restart(&self.state, &restore, None)
+            dataset::restart(&self.state, &restore, None, label)
         });
     }
 

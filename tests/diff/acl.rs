@@ -182,7 +182,11 @@ fn user_command(g: &mut TableGen, specs: &[Spec]) -> (Vec<Vec<u8>>, bool) {
 fn loose_exec(acts: &mut [Act]) {
     let mut queued_loose: std::collections::HashMap<usize, bool> = Default::default();
     for a in acts.iter_mut() {
-        let up = a.args.first().map(|w| w.to_ascii_uppercase()).unwrap_or_default();
+        let up = a
+            .args
+            .first()
+            .map(|w| w.to_ascii_uppercase())
+            .unwrap_or_default();
         match up.as_slice() {
             b"MULTI" => {
                 // A nested MULTI is refused and leaves the transaction as it was.

@@ -266,7 +266,10 @@ impl Side {
         if act.read_file {
             if let Some(path) = &self.aclfile {
                 let text = std::fs::read(path).unwrap_or_else(|e| e.to_string().into_bytes());
-                ev.push(Event::Frame(c, sorted_command_rules(&encode(&V::bulk(&text)))));
+                ev.push(Event::Frame(
+                    c,
+                    sorted_command_rules(&encode(&V::bulk(&text))),
+                ));
             }
         }
         // Blocked connections: served (or closed) now?

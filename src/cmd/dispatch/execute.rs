@@ -13,6 +13,7 @@ use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::lock::Held;
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::script_runner::{before_script, run_script, script_call};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
@@ -29,7 +30,22 @@ use std::time::{Duration, Instant};
 /// ([`crate::cmd::families::transactions`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    if state.faults.armed() && !crate::cmd::testctl::faults::is_test_request(&args) {
+    if state.test_commands && crate::cmd::testctl::faults::is_test_request(&args) {
+        // A control connection: faults spare it unless they name it.
+        client.info.control.store(true, Ordering::Relaxed);
+    }
+    if state.faults.armed()
+        && !crate::cmd::testctl::faults::is_test_request(&args)
+        && !crate::cmd::testctl::faults::is_handshake(&args)
+    {
+        if client.info.refused.load(Ordering::Relaxed) {
+            if state.faults.refusing() && !client.info.control.load(Ordering::Relaxed) {
+                // Accepted while the node was unreachable: closed before its first request.
+                client.close_after_reply = true;
+                return Reply::NoReply;
+            }
+            client.info.refused.store(false, Ordering::Relaxed);
+        }
         // A paused server answers nothing, not even errors, until the pause ends.
         if !crate::cmd::testctl::faults::wait_while_paused(state, client).await {
             client.close_after_reply = true;
@@ -48,18 +64,22 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             return reject(state, client, exec.map(|c| (c, None)), e);
         }
     };
-    // Redis refuses a protected command (DEBUG) right after the arity check, before
-    // authentication, unless enable-debug-command allows this client; in MULTI the refusal
-    // makes EXEC abort, like any other.
-    if cmd.has(flags::PROTECTED)
-        && !state
-            .config
-            .read()
-            .enable_debug_command
-            .allows(client.info.is_local())
-    {
-        let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
-        return reject(state, client, Some((cmd, parent)), e);
+    // Redis refuses a protected command (DEBUG; MODULE LOAD, LOADEX, UNLOAD) right after the
+    // arity check, before authentication, unless enable-debug-command (enable-module-command)
+    // allows this client; in MULTI the refusal makes EXEC abort, like any other.
+    if cmd.has(flags::PROTECTED) {
+        let module = parent.is_some_and(|p| p.name == "module");
+        let (allowed, text) = {
+            let config = state.config.read();
+            if module {
+                (config.enable_module_command, error::MODULE_NOT_ALLOWED)
+            } else {
+                (config.enable_debug_command, error::DEBUG_NOT_ALLOWED)
+            }
+        };
+        if !allowed.allows(client.info.is_local()) {
+            return reject(state, client, Some((cmd, parent)), RedisError::new(text));
+        }
     }
     // One read of the clock gives the command's time and the start of its duration (for
     // commandstats and the slow log); the previous command of a pipeline lends its end.
@@ -84,17 +104,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
     {
         Some((cmd, parent, e))
-    } else if client.multi.is_some()
-        && !multi::runs_in_multi(cmd, parent)
-        && crate::cmd::runtime::evict::queuing_refused(state)
-    {
-        // Queuing in MULTI may consume memory without bound: refused when out of memory.
-        rejected(error::OOM)
     } else {
         None
     };
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
+    }
+    // A cluster node routes the request here, after ACL as Redis does (one test outside
+    // cluster mode).
+    if let Some(node) = &state.cluster {
+        match super::cluster::step(state, node, client, cmd, parent, &args).await {
+            super::cluster::Step::Continue => {}
+            super::cluster::Step::Answer(reply) => return reply,
+            super::cluster::Step::Refuse(e) => {
+                return reject(state, client, Some((cmd, parent)), e)
+            }
+        }
+    }
+    if client.multi.is_some()
+        && !multi::runs_in_multi(cmd, parent)
+        && crate::cmd::runtime::evict::queuing_refused(state)
+    {
+        // Queuing in MULTI may consume memory without bound: refused when out of memory.
+        return reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::new(error::OOM),
+        );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
         return run_with_fault(state, client, cmd, parent, args).await;
@@ -113,9 +150,12 @@ async fn run_with_fault(
     args: Vec<Bytes>,
 ) -> Reply {
     use crate::cmd::runtime::fault_table::Verdict;
-    let verdict = state
-        .faults
-        .check(client.id, cmd.name, parent.map(|p| p.name));
+    let verdict = state.faults.check(
+        client.id,
+        cmd.name,
+        parent.map(|p| p.name),
+        crate::cmd::testctl::faults::is_handshake(&args),
+    );
     let now = state.clock.now_ms();
     match verdict {
         None => run_checked(state, client, cmd, parent, args, now).await,
@@ -323,7 +363,17 @@ async fn run_script_command(
         let started = Instant::now();
         handoff::set_inline_since(Some(started));
         crate::cmd::runtime::tracking::script_started(state, client.id);
-        let reply = run_script(state, client.db, kind, &args);
+        let history = lock_history::on(state);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(state, &args);
+        }
+        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            let who = lock_history::client_ref(client);
+            lock_history::after_request(state, &who, &sha, &function, began);
+        }
         crate::cmd::runtime::tracking::script_finished(state, client.id, &args);
         handoff::set_inline_since(None);
         crate::cmd::runtime::observe::after_script(
@@ -345,14 +395,25 @@ async fn run_script_command(
     }
     let sh = state.clone();
     let db = client.db;
+    let origin = client.cluster_flags;
     let user = client.user.clone();
+    let who = lock_history::client_ref(client);
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
         if let Err(e) = before_script(&sh, cmd, kind, &args) {
             return Reply::error(e);
         }
         *sh.acl.script_user.lock() = user;
-        let reply = run_script(&sh, db, kind, &args);
+        let history = lock_history::on(&sh);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(&sh, &args);
+        }
+        let reply = run_script(&sh, db, origin, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            lock_history::after_request(&sh, &who, &sha, &function, began);
+        }
         crate::cmd::runtime::blocking::serve_ready(&sh);
         reply
     });

@@ -166,7 +166,10 @@ fn acl_getuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ]
     };
     let mut fields = vec![
-        (s("flags"), Reply::Set(u.flags().into_iter().map(s).collect())),
+        (
+            s("flags"),
+            Reply::Set(u.flags().into_iter().map(s).collect()),
+        ),
         (
             s("passwords"),
             Reply::Array(u.passwords.iter().map(|p| Reply::bulk_str(p)).collect()),
@@ -175,7 +178,12 @@ fn acl_getuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     fields.extend(describe(&u.root));
     fields.push((
         s("selectors"),
-        Reply::Array(u.selectors.iter().map(|x| Reply::Map(describe(x))).collect()),
+        Reply::Array(
+            u.selectors
+                .iter()
+                .map(|x| Reply::Map(describe(x)))
+                .collect(),
+        ),
     ));
     Ok(Reply::Map(fields))
 }

@@ -17,10 +17,24 @@
 //! RESPLOCK.FAULT LIST | CLEAR [id]
 //! RESPLOCK.SNAPSHOT [name]
 //! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
+//! RESPLOCK.CLUSTER MIGRATE | MOVEKEYS | FAIL | PARTITION | HEAL ...   (cluster nodes)
+//! RESPLOCK.HISTORY [KEY] key [COUNT n]     -> this node's events of the key (JSON lines)
+//! RESPLOCK.HISTORY EXPORT | STATS | RESET   -> every node's history as JSON lines, figures
+//! RESPLOCK.FENCED.WRITE resource token value [CHECK]   -> OK, or STALE when CHECK refuses
+//! RESPLOCK.FENCED.READ resource             -> [token, value] or nil
+//! RESPLOCK.<any of them> HELP
 //! ```
+//!
+//! None of them can lock a test out (see `runtime/fault_table.rs`): a bare DISCONNECT spares
+//! control connections, connection-time commands pass catch-all faults, pauses and refusals.
+//!
+//! `RESPLOCK.CLUSTER` (see `testctl/cluster.rs`) is run by the request path of a cluster
+//! node without the server lock, since it takes the locks of several nodes; its rows' handler
+//! only answers on a server that is no cluster node.
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
@@ -29,7 +43,11 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::time::Duration;
 
-use crate::cmd::testctl::dataset::{move_clock, restart, take_snapshot, Restore, DEFAULT_SNAPSHOT};
+use crate::cmd::testctl::dataset::{
+    freeze_clock, move_clock, restart, resume_clock, take_snapshot, Restore, DEFAULT_SNAPSHOT,
+};
+use crate::cmd::testctl::faults::noted;
+use crate::cmd::testctl::history;
 
 /// Every test command: never from scripts or MULTI, always served (even past a busy script
 /// or while the server is paused by a fault).
@@ -66,7 +84,48 @@ pub const COMMANDS: &[Command] = &[
         "0.1.0",
         "Simulate a restart without persistence (test servers only)",
     ),
+    Command::new("resplock.history", -2, TEST, history_cmd).doc(
+        "server",
+        "0.1.0",
+        "Read the lock history (test servers only)",
+    ),
+    Command::new("resplock.fenced.write", -4, TEST, fenced_write).doc(
+        "server",
+        "0.1.0",
+        "Write a fenced resource with a fencing token (test servers only)",
+    ),
+    Command::new("resplock.fenced.read", 2, TEST, fenced_read).doc(
+        "server",
+        "0.1.0",
+        "Read a fenced resource (test servers only)",
+    ),
+    Command::new(
+        "resplock.cluster",
+        -2,
+        TEST,
+        crate::cmd::runtime::table::container,
+    )
+    .subs(CLUSTER_SUBS)
+    .doc(
+        "server",
+        "0.1.0",
+        "Move slots, fail and partition nodes of an in-process cluster (test servers only)",
+    ),
 ];
+
+const CLUSTER_SUBS: &[Command] = &[
+    Command::new("migrate", 4, TEST, not_a_cluster).doc("server", "0.1.0", "Move slots"),
+    Command::new("movekeys", -4, TEST, not_a_cluster).doc("server", "0.1.0", "Move keys"),
+    Command::new("fail", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Fail a master"),
+    Command::new("partition", -3, TEST, not_a_cluster).doc("server", "0.1.0", "Cut a node off"),
+    Command::new("heal", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Bring a node back"),
+];
+
+/// RESPLOCK.CLUSTER on a server that is no cluster node (a node's request path runs these
+/// itself, see `dispatch/cluster.rs`).
+fn not_a_cluster(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Err(RedisError::new(error::CLUSTER_DISABLED))
+}
 
 const CLOCK_SUBS: &[Command] = &[
     Command::new("get", 2, TEST, clock_get).doc("server", "0.1.0", "The clock, Unix ms"),
@@ -75,7 +134,89 @@ const CLOCK_SUBS: &[Command] = &[
     Command::new("freeze", 2, TEST, clock_freeze).doc("server", "0.1.0", "Stop it"),
     Command::new("resume", 2, TEST, clock_resume).doc("server", "0.1.0", "Let it run"),
     Command::new("reset", 2, TEST, clock_reset).doc("server", "0.1.0", "Back to system time"),
+    Command::new("help", 2, TEST, clock_help).doc("server", "0.1.0", "Show helpful text"),
 ];
+
+/// The `HELP` replies, in Redis's HELP shape (addReplyHelp: the header, the lines, HELP).
+const CLOCK_HELP: &[&str] = &[
+    "RESPLOCK.CLOCK <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET",
+    "    Return the server's clock, in Unix milliseconds.",
+    "ADVANCE <milliseconds>",
+    "    Move the clock forward: keys whose time to live ran out expire at once, blocked",
+    "    commands time out. Returns the new time.",
+    "SET <unix-time-milliseconds>",
+    "    Set the clock. Returns it.",
+    "FREEZE",
+    "    Stop the clock: it moves only by ADVANCE and SET.",
+    "RESUME",
+    "    Let a frozen clock run again from where it stands.",
+    "RESET",
+    "    Back to the system time, running.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const FAULT_HELP: &[&str] = &[
+    "RESPLOCK.FAULT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ERROR <error-line> [<target>] [COUNT <n>]",
+    "    Fail matching requests with <error-line> (ERR is put in front of a line that does",
+    "    not start with an upper-case code). Returns the rule's id.",
+    "DELAY <milliseconds> [<target>] [COUNT <n>]",
+    "    Run matching requests, then hold their replies back.",
+    "DROP [<target>] [COUNT <n>]",
+    "    Close the connection of matching requests without running them.",
+    "DROP-AFTER [<target>] [COUNT <n>]",
+    "    Run matching requests, then close the connection before the reply.",
+    "    <target> is COMMAND <name> | MATCH <pattern> | CLIENT <id> (default: every command).",
+    "    HELLO, AUTH, SELECT and CLIENT (sent on connecting) are hit only when named.",
+    "PAUSE <milliseconds>",
+    "    Answer nothing for a while; connections are kept.",
+    "UNPAUSE",
+    "    End a pause.",
+    "DISCONNECT [ALL|OTHERS|ID <id>|NAME <name>|ADDR <ip:port>]",
+    "    Close client connections. ALL (the default) and OTHERS spare connections that",
+    "    sent RESPLOCK commands; ID, NAME and ADDR close whichever they name.",
+    "REFUSE-CONNECTIONS yes|no",
+    "    Close new connections at their first request (RESPLOCK commands and connection",
+    "    commands are still served).",
+    "LIST",
+    "    The rules set: id, action, target, matches left (-1: until cleared).",
+    "CLEAR [<id>]",
+    "    Remove one rule, or every rule, the pause and the refusal.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const SNAPSHOT_HELP: &[&str] = &[
+    "RESPLOCK.SNAPSHOT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "[<name>]",
+    "    Keep a copy of the whole dataset under <name> (default: 'default') for",
+    "    RESPLOCK.RESTART FROM <name>. Returns the number of keys copied.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const RESTART_HELP: &[&str] = &[
+    "RESPLOCK.RESTART <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "[EMPTY]",
+    "    Simulate a restart without persistence: every connection closes, the script",
+    "    cache and the data are gone.",
+    "KEEP",
+    "    The same, keeping the data.",
+    "FROM <name>",
+    "    The same, with the data of snapshot <name> (a failover that lost later writes).",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn clock_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CLOCK_HELP))
+}
+
+fn fault_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(FAULT_HELP))
+}
 
 const FAULT_SUBS: &[Command] = &[
     Command::new("error", -3, TEST, fault_error).doc("server", "0.1.0", "Fail requests"),
@@ -88,6 +229,7 @@ const FAULT_SUBS: &[Command] = &[
     Command::new("refuse-connections", 3, TEST, fault_refuse).doc("server", "0.1.0", "Refuse"),
     Command::new("list", 2, TEST, fault_list).doc("server", "0.1.0", "The rules set"),
     Command::new("clear", -2, TEST, fault_clear).doc("server", "0.1.0", "Remove rules"),
+    Command::new("help", 2, TEST, fault_help).doc("server", "0.1.0", "Show helpful text"),
 ];
 
 fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -96,28 +238,28 @@ fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 fn clock_advance(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let ms = args::int(&a[2])?;
-    move_clock(ctx.state, |c| c.advance_ms(ms));
+    move_clock(ctx.state, "advance", |c| c.advance_ms(ms));
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let ms = args::int(&a[2])?;
-    move_clock(ctx.state, |c| c.set_ms(ms));
+    move_clock(ctx.state, "set", |c| c.set_ms(ms));
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_freeze(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    ctx.state.clock.freeze();
+    freeze_clock(ctx.state);
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_resume(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    ctx.state.clock.resume();
+    resume_clock(ctx.state);
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    move_clock(ctx.state, |c| c.reset());
+    move_clock(ctx.state, "reset", |c| c.reset());
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
@@ -152,6 +294,15 @@ fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
     Ok((target, count))
 }
 
+/// The request's words after `RESPLOCK.FAULT`, for the lock history.
+fn words(a: &[Bytes]) -> String {
+    a[1..]
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
     let (target, count) = target_and_count(opts)?;
     Ok(Reply::Int(
@@ -160,14 +311,16 @@ fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
 }
 
 fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let text = &a[2];
     if text.is_empty() || text.iter().any(|&b| b == b'\r' || b == b'\n') {
         return Err(RedisError::new(error::TEST_FAULT_ERROR_TEXT));
     }
-    add_rule(ctx, Action::Error(Bytes::copy_from_slice(text)), &a[3..])
+    add_rule(ctx, Action::Error(error::with_error_code(text)), &a[3..])
 }
 
 fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let ms = args::non_negative(&a[2], None)?;
     add_rule(
         ctx,
@@ -177,31 +330,37 @@ fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_drop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     add_rule(ctx, Action::Drop, &a[2..])
 }
 
 fn fault_drop_after(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     add_rule(ctx, Action::DropAfter, &a[2..])
 }
 
 fn fault_pause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let ms = args::non_negative(&a[2], None)?;
     ctx.state.faults.pause(Duration::from_millis(ms as u64));
     Ok(Reply::ok())
 }
 
-fn fault_unpause(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+fn fault_unpause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     ctx.state.faults.unpause();
     Ok(Reply::ok())
 }
 
 fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let me = ctx.client.id;
+    use std::sync::atomic::Ordering::Relaxed;
+    noted(ctx.state, &words(a));
+    // ALL and OTHERS spare control connections (the caller is one): a test that breaks the
+    // network keeps its way back. A connection named by ID, NAME or ADDR goes, whatever it is.
     let n = match &a[2..] {
-        [] => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
-        [all] if is(all, "all") => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
-        [others] if is(others, "others") => {
-            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.id != me)
+        [] => crate::cmd::testctl::faults::disconnect(ctx.state, |c| !c.control.load(Relaxed)),
+        [w] if is(w, "all") || is(w, "others") => {
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| !c.control.load(Relaxed))
         }
         [by, v] if is(by, "id") => {
             let id = args::long_in(v, 1, i64::MAX, Some(error::INVALID_CLIENT_ID))? as u64;
@@ -219,6 +378,7 @@ fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_refuse(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let on = if is(&a[2], "yes") {
         true
     } else if is(&a[2], "no") {
@@ -262,6 +422,7 @@ fn fault_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let id = match &a[2..] {
         [] => None,
         [id] => Some(args::long_in(id, 1, i64::MAX, None)? as u64),
@@ -273,6 +434,7 @@ fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let name = match &a[1..] {
         [] => DEFAULT_SNAPSHOT.to_string(),
+        [w] if is(w, "help") => return Ok(help_reply(SNAPSHOT_HELP)),
         [n] => String::from_utf8_lossy(n).into_owned(),
         _ => return Err(RedisError::new(error::SYNTAX)),
     };
@@ -281,21 +443,93 @@ fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn restart_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let restore = match &a[1..] {
-        [] => Restore::Empty,
-        [w] if is(w, "empty") => Restore::Empty,
-        [w] if is(w, "keep") => Restore::Keep,
+    let (restore, label) = match &a[1..] {
+        [w] if is(w, "help") => return Ok(help_reply(RESTART_HELP)),
+        [] => (Restore::Empty, "empty".to_string()),
+        [w] if is(w, "empty") => (Restore::Empty, "empty".to_string()),
+        [w] if is(w, "keep") => (Restore::Keep, "keep".to_string()),
         [w, name] if is(w, "from") => {
             let name = String::from_utf8_lossy(name);
             match ctx.state.snapshots.lock().get(name.as_ref()) {
-                Some(s) => Restore::From(s.clone()),
+                Some(s) => (Restore::From(s.clone()), format!("from {name}")),
                 None => return Err(RedisError::new(error::TEST_NO_SUCH_SNAPSHOT)),
             }
         }
         _ => return Err(RedisError::new(error::SYNTAX)),
     };
     // The caller's connection goes too, once this reply is written.
-    restart(ctx.state, &restore, Some(ctx.client.id));
+    restart(ctx.state, &restore, Some(ctx.client.id), &label);
     ctx.client.close_after_reply = true;
     Ok(Reply::ok())
+}
+
+// ---------------------------------------------------------------------------- lock history
+
+/// `RESPLOCK.HISTORY [KEY] key [COUNT n] | EXPORT | STATS | RESET`.
+fn history_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let state = ctx.state;
+    match &a[1..] {
+        [w] if is(w, "export") => Ok(Reply::Bulk(Bytes::from(
+            history::export(state).to_json_lines(),
+        ))),
+        [w] if is(w, "stats") => {
+            let (events, bytes, dropped, on) = history::stats(state);
+            let s = |t: &'static str| Reply::Bulk(Bytes::from_static(t.as_bytes()));
+            Ok(Reply::Array(vec![
+                s("recording"),
+                Reply::Int(on as i64),
+                s("events"),
+                Reply::Int(events as i64),
+                s("bytes"),
+                Reply::Int(bytes as i64),
+                s("dropped"),
+                Reply::Int(dropped as i64),
+            ]))
+        }
+        [w] if is(w, "reset") => {
+            history::reset(state);
+            Ok(Reply::ok())
+        }
+        _ => {
+            let rest = match &a[1..] {
+                [w, rest @ ..] if is(w, "key") && !rest.is_empty() => rest,
+                rest => rest,
+            };
+            let (key, count) = match rest {
+                [key] => (key, 100),
+                [key, c, n] if is(c, "count") => (
+                    key,
+                    args::long_in(n, 1, i64::MAX, Some(error::VALUE_OUT_OF_RANGE_POSITIVE))?
+                        as usize,
+                ),
+                _ => return Err(RedisError::new(error::SYNTAX)),
+            };
+            Ok(Reply::Array(
+                history::key_lines(state, ctx.client.db, key, count)
+                    .into_iter()
+                    .map(Reply::Bulk)
+                    .collect(),
+            ))
+        }
+    }
+}
+
+/// `RESPLOCK.FENCED.WRITE resource token value [CHECK]`.
+fn fenced_write(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let token = args::int(&a[2])?;
+    let check = match &a[4..] {
+        [] => false,
+        [w] if is(w, "check") => true,
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    history::fenced_write(ctx.state, ctx.client, &a[1], token, &a[3], check)?;
+    Ok(Reply::ok())
+}
+
+/// `RESPLOCK.FENCED.READ resource` -> `[token, value]`, or nil before any write.
+fn fenced_read(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    Ok(match history::fenced_read(ctx.state, &a[1]) {
+        Some((token, value)) => Reply::Array(vec![Reply::Int(token), Reply::Bulk(value)]),
+        None => Reply::Nil,
+    })
 }

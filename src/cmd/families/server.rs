@@ -4,6 +4,7 @@
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
+use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
@@ -78,15 +79,39 @@ fn time(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ]))
 }
 
-/// WAIT: there are never replicas, so it answers 0 at once.
-fn wait(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    args::int(&a[1])?;
-    let t = args::parse_i64(&a[2])
-        .ok_or_else(|| error::err("ERR timeout is not an integer or out of range"))?;
-    if t < 0 {
+/// WAIT numreplicas timeout: no replica ever acknowledges, so 0; asked for none (or inside
+/// MULTI) that is the answer at once, otherwise the client blocks until its timeout (0:
+/// forever) or CLIENT UNBLOCK, as Redis's waitCommand.
+fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let numreplicas = args::int(&a[1])?;
+    let timeout =
+        args::parse_i64(&a[2]).ok_or_else(|| RedisError::new(error::TIMEOUT_NOT_INTEGER))?;
+    if timeout < 0 {
         return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
     }
-    Ok(Reply::Int(0))
+    if numreplicas <= 0 || ctx.in_exec {
+        return Ok(Reply::Int(0));
+    }
+    let deadline = if timeout > 0 {
+        timeout.wrapping_add(ctx.now)
+    } else {
+        0
+    };
+    Ok(blocking::block(
+        ctx,
+        blocking::Wait {
+            kind: blocking::Kind::Replicas,
+            keys: Vec::new(),
+            deadline,
+            // No key is ever ready for this kind, so this never runs.
+            serve: Box::new(|_, _| {
+                Some(blocking::Served {
+                    reply: Reply::Int(0),
+                    deleted: false,
+                })
+            }),
+        },
+    ))
 }
 
 /// SHUTDOWN: stop the server; the caller's connection closes without a reply, as in Redis.
@@ -156,7 +181,10 @@ fn bgrewriteaof(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 /// ROLE: a master at offset 0 with no replicas.
-fn role(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+fn role(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    if let Some(r) = crate::cmd::runtime::cluster::hooks::replication(ctx.state) {
+        return Ok(cluster_role(r));
+    }
     Ok(Reply::Array(vec![
         Reply::bulk_static("master"),
         Reply::Int(0),
@@ -166,12 +194,45 @@ fn role(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 /// REPLICAOF NO ONE is +OK (already a master); following a master is refused after Redis's
 /// own port check.
-fn replicaof(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+fn replicaof(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if ctx.state.cluster.is_some() {
+        return Err(RedisError::new(error::REPLICAOF_IN_CLUSTER));
+    }
     if is(&a[1], "no") && is(&a[2], "one") {
         return Ok(Reply::ok());
     }
     match args::parse_i64(&a[2]) {
         Some(p) if (0..=65535).contains(&p) => Err(RedisError::new(error::NO_REPLICATION)),
         _ => Err(RedisError::new(error::INVALID_MASTER_PORT)),
+    }
+}
+
+/// ROLE on a cluster node: a master with its replicas (address and offset), or a replica
+/// with its master, link state and offset.
+fn cluster_role(r: crate::cmd::runtime::cluster::hooks::Replication) -> Reply {
+    match r.master {
+        Some((ip, port, up)) => Reply::Array(vec![
+            Reply::bulk_static("slave"),
+            Reply::bulk_str(&ip),
+            Reply::Int(port as i64),
+            Reply::bulk_static(if up { "connected" } else { "connect" }),
+            Reply::Int(if up { r.offset as i64 } else { -1 }),
+        ]),
+        None => Reply::Array(vec![
+            Reply::bulk_static("master"),
+            Reply::Int(r.offset as i64),
+            Reply::Array(
+                r.replicas
+                    .iter()
+                    .map(|(ip, port, off, _)| {
+                        Reply::Array(vec![
+                            Reply::bulk_str(ip),
+                            Reply::bulk_str(&port.to_string()),
+                            Reply::bulk_str(&off.to_string()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ]),
     }
 }

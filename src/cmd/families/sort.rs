@@ -394,21 +394,7 @@ fn compare(x: &Item, y: &Item, alpha: bool, bypattern: bool) -> Ordering {
 /// Redis's sortGetKeys, for COMMAND GETKEYS: the sorted key, and the key after the last STORE
 /// (LIMIT skips two arguments, GET and BY one; a STORE's key is scanned as an option too).
 pub fn key_positions(args: &[Bytes]) -> Vec<usize> {
-    let mut keys = vec![1];
-    let mut store = None;
-    let mut i = 2;
-    while i < args.len() {
-        if is(&args[i], "limit") {
-            i += 2;
-        } else if is(&args[i], "get") || is(&args[i], "by") {
-            i += 1;
-        } else if is(&args[i], "store") && i + 1 < args.len() {
-            store = Some(i + 1);
-        }
-        i += 1;
-    }
-    keys.extend(store);
-    keys
+    crate::cmd::runtime::cluster::keys::sort_keys(args)
 }
 
 #[cfg(test)]

@@ -48,6 +48,12 @@ pub struct ClientInfo {
     /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
     /// server lock by the blocking subsystem.
     pub blocked: AtomicBool,
+    /// Sent a `RESPLOCK.*` command: a test's control connection, which faults spare unless
+    /// they name it (see `runtime/fault_table.rs`).
+    pub control: AtomicBool,
+    /// Accepted while the server refused connections: closed at its first ordinary request
+    /// if the refusal still holds then.
+    pub refused: AtomicBool,
 }
 
 impl ClientInfo {
@@ -73,6 +79,8 @@ impl ClientInfo {
             unix_socket: Default::default(),
             extra: Default::default(),
             multi: AtomicI64::new(-1),
+            control: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
         }
     }
@@ -156,6 +164,11 @@ pub struct Client {
     pub(crate) recent_us: i64,
     /// System time (µs) the current command started at (its duration's start).
     pub(crate) started_us: i64,
+    /// On a cluster node: READONLY and ASKING (`cluster::registry::client_flags`).
+    pub cluster_flags: u8,
+    /// On a cluster node: the version of the node's view this client's command was routed
+    /// with (routed again under the lock if the view changed meanwhile).
+    pub cluster_seen: u64,
 }
 
 impl Client {
@@ -175,6 +188,8 @@ impl Client {
             block_deadline: 0,
             recent_us: 0,
             started_us: 0,
+            cluster_flags: 0,
+            cluster_seen: 0,
         }
     }
 
@@ -197,6 +212,8 @@ impl Client {
             block_deadline: 0,
             recent_us: 0,
             started_us: 0,
+            cluster_flags: 0,
+            cluster_seen: 0,
         }
     }
 

@@ -1,4 +1,4 @@
-//! Typed access to the keyspace for the set, sorted-set and SORT families: read a value of
+//! Typed access to the keyspace for the set, sorted-set, stream and SORT families: read a value of
 //! one type (WRONGTYPE otherwise), modify it in place and delete the key once it is empty (as
 //! Redis does), overwrite or delete a destination key (Redis's setKey / dbDelete), and read
 //! several keys at once under one set of shard locks.
@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, Shard, Value};
 use crate::types::set::Set;
+use crate::types::stream::Stream;
 use crate::types::zset::{ZSet, ZSetLimits};
 
 /// A value type a command family works on.
@@ -61,6 +62,28 @@ impl Typed for ZSet {
     }
     fn empty(&self) -> bool {
         self.is_empty()
+    }
+}
+
+impl Typed for Stream {
+    fn of(v: &Value) -> Option<&Self> {
+        match v {
+            Value::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn of_mut(v: &mut Value) -> Option<&mut Self> {
+        match v {
+            Value::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Stream(self)
+    }
+    /// An empty stream stays a key: Redis never deletes a stream for having no entries.
+    fn empty(&self) -> bool {
+        false
     }
 }
 

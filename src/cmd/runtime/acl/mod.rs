@@ -256,10 +256,7 @@ fn log_denied(
     d: Denied,
 ) {
     let (reason, object) = match d {
-        Denied::Command => (
-            "command",
-            Bytes::from(acl_name(cmd, parent, args).0),
-        ),
+        Denied::Command => ("command", Bytes::from(acl_name(cmd, parent, args).0)),
         Denied::Key(p) => ("key", args[p].clone()),
         Denied::Channel(p) => ("channel", args[p].clone()),
     };

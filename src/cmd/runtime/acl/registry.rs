@@ -49,9 +49,7 @@ impl Default for Acl {
 
 impl Acl {
     pub(crate) fn refresh_open(&self, users: &BTreeMap<String, User>) {
-        let open = users
-            .get("default")
-            .is_some_and(|u| u.root.unrestricted());
+        let open = users.get("default").is_some_and(|u| u.root.unrestricted());
         self.default_open.store(open, Ordering::Relaxed);
     }
 

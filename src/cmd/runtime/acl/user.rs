@@ -831,9 +831,12 @@ impl User {
         channels: &[(usize, bool)],
     ) -> bool {
         std::iter::once(&self.root).chain(&self.selectors).any(|s| {
-            s.check(fullname, is_sub, no_auth, args, keys, channels).is_ok()
+            s.check(fullname, is_sub, no_auth, args, keys, channels)
+                .is_ok()
                 && (s.allkeys
-                    || s.keys.iter().any(|(p, f)| f & READ != 0 && p.as_slice() == b"*"))
+                    || s.keys
+                        .iter()
+                        .any(|(p, f)| f & READ != 0 && p.as_slice() == b"*"))
         })
     }
 
