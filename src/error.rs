@@ -715,6 +715,12 @@ pub fn xclaim_option(opt: &[u8]) -> RedisError {
     ]))
 }
 
+/// `-MOVED slot ip:port` (`ask`: `-ASK ...`), clusterRedirectClient's redirection.
+pub fn redirect(ask: bool, slot: u16, ip: &str, port: u16) -> RedisError {
+    let kind = if ask { "ASK" } else { "MOVED" };
+    RedisError::owned(format!("{kind} {slot} {ip}:{port}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -734,10 +740,4 @@ mod tests {
             b"ERR unknown command '\xff', with args beginning with: 'a' "
         );
     }
-}
-
-/// `-MOVED slot ip:port` (`ask`: `-ASK ...`), clusterRedirectClient's redirection.
-pub fn redirect(ask: bool, slot: u16, ip: &str, port: u16) -> RedisError {
-    let kind = if ask { "ASK" } else { "MOVED" };
-    RedisError::owned(format!("{kind} {slot} {ip}:{port}"))
 }

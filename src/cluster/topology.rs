@@ -314,7 +314,7 @@ impl Topology {
             .enumerate()
             .filter(|(i, &s)| s && !self.nodes[*i].unreachable())
             .count();
-        reachable >= size / 2 + 1
+        reachable > size / 2
     }
 
     /// The node's line of CLUSTER NODES as seen from `myself` (without the newline):

@@ -99,7 +99,7 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
             count = args::int(&a[i])?.max(0) as usize;
         } else if args::is(o, "streams") && more > 0 {
             streams_at = i + 1;
-            if (a.len() - streams_at) % 2 != 0 {
+            if !(a.len() - streams_at).is_multiple_of(2) {
                 return Err(RedisError::new(error::XREAD_UNBALANCED));
             }
             break;
@@ -243,7 +243,7 @@ fn serve_now(
         let (start, history) = match after {
             After::Id(id) => (id.incr().unwrap_or(StreamId::MIN), true),
             After::New => {
-                if !s.last_valid_id().is_some_and(|max| max > last) {
+                if s.last_valid_id().is_none_or(|max| max <= last) {
                     return None;
                 }
                 (last.incr().unwrap_or(StreamId::MIN), false)

@@ -40,7 +40,7 @@ async fn replication_ping(state: Arc<ServerState>) {
             .and_then(|p| p.parse::<u64>().ok())
             .unwrap_or(10)
             .max(1);
-        if loops % period == 0 {
+        if loops.is_multiple_of(period) {
             crate::cmd::runtime::cluster::feed::ping(&state);
         }
         loops += 1;

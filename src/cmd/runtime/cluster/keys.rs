@@ -104,7 +104,7 @@ fn movable(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> Vec<usize
                 return Vec::new();
             };
             let rest = args.len() - s - 1;
-            if rest == 0 || rest % 2 != 0 {
+            if rest == 0 || !rest.is_multiple_of(2) {
                 return Vec::new();
             }
             (s + 1..s + 1 + rest / 2).collect()
