@@ -135,7 +135,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
         if xadd && opt.as_ref() == b"*" {
             out.id = Some(AddId::Auto);
             break;
-        } else if (args::is(opt, "maxlen") || args::is(opt, "minid")) && more > 0 {
+        } else if more > 0 && (args::is(opt, "maxlen") || args::is(opt, "minid")) {
             if strategy.is_some() {
                 return Err(RedisError::new(error::XTRIM_BOTH_STRATEGIES));
             }
