@@ -92,14 +92,30 @@ pub fn is(arg: &[u8], opt: &str) -> bool {
     arg.eq_ignore_ascii_case(opt.as_bytes())
 }
 
-/// A SCAN cursor: an unsigned 64-bit decimal, or `ERR invalid cursor`.
+/// A SCAN cursor as Redis reads one (strtoul): an optional sign then decimal digits, a
+/// negative one wrapping around (`-1` is 2^64-1), the empty string 0; a leading space, a
+/// trailing character or more than 64 bits give `ERR invalid cursor`.
 pub fn cursor(s: &[u8]) -> Result<u64, RedisError> {
-    let st = std::str::from_utf8(s).map_err(|_| RedisError::new(error::INVALID_CURSOR))?;
-    if st.is_empty() || !st.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(RedisError::new(error::INVALID_CURSOR));
+    let bad = || RedisError::new(error::INVALID_CURSOR);
+    if s.is_empty() {
+        return Ok(0);
     }
-    st.parse::<u64>()
-        .map_err(|_| RedisError::new(error::INVALID_CURSOR))
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let mut v: u64 = 0;
+    for d in digits {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or_else(bad)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
 }
 
 /// Lossy UTF-8 view of an argument, for error messages.

@@ -124,19 +124,21 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return Err(RedisError::new(error::NOPROTO));
         }
     }
-    let mut creds = None;
-    let mut name = None;
+    // Each option takes effect as it is read, as in Redis: an AUTH before a bad SETNAME
+    // stays done.
     let mut j = 2;
     while j < a.len() {
         let more = a.len() - 1 - j;
         if is(&a[j], "auth") && more >= 2 {
-            creds = Some((&a[j + 1], &a[j + 2]));
+            if !crate::cmd::runtime::acl::authenticate(ctx, &a[j + 1], &a[j + 2]) {
+                return Err(RedisError::new(error::WRONGPASS));
+            }
             j += 3;
         } else if is(&a[j], "setname") && more >= 1 {
             if !valid_client_attr(&a[j + 1]) {
                 return Err(RedisError::new(error::CLIENT_NAME_INVALID));
             }
-            name = Some(&a[j + 1]);
+            set_name(&ctx.client.info, &a[j + 1]);
             j += 2;
         } else {
             return Err(error::err(format!(
@@ -145,16 +147,8 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             )));
         }
     }
-    if let Some((user, pass)) = creds {
-        if !crate::cmd::runtime::acl::authenticate(ctx, user, pass) {
-            return Err(RedisError::new(error::WRONGPASS));
-        }
-    }
     if !ctx.client.authenticated {
         return Err(RedisError::new(error::HELLO_NOAUTH));
-    }
-    if let Some(n) = name {
-        set_name(&ctx.client.info, n);
     }
     if ver != 0 {
         ctx.client.set_resp(ver as u8);

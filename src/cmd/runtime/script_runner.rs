@@ -76,6 +76,8 @@ pub(crate) fn script_in_transaction(
     let Some(kind) = script_call(cmd) else {
         return Reply::error(RedisError::new(error::NOTBUSY));
     };
+    // Its `redis.call`s are checked against the transaction's user.
+    state.acl.script_user.lock().clone_from(&client.user);
     let inline = handoff::runs_inline();
     if inline {
         handoff::set_inline_since(Some(Instant::now()));

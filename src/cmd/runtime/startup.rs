@@ -17,7 +17,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // Background saves and rewrites run on threads that hold the server.
     let _ = state.persist.server.set(std::sync::Arc::downgrade(state));
     // The aclfile's users, as redis-server loads them at start.
-    if let Err(e) = acl::load_file(state) {
+    if let Err(e) = acl::load_file(state, None) {
         crate::log::warning(&e.to_string());
     }
     // Shutdown wakes every connection through its doorbell (connections wait on nothing
