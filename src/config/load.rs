@@ -560,7 +560,9 @@ impl Loader {
         let why = match p.scope {
             Scope::Persistence => "resplock keeps nothing on disk",
             Scope::Replication => "resplock does not replicate",
-            Scope::Cluster => "resplock has no cluster mode",
+            Scope::Cluster => {
+                "a single resplock server has no cluster mode (resplock --cluster N has)"
+            }
             Scope::Pending => "not implemented in resplock yet",
             Scope::Honoured | Scope::Stored => return,
         };

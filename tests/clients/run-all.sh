@@ -123,6 +123,11 @@ start_redis_cluster() {
   return 1
 }
 
+# The servers of the scenario under way, stopped however the script ends (Ctrl-C, timeout).
+pids=()
+trap '[ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
+
 passed=0
 failed=0
 broken=()
@@ -182,6 +187,7 @@ for s in "${SCENARIOS[@]}"; do
   rc=$?
   kill "${pids[@]}" 2>/dev/null
   wait "${pids[@]}" 2>/dev/null
+  pids=()
   # The run's lock history (and the clients' record, if kept) checked: resplock's only, and
   # not for the cluster scenarios, which take no locks.
   files=("$history")

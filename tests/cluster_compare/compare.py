@@ -461,6 +461,9 @@ def scenario_redirections(run):
     run.step(on("{t}a"), "CLUSTER", "COUNTKEYSINSLOT", "5005", label="COUNTKEYSINSLOT {t}")
     run.step(on("{t}a"), "CLUSTER", "GETKEYSINSLOT", "5005", "10", norm=n_sorted,
              label="GETKEYSINSLOT {t}")
+    for count in ("0", "1"):
+        run.step(on("{t}a"), "CLUSTER", "GETKEYSINSLOT", "5005", count, norm=lambda side, v: len(v) if isinstance(v, list) else side.norm(v),
+                 label="GETKEYSINSLOT {t} returns at most COUNT keys (%s)" % count)
     # Transactions.
     tx = [["MULTI"], ["SET", "{t}a", "1"], ["SET", "{t}b", "2"], ["EXEC"]]
     for c in tx:
