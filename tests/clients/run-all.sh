@@ -172,7 +172,14 @@ for s in "${SCENARIOS[@]}"; do
     echo "127.0.0.1:$port" >"$out"
     pids=($pid)
   else
-    "$BIN" --port 0 --instances 3 --enable-test-commands yes --lock-history yes \
+    # The applications keep their data in hashes and counters their scripts write, which
+    # the default selection of lock keys would take for locks: they name their locks.
+    keys=()
+    case $s in
+      bullmq) keys=(--lock-history-keys '*:lock') ;;
+      rq) keys=(--lock-history-keys '*lock*') ;;
+    esac
+    "$BIN" --port 0 --instances 3 --enable-test-commands yes --lock-history yes "${keys[@]}" \
       --lock-history-max-events 10000000 --lock-history-file "$history" >"$out" 2>"$WORK/$s.log" &
     pid=$!
     for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done
