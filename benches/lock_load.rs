@@ -541,7 +541,6 @@ fn check_history(server: &resplock::BlockingServer, rec: &ClientRecorder) {
             .unwrap_or(0)
             * 1024
     };
-    let stats = server.db(0).command(&["RESPLOCK.HISTORY", "STATS"]);
     let t = Instant::now();
     let mut h = server.history();
     let exported = t.elapsed();
@@ -551,7 +550,6 @@ fn check_history(server: &resplock::BlockingServer, rec: &ClientRecorder) {
     }
     let rss_before_check = rss();
     let report = h.check(&CheckOptions::default());
-    println!("lock history: {stats:?}");
     println!(
         "  {events} server events and {} client ops; exported in {:.2} s; History in memory {:.0} MB; process RSS {:.0} MB",
         h.op_count(),
