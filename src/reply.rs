@@ -38,6 +38,9 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// RESP3 double; a bulk string in RESP2.
     Double(f64),
+    /// A double printed as Redis's addReplyHumanLongDouble prints it (`%.17Lf`, trailing
+    /// zeroes removed: GEOPOS's and WITHCOORD's coordinates): RESP3 double, RESP2 bulk string.
+    HumanDouble(f64),
     /// RESP3 boolean; `:1`/`:0` in RESP2.
     Bool(bool),
     /// RESP3 verbatim string (`=len\r\ntxt:...`); a bulk string in RESP2.

@@ -24,7 +24,6 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Lock-free wake-ups a connection waits on (CLIENT KILL, shutdown, pushes).
     ("wake", &[]),
     ("version", &[]),
-    ("rdb", &[]),
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
@@ -33,6 +32,8 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
     ("types", &["num", "error"]),
     ("keyspace", &["types", "num", "clock", "error"]),
+    // Redis's RDB format: values and whole files in both directions, DUMP payloads.
+    ("rdb", &["keyspace", "types", "num", "log", "version"]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
     ("outbox", &["protocol", "reply", "config", "log", "wake"]),

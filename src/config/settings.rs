@@ -198,6 +198,8 @@ pub struct Config {
     pub protected_mode: bool,
     /// Who may run DEBUG.
     pub enable_debug_command: ProtectedAction,
+    /// Who may run MODULE LOAD/UNLOAD/LOADEX (resplock loads no modules either way).
+    pub enable_module_command: ProtectedAction,
     /// Background task frequency, 1..=500 (Redis caps what it is given).
     pub hz: u32,
     /// TCP keepalive interval in seconds (0: off).
@@ -218,6 +220,8 @@ pub struct Config {
     pub set_max_intset_entries: u64,
     /// Largest sorted set kept as a listpack, in entries.
     pub zset_max_listpack_entries: u64,
+    /// Largest sparse HyperLogLog, header included, before it turns dense.
+    pub hll_sparse_max_bytes: u64,
     /// Largest sorted set member kept in a listpack, bytes.
     pub zset_max_listpack_value: u64,
     /// Largest hash kept as a listpack, in fields (OBJECT ENCODING).

@@ -584,7 +584,8 @@ pub static PARAMS: &[Param] = &[
     enumeration("enable-protected-configs", None, IMMUTABLE, PROTECTED_ACTION, 0),
     enumeration("enable-debug-command", None, IMMUTABLE, PROTECTED_ACTION, 0)
         .typed(|c| Value::Enum(c.enable_debug_command as u32), |c, v| c.enable_debug_command = ProtectedAction::from_value(v.enumeration())),
-    enumeration("enable-module-command", None, IMMUTABLE, PROTECTED_ACTION, 0),
+    enumeration("enable-module-command", None, IMMUTABLE, PROTECTED_ACTION, 0)
+        .typed(|c| Value::Enum(c.enable_module_command as u32), |c, v| c.enable_module_command = ProtectedAction::from_value(v.enumeration())),
     enumeration("cluster-preferred-endpoint-type", None, 0, CLUSTER_PREFERRED_ENDPOINT_TYPE, 0).scope(Scope::Cluster),
     enumeration("propagation-error-behavior", None, 0, PROPAGATION_ERROR_BEHAVIOR, 0).scope(Scope::Replication),
     enumeration("shutdown-on-sigint", None, MULTI_ARG, SHUTDOWN_ON_SIG, 0).check_enum(valid_shutdown_flags),
@@ -672,7 +673,8 @@ pub static PARAMS: &[Param] = &[
     number("stream-node-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 4096),
     number("zset-max-listpack-value", Some("zset-max-ziplist-value"), 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 64)
         .typed(|c| Value::Int(c.zset_max_listpack_value as i64), |c, v| c.zset_max_listpack_value = v.int() as u64),
-    number("hll-sparse-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 3000),
+    number("hll-sparse-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 3000)
+        .typed(|c| Value::Int(c.hll_sparse_max_bytes as i64), |c, v| c.hll_sparse_max_bytes = v.int() as u64),
     number("tracking-table-max-keys", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Int, 1000000),
     number("client-query-buffer-limit", None, DEBUG, 1048576, LONG_MAX, UNSIGNED, NumFmt::Memory, 1073741824)
         .typed(|c| Value::Int(c.client_query_buffer_limit as i64), |c, v| c.client_query_buffer_limit = v.int() as u64),

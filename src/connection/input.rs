@@ -147,8 +147,12 @@ impl Drop for Input {
 /// reuse and purges it lazily, on later allocator activity, which an idle server may never
 /// have: Redis (jemalloc) gives a closed client's query buffer back within a moment, and so
 /// must we. Without mimalloc as the global allocator (embedded use) this does nothing useful
-/// and costs little: it runs only after a request with a big argument.
+/// and costs little: it runs only after a request with a big argument. Built without the
+/// `mimalloc` feature (an embedding that does not want the allocator compiled) it is empty.
 pub(super) fn release_freed_memory() {
     // SAFETY: mi_collect only walks mimalloc's own structures.
-    unsafe { libmimalloc_sys::mi_collect(true) }
+    #[cfg(feature = "mimalloc")]
+    unsafe {
+        libmimalloc_sys::mi_collect(true)
+    }
 }

@@ -86,6 +86,25 @@ pub fn touched(access: u32, now_ms: i64, policy: AccessPolicy) -> u32 {
     }
 }
 
+/// The access value of a value loaded or restored with a known idle time in seconds
+/// (objectSetLRUOrLFU's LRU branch: RDB's IDLE opcode, RESTORE ... IDLETIME). An idle time
+/// longer than the clock can express lands half a turn of the clock away, as in Redis.
+pub fn from_idle(now_ms: i64, idle_secs: u64) -> u32 {
+    let clock = lru_clock(now_ms) as i64;
+    let abs = clock - idle_secs.min(i64::MAX as u64) as i64;
+    if abs < 0 {
+        ((clock + ACCESS_MAX as i64 / 2) % ACCESS_MAX as i64) as u32
+    } else {
+        abs as u32
+    }
+}
+
+/// The access value of a value loaded or restored with a known LFU counter
+/// (objectSetLRUOrLFU's LFU branch: RDB's FREQ opcode, RESTORE ... FREQ).
+pub fn from_freq(now_ms: i64, freq: u8) -> u32 {
+    ((lfu_minutes(now_ms) << 8) as u32) | freq as u32
+}
+
 /// Redis's estimateObjectIdleTime, in ms.
 pub fn idle_ms(access: u32, now_ms: i64) -> u64 {
     let clock = lru_clock(now_ms) as u64;
@@ -150,6 +169,18 @@ mod tests {
         let before_wrap = (ACCESS_MAX as i64) * 1000;
         let a = lru_clock(before_wrap);
         assert_eq!(idle_ms(a, before_wrap + 3_000), 2_000);
+    }
+
+    #[test]
+    fn loaded_idle_times_and_counters_read_back() {
+        let t = 1_700_000_000_000;
+        assert_eq!(idle_ms(from_idle(t, 100), t), 100_000);
+        assert_eq!(idle_ms(from_idle(t, 0), t), 0);
+        // Longer than the clock goes back: half a turn, a long idle time still.
+        let half = ACCESS_MAX as u64 / 2 * 1000;
+        let far = idle_ms(from_idle(t, u64::MAX), t);
+        assert!(far == half || far == half + 1000, "{far}");
+        assert_eq!(lfu_decayed(from_freq(t, 77), t, LFU), 77);
     }
 
     #[test]

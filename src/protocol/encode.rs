@@ -94,6 +94,16 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
                 put_bulk(out, b'$', s.as_bytes());
             }
         }
+        Reply::HumanDouble(d) => {
+            let s = crate::num::format_human(*d);
+            if resp3 {
+                out.put_u8(b',');
+                out.put_slice(s.as_bytes());
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, b'$', s.as_bytes());
+            }
+        }
         Reply::Bool(b) => {
             if resp3 {
                 out.put_slice(if *b { b"#t\r\n" } else { b"#f\r\n" });

@@ -264,6 +264,21 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: &Reply, resp: u8) {
                 push_formatted(l, *d);
             }
         }
+        Reply::HumanDouble(d) => {
+            // Redis hands Lua the printed text: RESP3 parses it back into a number.
+            let mut buf = [0u8; 400];
+            let n = human_text(*d, &mut buf);
+            if r3 {
+                let v = std::str::from_utf8(&buf[..n])
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .unwrap_or(*d);
+                ffi::lua_pushnumber(l, v);
+                wrap_single(l, c"double");
+            } else {
+                push_bytes(l, &buf[..n]);
+            }
+        }
         Reply::Bool(b) => {
             if r3 {
                 ffi::lua_pushboolean(l, *b as c_int)
@@ -304,6 +319,14 @@ unsafe fn push_formatted(l: *mut ffi::lua_State, d: f64) {
         n
     };
     push_bytes(l, &buf[..n]);
+}
+
+/// A human double's text in `buf` (no owned value may live across a Lua call that raises).
+fn human_text(d: f64, buf: &mut [u8; 400]) -> usize {
+    let s = crate::num::format_human(d);
+    let n = s.len().min(buf.len());
+    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+    n
 }
 
 /// `t[i] = <value on top>` for the table under it; a nil is skipped (popped), as setting a

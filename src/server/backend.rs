@@ -774,6 +774,7 @@ fn show(r: &Reply) -> String {
             format!("{{{}}}", inner.join(", "))
         }
         Reply::Double(d) => d.to_string(),
+        Reply::HumanDouble(d) => d.to_string(),
         Reply::Bool(b) => b.to_string(),
         Reply::NoReply => "(no reply)".into(),
     }

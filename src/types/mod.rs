@@ -3,7 +3,10 @@
 //! them, commands use them.
 
 pub mod alloc;
+pub mod geo;
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod zset;

@@ -50,7 +50,7 @@ fn backlen_size(l: usize) -> usize {
 }
 
 /// An element in its packed form, computed once per write.
-pub(super) struct Encoded<'a> {
+pub(crate) struct Encoded<'a> {
     hdr: [u8; 9],
     hdr_len: usize,
     /// The string's bytes; empty for an integer (all in `hdr`).
@@ -58,40 +58,11 @@ pub(super) struct Encoded<'a> {
 }
 
 impl<'a> Encoded<'a> {
-    pub(super) fn new(s: &'a [u8]) -> Self {
-        let mut hdr = [0u8; 9];
+    pub(crate) fn new(s: &'a [u8]) -> Self {
         if let Some(v) = parse_int(s) {
-            let hdr_len = if (0..=127).contains(&v) {
-                hdr[0] = v as u8;
-                1
-            } else if (-4096..=4095).contains(&v) {
-                let u = (v as u16) & 0x1fff;
-                hdr[0] = 0xC0 | (u >> 8) as u8;
-                hdr[1] = u as u8;
-                2
-            } else if (-32768..=32767).contains(&v) {
-                hdr[0] = 0xF1;
-                hdr[1..3].copy_from_slice(&(v as i16).to_le_bytes());
-                3
-            } else if (-8388608..=8388607).contains(&v) {
-                hdr[0] = 0xF2;
-                hdr[1..4].copy_from_slice(&(v as i32).to_le_bytes()[..3]);
-                4
-            } else if (-2147483648..=2147483647).contains(&v) {
-                hdr[0] = 0xF3;
-                hdr[1..5].copy_from_slice(&(v as i32).to_le_bytes());
-                5
-            } else {
-                hdr[0] = 0xF4;
-                hdr[1..9].copy_from_slice(&v.to_le_bytes());
-                9
-            };
-            return Encoded {
-                hdr,
-                hdr_len,
-                body: &[],
-            };
+            return Encoded::int(v);
         }
+        let mut hdr = [0u8; 9];
         let len = s.len();
         let hdr_len = if len < 64 {
             hdr[0] = 0x80 | len as u8;
@@ -113,6 +84,41 @@ impl<'a> Encoded<'a> {
         }
     }
 
+    /// An integer in its packed form (lpAppendInteger / lpReplaceInteger).
+    pub(crate) fn int(v: i64) -> Encoded<'static> {
+        let mut hdr = [0u8; 9];
+        let hdr_len = if (0..=127).contains(&v) {
+            hdr[0] = v as u8;
+            1
+        } else if (-4096..=4095).contains(&v) {
+            let u = (v as u16) & 0x1fff;
+            hdr[0] = 0xC0 | (u >> 8) as u8;
+            hdr[1] = u as u8;
+            2
+        } else if (-32768..=32767).contains(&v) {
+            hdr[0] = 0xF1;
+            hdr[1..3].copy_from_slice(&(v as i16).to_le_bytes());
+            3
+        } else if (-8388608..=8388607).contains(&v) {
+            hdr[0] = 0xF2;
+            hdr[1..4].copy_from_slice(&(v as i32).to_le_bytes()[..3]);
+            4
+        } else if (-2147483648..=2147483647).contains(&v) {
+            hdr[0] = 0xF3;
+            hdr[1..5].copy_from_slice(&(v as i32).to_le_bytes());
+            5
+        } else {
+            hdr[0] = 0xF4;
+            hdr[1..9].copy_from_slice(&v.to_le_bytes());
+            9
+        };
+        Encoded {
+            hdr,
+            hdr_len,
+            body: &[],
+        }
+    }
+
     #[inline]
     fn enc_len(&self) -> usize {
         self.hdr_len + self.body.len()
@@ -120,13 +126,13 @@ impl<'a> Encoded<'a> {
 
     /// The whole entry: encoding, data and backlen.
     #[inline]
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         let l = self.enc_len();
         l + backlen_size(l)
     }
 
     /// Writes the entry into `out`, which is exactly [`Encoded::len`] bytes.
-    pub(super) fn write(&self, out: &mut [u8]) {
+    pub(crate) fn write(&self, out: &mut [u8]) {
         let (h, rest) = out.split_at_mut(self.hdr_len);
         h.copy_from_slice(&self.hdr[..self.hdr_len]);
         let (b, back) = rest.split_at_mut(self.body.len());
@@ -143,7 +149,7 @@ impl<'a> Encoded<'a> {
 
 /// Decodes the entry starting at `p`: the element and the entry's whole length.
 #[inline]
-pub(super) fn decode(buf: &[u8], p: usize) -> (Elem<'_>, usize) {
+pub(crate) fn decode(buf: &[u8], p: usize) -> (Elem<'_>, usize) {
     let b = buf[p];
     let (elem, enc_len) = if b & 0x80 == 0 {
         (Elem::Int(i64::from(b)), 1)
@@ -186,7 +192,7 @@ pub(super) fn decode(buf: &[u8], p: usize) -> (Elem<'_>, usize) {
 
 /// Where the entry that ends at `end` starts, read from its backlen (lpDecodeBacklen).
 #[inline]
-pub(super) fn prev_start(buf: &[u8], end: usize) -> usize {
+pub(crate) fn prev_start(buf: &[u8], end: usize) -> usize {
     let mut q = end - 1;
     let mut val = usize::from(buf[q] & 127);
     let mut shift = 0;

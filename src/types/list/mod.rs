@@ -32,7 +32,7 @@
 
 #![warn(missing_docs)]
 
-mod entry;
+pub(crate) mod entry;
 mod iter;
 mod node;
 mod quicklist;
@@ -414,6 +414,21 @@ impl List {
         base + (elesize as f64 / taken as f64 * nodes.len() as f64) as usize
     }
 
+    /// The nodes as Redis serializes them (RDB's quicklist: one listpack per packed node, the
+    /// element itself for a plain node), head to tail.
+    pub fn node_views(&self) -> impl Iterator<Item = NodeView<'_>> + '_ {
+        self.inner.nodes.iter().map(|n| {
+            if n.plain {
+                NodeView::Plain(decode(&n.buf, 0).0)
+            } else {
+                NodeView::Packed {
+                    entries: &n.buf,
+                    count: n.count as usize,
+                }
+            }
+        })
+    }
+
     /// Bytes this list has asked the allocator for (its box, the node table and the node
     /// buffers' capacity), for the server's own memory accounting and compactness tests.
     pub fn heap_bytes(&self) -> usize {
@@ -422,6 +437,20 @@ impl List {
             + nodes.capacity() * std::mem::size_of::<Node>()
             + nodes.iter().map(|n| n.buf.capacity()).sum::<usize>()
     }
+}
+
+/// One node of a list as Redis's RDB writes it; see [`List::node_views`].
+pub enum NodeView<'a> {
+    /// A listpack node: its entries in listpack entry encoding (encoding, data, back
+    /// length each), without the listpack's header and terminator, and how many there are.
+    Packed {
+        /// The entries back to back.
+        entries: &'a [u8],
+        /// How many entries.
+        count: usize,
+    },
+    /// A plain node's one large element.
+    Plain(Elem<'a>),
 }
 
 /// lposCommand's loop over `it`: reports match positions (mapped by `pos` from the scan

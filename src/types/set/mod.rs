@@ -91,6 +91,15 @@ impl Set {
         }
     }
 
+    /// The byte width of an intset's values (2, 4 or 8; it only ever widens, as Redis's
+    /// intset encoding does), which RDB's intset blob records; None for a hash table.
+    pub fn intset_width(&self) -> Option<usize> {
+        match self {
+            Set::Intset(is) => Some(is.width()),
+            Set::Table(_) => None,
+        }
+    }
+
     /// True while the set is an intset (members sorted numerically).
     pub fn is_intset(&self) -> bool {
         matches!(self, Set::Intset(_))

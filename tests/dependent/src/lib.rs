@@ -1,0 +1,1 @@
+//! Nothing: this crate exists for its tests (tests/lock.rs).
