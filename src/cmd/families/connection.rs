@@ -171,7 +171,7 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
 /// unauthenticated when a password is required).
 fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    crate::cmd::families::transactions::discard_transaction(ctx.state, ctx.client);
+    crate::cmd::runtime::clients::discard_transaction(ctx.state, ctx.client);
     crate::cmd::runtime::clients::forget_client(ctx.state, ctx.client);
     ctx.client.select(0);
     ctx.client.set_resp(2);

@@ -8,7 +8,7 @@ use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::rdb;
 use crate::reply::{CmdResult, Reply};
@@ -51,13 +51,7 @@ const FUNCTION_SUBS: &[Command] = &[
         "7.0.0",
         "Return information about the function currently running (name, description, duration)",
     ),
-    Command::new(
-        "kill",
-        2,
-        NOSCRIPT | ALLOW_BUSY | SCRIPT_RUNNER,
-        crate::cmd::families::scripting::runner_only,
-    )
-    .doc(
+    Command::script_kill("kill", 2, NOSCRIPT | ALLOW_BUSY, false).doc(
         "scripting",
         "7.0.0",
         "Kill the function currently in execution.",
@@ -70,18 +64,18 @@ const FUNCTION_SUBS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new(
+    Command::script(
         "fcall",
         -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        crate::cmd::families::scripting::runner_only,
+        NOSCRIPT | STALE | SKIP_MONITOR,
+        ScriptCall::Fcall { readonly: false },
     )
     .doc("scripting", "7.0.0", "Invoke a function"),
-    Command::new(
+    Command::script(
         "fcall_ro",
         -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        crate::cmd::families::scripting::runner_only,
+        READONLY | NOSCRIPT | STALE | SKIP_MONITOR,
+        ScriptCall::Fcall { readonly: true },
     )
     .doc("scripting", "7.0.0", "Invoke a read-only function"),
     Command::new("function", -2, 0, container)

@@ -10,14 +10,17 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] =
-    &[
-        Command::new("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, monitor).doc(
-            "server",
-            "1.0.0",
-            "Listen for all requests received by the server in real time",
-        ),
-    ];
+pub const COMMANDS: &[Command] = &[Command::new(
+    "monitor",
+    1,
+    ADMIN | NOSCRIPT | LOADING | STALE | NEEDS_CONNECTION,
+    monitor,
+)
+.doc(
+    "server",
+    "1.0.0",
+    "Listen for all requests received by the server in real time",
+)];
 
 fn monitor(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let info = &ctx.client.info;

@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 const SUB: u32 = PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK;
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("subscribe", -2, SUB, subscribe).doc(
+    Command::new("subscribe", -2, SUB | NEEDS_CONNECTION, subscribe).doc(
         "pubsub",
         "2.0.0",
         "Listen for messages published to the given channels",
@@ -27,7 +27,7 @@ pub const COMMANDS: &[Command] = &[
         "2.0.0",
         "Stop listening for messages posted to the given channels",
     ),
-    Command::new("psubscribe", -2, SUB, psubscribe).doc(
+    Command::new("psubscribe", -2, SUB | NEEDS_CONNECTION, psubscribe).doc(
         "pubsub",
         "2.0.0",
         "Listen for messages published to channels matching the given patterns",
@@ -37,7 +37,7 @@ pub const COMMANDS: &[Command] = &[
         "2.0.0",
         "Stop listening for messages posted to channels matching the given patterns",
     ),
-    Command::new("ssubscribe", -2, SUB, ssubscribe)
+    Command::new("ssubscribe", -2, SUB | NEEDS_CONNECTION, ssubscribe)
         .keys(1, -1, 1)
         .doc(
             "pubsub",

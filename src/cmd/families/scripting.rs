@@ -1,14 +1,15 @@
-//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows and SCRIPT
-//! KILL are flagged SCRIPT_RUNNER: the request path (`dispatch/`) runs scripts holding the server
-//! lock and SCRIPT KILL without it.
+//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows say
+//! which script they run and SCRIPT KILL is a kill row (`Runs`): the request path (`dispatch/`)
+//! runs scripts holding the server lock and SCRIPT KILL without it.
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
+use crate::script::EvalKind;
 use bytes::Bytes;
 
 const SCRIPT_SUBS: &[Command] = &[
@@ -27,13 +28,7 @@ const SCRIPT_SUBS: &[Command] = &[
         "2.6.0",
         "Remove all the scripts from the script cache.",
     ),
-    Command::new(
-        "kill",
-        2,
-        NOSCRIPT | ALLOW_BUSY | SCRIPT_RUNNER,
-        runner_only,
-    )
-    .doc(
+    Command::script_kill("kill", 2, NOSCRIPT | ALLOW_BUSY, true).doc(
         "scripting",
         "2.6.0",
         "Kill the script currently in execution.",
@@ -51,36 +46,48 @@ const SCRIPT_SUBS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[
-    Command::new(
+    Command::script(
         "eval",
         -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE | SCRIPT_RUNNER,
-        runner_only,
+        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE,
+        ScriptCall::Eval(EvalKind {
+            by_sha: false,
+            readonly: false,
+        }),
     )
     .doc("scripting", "2.6.0", "Execute a Lua script server side"),
-    Command::new(
+    Command::script(
         "evalsha",
         -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE | SCRIPT_RUNNER,
-        runner_only,
+        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE,
+        ScriptCall::Eval(EvalKind {
+            by_sha: true,
+            readonly: false,
+        }),
     )
     .doc("scripting", "2.6.0", "Execute a Lua script server side"),
-    Command::new(
+    Command::script(
         "eval_ro",
         -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        runner_only,
+        READONLY | NOSCRIPT | STALE | SKIP_MONITOR,
+        ScriptCall::Eval(EvalKind {
+            by_sha: false,
+            readonly: true,
+        }),
     )
     .doc(
         "scripting",
         "7.0.0",
         "Execute a read-only Lua script server side",
     ),
-    Command::new(
+    Command::script(
         "evalsha_ro",
         -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        runner_only,
+        READONLY | NOSCRIPT | STALE | SKIP_MONITOR,
+        ScriptCall::Eval(EvalKind {
+            by_sha: true,
+            readonly: true,
+        }),
     )
     .doc(
         "scripting",
@@ -95,12 +102,6 @@ pub const COMMANDS: &[Command] = &[
         )
         .subs(SCRIPT_SUBS),
 ];
-
-/// Rows flagged SCRIPT_RUNNER never reach their handler from a connection; from elsewhere
-/// (never from a script: they are NOSCRIPT) they are refused.
-pub(super) fn runner_only(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    Err(error::unknown_command(&a[0], &a[1..]))
-}
 
 fn script_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let sha = ctx.state.scripting.load(&a[2])?;

@@ -6,7 +6,7 @@ use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::observe;
 use crate::cmd::runtime::pause;
 use crate::cmd::runtime::state::{Ctx, ServerState};
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, Runs};
 use crate::reply::Reply;
 use bytes::Bytes;
 
@@ -27,7 +27,15 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         _ => crate::clock::system_us(),
     };
     track_events(ctx.state, ctx.now);
-    let reply = match (cmd.handler)(ctx, args) {
+    let result = match cmd.runs {
+        Runs::Handler(handler) => handler(ctx, args),
+        // A script row reaches `call` from nowhere that may run it (scripts and the embedding
+        // API refuse it, EXEC runs it itself): refused as unknown, as Redis's lookup would.
+        Runs::Script(_) | Runs::ScriptKill { .. } => {
+            Err(crate::error::unknown_command(&args[0], &args[1..]))
+        }
+    };
+    let reply = match result {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };

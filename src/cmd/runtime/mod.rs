@@ -23,6 +23,7 @@ pub mod keyspace_events;
 pub mod lock;
 pub mod observe;
 pub mod pause;
+pub mod script_flags;
 pub mod script_runner;
 pub mod startup;
 pub mod state;

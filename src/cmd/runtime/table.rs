@@ -7,12 +7,36 @@ use crate::cmd::base::flags;
 use crate::cmd::runtime::state::Ctx;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
+use crate::script::EvalKind;
 use bytes::Bytes;
 use std::collections::HashMap;
 
 /// Handlers are synchronous and never touch a socket: they read arguments and the keyspace
 /// and return a reply value.
 pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
+
+/// Which script a script row runs.
+#[derive(Clone, Copy)]
+pub enum ScriptCall {
+    /// EVAL, EVALSHA and their `_RO` forms.
+    Eval(EvalKind),
+    /// FCALL (`readonly` false) or FCALL_RO.
+    Fcall { readonly: bool },
+}
+
+/// How a row runs. Almost every row has a handler; the script commands say what they run
+/// instead, since the request path holds the server lock for a whole script (handing the
+/// worker's other tasks off if it runs long) and serves SCRIPT KILL and FUNCTION KILL
+/// without it.
+#[derive(Clone, Copy)]
+pub enum Runs {
+    /// The handler, under the server lock.
+    Handler(Handler),
+    /// A script (EVAL, EVALSHA, FCALL and their `_RO` forms).
+    Script(ScriptCall),
+    /// SCRIPT KILL (`eval`) or FUNCTION KILL: served while a script runs, without the lock.
+    ScriptKill { eval: bool },
+}
 
 /// One row of the command table (Redis's conventions: arity -N means at least N arguments
 /// counting the name; key positions are 1-based, last_key -1 means the last argument).
@@ -23,7 +47,8 @@ pub struct Command {
     pub first_key: i32,
     pub last_key: i32,
     pub step: i32,
-    pub handler: Handler,
+    /// What running the row does: a handler, or a script (see [`Runs`]).
+    pub runs: Runs,
     pub group: &'static str,
     pub summary: &'static str,
     pub since: &'static str,
@@ -35,6 +60,17 @@ pub struct Command {
 impl Command {
     /// A row with no key arguments and no subcommands; chain the `keys`/`subs`/`doc` helpers.
     pub const fn new(name: &'static str, arity: i32, flags: u32, handler: Handler) -> Command {
+        Command::row(name, arity, flags, Runs::Handler(handler))
+    }
+    /// A row that runs a script (EVAL, FCALL ...) instead of a handler.
+    pub const fn script(name: &'static str, arity: i32, flags: u32, call: ScriptCall) -> Command {
+        Command::row(name, arity, flags, Runs::Script(call))
+    }
+    /// SCRIPT KILL (`eval`) or FUNCTION KILL.
+    pub const fn script_kill(name: &'static str, arity: i32, flags: u32, eval: bool) -> Command {
+        Command::row(name, arity, flags, Runs::ScriptKill { eval })
+    }
+    const fn row(name: &'static str, arity: i32, flags: u32, runs: Runs) -> Command {
         Command {
             name,
             arity,
@@ -42,7 +78,7 @@ impl Command {
             first_key: 0,
             last_key: 0,
             step: 0,
-            handler,
+            runs,
             group: "generic",
             summary: "",
             since: "1.0.0",
