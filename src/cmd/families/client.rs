@@ -1,7 +1,7 @@
 //! CLIENT and its subcommands: identity (ID, SETNAME, GETNAME, SETINFO), introspection
 //! (LIST, INFO) and control (KILL, NO-EVICT, NO-TOUCH).
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::families::client_settings as client_ctl;
@@ -278,12 +278,11 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut addr = None;
     let mut laddr = None;
     let mut skipme = true;
-    let mut i = 2;
-    while i < a.len() {
-        let Some(v) = a.get(i + 1) else {
+    let mut args = Args::new(a, 2);
+    while !args.is_empty() {
+        let Some((opt, v)) = args.pair() else {
             return Err(RedisError::new(error::SYNTAX));
         };
-        let opt = &a[i];
         if is(opt, "id") {
             match args::parse_i64(v) {
                 Some(n) if n >= 1 => id = Some(n as u64),
@@ -312,7 +311,6 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 2;
     }
     let me = ctx.client.id;
     let victims: Vec<_> = snapshot(ctx)

@@ -1,6 +1,6 @@
 //! Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET and the CLIENT container.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::client::ClientInfo;
 use crate::cmd::runtime::state::Ctx;
@@ -123,22 +123,19 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     let mut creds = None;
     let mut name = None;
-    let mut j = 2;
-    while j < a.len() {
-        let more = a.len() - 1 - j;
-        if is(&a[j], "auth") && more >= 2 {
-            creds = Some((&a[j + 1], &a[j + 2]));
-            j += 3;
-        } else if is(&a[j], "setname") && more >= 1 {
-            if !valid_client_attr(&a[j + 1]) {
+    let mut args = Args::new(a, 2);
+    while let Some(opt) = args.next() {
+        if let Some(v) = args.values_of(opt, "auth", 2) {
+            creds = Some((&v[0], &v[1]));
+        } else if let Some(v) = args.value_of(opt, "setname") {
+            if !valid_client_attr(v) {
                 return Err(RedisError::new(error::CLIENT_NAME_INVALID));
             }
-            name = Some(&a[j + 1]);
-            j += 2;
+            name = Some(v);
         } else {
             return Err(error::err(format!(
                 "ERR Syntax error in HELLO option '{}'",
-                args::text(&a[j])
+                args::text(opt)
             )));
         }
     }

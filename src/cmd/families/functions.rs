@@ -4,7 +4,7 @@
 //! FUNCTION KILL, like SCRIPT KILL, runs without it. FUNCTION STATS is allowed while a script is
 //! busy and then reads only what the running script leaves readable.
 
-use crate::cmd::base::args::is;
+use crate::cmd::base::args::{is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
@@ -85,16 +85,17 @@ pub const COMMANDS: &[Command] = &[
 
 /// FUNCTION LOAD [REPLACE] code.
 fn function_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    // Every argument but the last (the code) is an option.
+    let (code, opts) = a.split_last().expect("arity");
     let mut replace = false;
-    let mut pos = 2;
-    while pos < a.len() - 1 {
-        if !is(&a[pos], "replace") {
-            return Err(error::function_load_option(&a[pos]));
+    let mut args = Args::new(opts, 2);
+    while let Some(opt) = args.next() {
+        if !is(opt, "replace") {
+            return Err(error::function_load_option(opt));
         }
         replace = true;
-        pos += 1;
     }
-    let name = ctx.state.scripting.function_load(&a[pos], replace)?;
+    let name = ctx.state.scripting.function_load(code, replace)?;
     Ok(Reply::Bulk(Bytes::from(name)))
 }
 
@@ -102,20 +103,16 @@ fn function_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn function_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut with_code = false;
     let mut pattern: Option<&Bytes> = None;
-    let mut i = 2;
-    while i < a.len() {
-        if !with_code && is(&a[i], "withcode") {
+    let mut args = Args::new(a, 2);
+    while let Some(opt) = args.next() {
+        if !with_code && is(opt, "withcode") {
             with_code = true;
-        } else if pattern.is_none() && is(&a[i], "libraryname") {
-            if i >= a.len() - 1 {
-                return Err(RedisError::new(error::FUNCTION_LIST_NO_LIBRARY_NAME));
-            }
-            i += 1;
-            pattern = Some(&a[i]);
+        } else if pattern.is_none() && is(opt, "libraryname") {
+            let name = args.next();
+            pattern = Some(name.ok_or(RedisError::new(error::FUNCTION_LIST_NO_LIBRARY_NAME))?);
         } else {
-            return Err(error::function_list_argument(&a[i]));
+            return Err(error::function_list_argument(opt));
         }
-        i += 1;
     }
     let keep = |name: &[u8]| pattern.is_none_or(|p| crate::glob::glob_match(p, name, true));
     Ok(ctx.state.scripting.function_list(keep, with_code))

@@ -4,14 +4,42 @@
 use crate::cmd::base::args::{self, is};
 use crate::cmd::base::flags::*;
 use crate::cmd::base::float80::{self, Parsed, F80};
+use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
-use crate::keyspace::{scan_by_hash, Entry, Value};
+use crate::keyspace::scan_by_hash;
 use crate::reply::{CmdResult, Reply};
 use crate::types::hash::Hash;
 use bytes::Bytes;
+
+use crate::cmd::runtime::typed;
+
+/// Run `f` on the hash at `key`, creating an empty one first if the key is missing (as
+/// Redis's hashTypeLookupWriteOrCreate). A hash left empty by `f` is removed; the flag in
+/// the result says so.
+fn write<T>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(&mut Hash) -> Result<T, RedisError>,
+) -> Result<(T, bool), RedisError> {
+    typed::upsert(ctx, key, Hash::new, f).map(|(r, o)| (r, o.deleted))
+}
+
+/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types.
+fn read<T>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> T) -> Result<T, RedisError> {
+    typed::read(ctx, key, f)
+}
+
+/// Modify an existing hash (HDEL): Ok(None) if the key is missing; a hash left empty goes.
+fn modify<T>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(&mut Hash) -> T,
+) -> Result<Option<(T, bool)>, RedisError> {
+    typed::modify(ctx, key, f)
+}
 
 pub const COMMANDS: &[Command] = &[
     Command::new("hset", -4, WRITE | DENYOOM | FAST, hset)
@@ -99,82 +127,6 @@ pub const COMMANDS: &[Command] = &[
             "Get one or multiple random fields from a hash",
         ),
 ];
-
-fn wrongtype() -> RedisError {
-    RedisError::new(error::WRONGTYPE)
-}
-
-/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types.
-fn read<T>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> T) -> Result<T, RedisError> {
-    let mut shard = ctx.db().lock(key);
-    match shard.get(key, ctx.now) {
-        None => Ok(f(None)),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(f(Some(h))),
-        Some(_) => Err(wrongtype()),
-    }
-}
-
-/// Run `f` on the hash at `key`, creating an empty one first if the key is missing (as
-/// Redis's hashTypeLookupWriteOrCreate). A hash left empty by `f` is removed; the flag in
-/// the result says so.
-fn write<T>(
-    ctx: &Ctx,
-    key: &[u8],
-    f: impl FnOnce(&mut Hash) -> Result<T, RedisError>,
-) -> Result<(T, bool), RedisError> {
-    let mut shard = ctx.db().lock(key);
-    let created = match shard.get(key, ctx.now) {
-        None => true,
-        Some(Entry {
-            value: Value::Hash(_),
-            ..
-        }) => false,
-        Some(_) => return Err(wrongtype()),
-    };
-    if created {
-        shard.insert(key, Entry::new(Value::Hash(Hash::new())));
-    }
-    // The lookup above was the access (Redis looks the key up once).
-    let h = match shard.peek_mut(key, ctx.now) {
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => h,
-        _ => return Err(wrongtype()),
-    };
-    let r = f(h);
-    let empty = h.is_empty();
-    if empty {
-        shard.remove(key, ctx.now);
-    }
-    Ok((r?, empty && !created))
-}
-
-/// Modify an existing hash (HDEL): Ok(None) if the key is missing.
-fn modify<T>(
-    ctx: &Ctx,
-    key: &[u8],
-    f: impl FnOnce(&mut Hash) -> T,
-) -> Result<Option<(T, bool)>, RedisError> {
-    let mut shard = ctx.db().lock(key);
-    let h = match shard.get_mut(key, ctx.now) {
-        None => return Ok(None),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => h,
-        Some(_) => return Err(wrongtype()),
-    };
-    let r = f(h);
-    let emptied = h.is_empty();
-    if emptied {
-        shard.remove(key, ctx.now);
-    }
-    Ok(Some((r, emptied)))
-}
 
 /// HSET and HMSET: HSET answers the number of new fields, HMSET +OK.
 fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -351,15 +303,8 @@ fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     })
 }
 
-/// A fixed hasher for HSCAN cursors, so a cursor stays valid across calls and hash objects.
-fn field_hash(field: &[u8]) -> u64 {
-    static H: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
-    H.get_or_init(|| ahash::RandomState::with_seeds(0x5ca1ab1e, 0xdeadbeef, 0x0ddba11, 0xfeed))
-        .hash_one(field)
-}
-
 fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cursor = args::cursor(&a[2])?;
+    let cursor = scan::cursor(&a[2])?;
     // Redis looks the key up before parsing the options; a missing key answers at once.
     let exists = read(ctx, &a[1], |h| h.is_some())?;
     if !exists {
@@ -368,25 +313,8 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             Reply::Array(vec![]),
         ]));
     }
-    let mut count = 10usize;
-    let mut pattern: Option<&Bytes> = None;
-    let mut i = 3;
-    while i < a.len() {
-        let more = a.len() - i >= 2;
-        if is(&a[i], "count") && more {
-            let n = args::int(&a[i + 1])?;
-            if n < 1 {
-                return Err(RedisError::new(error::SYNTAX));
-            }
-            count = n.min(1 << 20) as usize;
-        } else if is(&a[i], "match") && more {
-            pattern = Some(&a[i + 1]).filter(|p| p.as_ref() != b"*");
-        } else {
-            return Err(RedisError::new(error::SYNTAX));
-        }
-        i += 2;
-    }
-    let glob = pattern.map(|p| crate::glob::Glob::new(p, false));
+    let opts = scan::options(a, 3, false, 1 << 20)?;
+    let (count, glob) = (opts.count, opts.pattern);
     let (next, pairs) = read(ctx, &a[1], |h| {
         let h = match h {
             None => return (0, Vec::new()),
@@ -396,7 +324,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             (0, h.iter_bytes().collect::<Vec<_>>())
         } else {
             let page = scan_by_hash(
-                h.iter().map(|(f, v)| (field_hash(f), (f, v))),
+                h.iter().map(|(f, v)| (cursor_hash(f), (f, v))),
                 cursor,
                 count,
             );

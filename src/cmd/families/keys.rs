@@ -6,8 +6,9 @@
 //! atomic; commands spanning two databases lock the lower-numbered database first, which keeps
 //! lock order global (db index, then shard index) and deadlock-free.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
+use crate::cmd::base::scan as scan_args;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
@@ -397,75 +398,12 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(out))
 }
 
-/// SCAN's cursor, parsed as Redis does with strtoul: an optional sign (a minus wraps around),
-/// digits, nothing else; the empty string is cursor 0.
-pub fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
-    let bad = || RedisError::new(error::INVALID_CURSOR);
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if s.is_empty() {
-        return Ok(0);
-    }
-    if digits.is_empty() {
-        return Err(bad());
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return Err(bad());
-        }
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add((c - b'0') as u64))
-            .ok_or_else(bad)?;
-    }
-    Ok(if neg { v.wrapping_neg() } else { v })
-}
-
-struct ScanOptions {
-    count: usize,
-    pattern: Option<Glob>,
-    type_name: Option<Bytes>,
-}
-
-fn parse_scan_options(a: &[Bytes], from: usize) -> Result<ScanOptions, RedisError> {
-    let mut o = ScanOptions {
-        count: 10,
-        pattern: None,
-        type_name: None,
-    };
-    let syntax = || RedisError::new(error::SYNTAX);
-    let mut i = from;
-    while i < a.len() {
-        let more = a.len() - i >= 2;
-        if is(&a[i], "count") && more {
-            let n = args::int(&a[i + 1])?;
-            if n < 1 {
-                return Err(syntax());
-            }
-            o.count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if is(&a[i], "match") && more {
-            let p = &a[i + 1];
-            o.pattern = (p.as_ref() != b"*").then(|| Glob::new(p, false));
-        } else if is(&a[i], "type") && more {
-            o.type_name = Some(a[i + 1].clone());
-        } else {
-            return Err(syntax());
-        }
-        i += 2;
-    }
-    Ok(o)
-}
-
 /// SCAN walks keys in hash order. A shard holds a contiguous range of hashes (its index is
 /// the hash's top bits), so the cursor (the next hash to visit) also says which shard to resume
 /// in, and only one shard is locked at a time.
 fn scan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let mut cursor = parse_scan_cursor(&a[1])?;
-    let o = parse_scan_options(a, 2)?;
+    let mut cursor = scan_args::cursor(&a[1])?;
+    let o = scan_args::options(a, 2, true, usize::MAX)?;
     let db = ctx.db();
     let shard_bits = SHARDS.trailing_zeros();
     let mut shard_idx = (cursor >> (64 - shard_bits)) as usize;
@@ -659,17 +597,15 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let src_db = ctx.client.db;
     let mut dst_db = src_db;
     let mut replace = false;
-    let mut j = 3;
-    while j < a.len() {
-        if is(&a[j], "replace") {
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
+        if is(opt, "replace") {
             replace = true;
-        } else if is(&a[j], "db") && j + 1 < a.len() {
-            dst_db = parse_db_index(ctx, &a[j + 1])?;
-            j += 1;
+        } else if let Some(db) = args.value_of(opt, "db") {
+            dst_db = parse_db_index(ctx, db)?;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     if src_db == dst_db && src == dst {
         return Err(RedisError::new(error::SAME_OBJECT));

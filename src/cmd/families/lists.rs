@@ -18,6 +18,8 @@ use crate::reply::{CmdResult, Reply};
 use crate::types::list::List;
 use bytes::Bytes;
 
+use crate::cmd::runtime::typed;
+
 pub const COMMANDS: &[Command] = &[
     Command::new("lpush", -3, WRITE | DENYOOM | FAST, lpush)
         .keys(1, 1, 1)
@@ -149,19 +151,9 @@ pub(super) fn read<T>(
     key: &[u8],
     f: impl FnOnce(&List) -> T,
 ) -> Result<Option<T>, RedisError> {
-    let found = {
-        let mut shard = ctx.db().lock(key);
-        match shard.get(key, ctx.now) {
-            None => None,
-            Some(Entry {
-                value: Value::List(l),
-                ..
-            }) => Some(Ok(f(l))),
-            Some(_) => Some(Err(wrongtype())),
-        }
-    };
-    note_read(ctx, key, found.is_some());
-    found.transpose()
+    let found = typed::read(ctx, key, |l: Option<&List>| l.map(f));
+    note_read(ctx, key, !matches!(found, Ok(None)));
+    found
 }
 
 /// The list at `key` for writing (lookupKeyWrite then checkType): `f` runs on it, None if
@@ -172,21 +164,7 @@ pub(super) fn modify<T>(
     key: &[u8],
     f: impl FnOnce(&mut List) -> T,
 ) -> Result<Option<(T, bool)>, RedisError> {
-    let mut shard = ctx.db().lock(key);
-    let l = match shard.get_mut(key, ctx.now) {
-        None => return Ok(None),
-        Some(Entry {
-            value: Value::List(l),
-            ..
-        }) => l,
-        Some(_) => return Err(wrongtype()),
-    };
-    let r = f(l);
-    let emptied = l.is_empty();
-    if emptied {
-        shard.remove(key, ctx.now);
-    }
-    Ok(Some((r, emptied)))
+    typed::modify(ctx, key, f)
 }
 
 /// Redis's listElementsRemoved: the pop event, `del` if the list went, and the signal.

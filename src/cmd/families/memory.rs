@@ -5,7 +5,7 @@
 //! allocator keeps no statistics (INFO says `mem_allocator:libc`, and Redis built without
 //! jemalloc answers MALLOC-STATS and PURGE as here).
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::state::Ctx;
@@ -69,19 +69,17 @@ const DEFAULT_SAMPLES: usize = 5;
 
 fn usage(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut samples = DEFAULT_SAMPLES;
-    let mut j = 3;
-    while j < a.len() {
-        if is(&a[j], "samples") && j + 1 < a.len() {
-            let n = args::int(&a[j + 1])?;
-            if n < 0 {
-                return Err(RedisError::new(error::SYNTAX));
-            }
-            // 0 means every element (usize::MAX samples; the types read 0 the same way).
-            samples = n.try_into().unwrap_or(usize::MAX);
-            j += 2;
-        } else {
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
+        let Some(v) = args.value_of(opt, "samples") else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        let n = args::int(v)?;
+        if n < 0 {
             return Err(RedisError::new(error::SYNTAX));
         }
+        // 0 means every element (usize::MAX samples; the types read 0 the same way).
+        samples = n.try_into().unwrap_or(usize::MAX);
     }
     let key = &a[2];
     // Redis reads the dict directly: a key past its TTL but not yet reclaimed still counts.

@@ -19,7 +19,7 @@
 //! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
 //! ```
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
@@ -127,10 +127,9 @@ fn clock_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
     let mut target = Target::All;
     let mut count = None;
-    let mut i = 0;
-    while i < a.len() {
-        let opt = &a[i];
-        let Some(val) = a.get(i + 1) else {
+    let mut args = Args::new(a, 0);
+    while !args.is_empty() {
+        let Some((opt, val)) = args.pair() else {
             return Err(RedisError::new(error::SYNTAX));
         };
         if is(opt, "command") {
@@ -147,7 +146,6 @@ fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 2;
     }
     Ok((target, count))
 }

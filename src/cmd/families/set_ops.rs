@@ -3,7 +3,7 @@
 //! set (an intset while every member is an integer, as Redis's createIntsetObject), so an
 //! all-integer result answers in ascending order exactly as Redis does.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::families::sets::members;
 use crate::cmd::runtime::keyspace_events as notify;
@@ -153,17 +153,15 @@ fn parse_intercard(a: &[Bytes]) -> Result<(&[Bytes], usize), RedisError> {
         return Err(RedisError::new(error::NUMKEYS_TOO_MANY));
     }
     let mut limit = 0usize;
-    let mut j = 2 + numkeys;
-    while j < a.len() {
-        if is(&a[j], "limit") && j + 1 < a.len() {
-            limit = match args::parse_i64(&a[j + 1]) {
-                Some(n) if n >= 0 => n as usize,
-                _ => return Err(RedisError::new(error::LIMIT_NEGATIVE)),
-            };
-            j += 2;
-        } else {
+    let mut args = Args::new(a, 2 + numkeys);
+    while let Some(opt) = args.next() {
+        let Some(v) = args.value_of(opt, "limit") else {
             return Err(RedisError::new(error::SYNTAX));
-        }
+        };
+        limit = match args::parse_i64(v) {
+            Some(n) if n >= 0 => n as usize,
+            _ => return Err(RedisError::new(error::LIMIT_NEGATIVE)),
+        };
     }
     Ok((&a[2..2 + numkeys], limit))
 }

@@ -8,10 +8,11 @@
 
 use crate::cmd::base::args;
 use crate::cmd::base::flags::*;
+use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
-use crate::cmd::runtime::typed::{self, intset_limit, member_hash, modify, read, upsert};
+use crate::cmd::runtime::typed::{intset_limit, modify, read, upsert};
 use crate::error::{self, RedisError};
 use crate::keyspace::scan_by_hash;
 use crate::reply::{CmdResult, Reply};
@@ -304,12 +305,12 @@ pub fn empty_scan() -> Reply {
 }
 
 fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cursor = crate::cmd::families::keys::parse_scan_cursor(&a[2])?;
+    let cursor = scan::cursor(&a[2])?;
     // Redis looks the key up before parsing the options; a missing key answers at once.
     if !read(ctx, &a[1], |s: Option<&Set>| s.is_some())? {
         return Ok(empty_scan());
     }
-    let opts = typed::scan_args(a, 3)?;
+    let opts = scan::options(a, 3, false, 1 << 20)?;
     let (next, found) = read(ctx, &a[1], |s: Option<&Set>| {
         let Some(s) = s else {
             return (0, Vec::new());
@@ -318,7 +319,7 @@ fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             // Redis returns a compact encoding whole, with cursor 0.
             return (0, s.iter().map(|m| m.to_bytes()).collect());
         }
-        let page = scan_by_hash(s.iter().map(|m| (member_hash(&m), m)), cursor, opts.count);
+        let page = scan_by_hash(s.iter().map(|m| (cursor_hash(&m), m)), cursor, opts.count);
         (
             page.cursor,
             page.items.into_iter().map(|m| m.to_bytes()).collect(),

@@ -3,7 +3,7 @@
 //! sort), GET patterns (`#` is the element itself), and STORE into a list, over lists, sets
 //! and sorted sets.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -66,33 +66,28 @@ fn parse_options(a: &[Bytes], readonly: bool) -> Result<Options<'_>, RedisError>
         dontsort: false,
         gets: Vec::new(),
     };
-    let mut j = 2;
-    while j < a.len() {
-        let left = a.len() - j - 1;
-        if is(&a[j], "asc") {
+    let mut args = Args::new(a, 2);
+    while let Some(opt) = args.next() {
+        if is(opt, "asc") {
             o.desc = false;
-        } else if is(&a[j], "desc") {
+        } else if is(opt, "desc") {
             o.desc = true;
-        } else if is(&a[j], "alpha") {
+        } else if is(opt, "alpha") {
             o.alpha = true;
-        } else if is(&a[j], "limit") && left >= 2 {
-            o.limit_start = args::int(&a[j + 1])?;
-            o.limit_count = args::int(&a[j + 2])?;
-            j += 2;
-        } else if !readonly && is(&a[j], "store") && left >= 1 {
-            o.store = Some(&a[j + 1]);
-            j += 1;
-        } else if is(&a[j], "by") && left >= 1 {
-            o.by = Some(&a[j + 1]);
-            o.dontsort = !a[j + 1].contains(&b'*');
-            j += 1;
-        } else if is(&a[j], "get") && left >= 1 {
-            o.gets.push(&a[j + 1]);
-            j += 1;
+        } else if let Some(v) = args.values_of(opt, "limit", 2) {
+            o.limit_start = args::int(&v[0])?;
+            o.limit_count = args::int(&v[1])?;
+        } else if let Some(dst) = args.value_of(opt, "store").filter(|_| !readonly) {
+            // (SORT_RO's STORE ends in the syntax error below, its value taken or not.)
+            o.store = Some(dst);
+        } else if let Some(by) = args.value_of(opt, "by") {
+            o.by = Some(by);
+            o.dontsort = !by.contains(&b'*');
+        } else if let Some(get) = args.value_of(opt, "get") {
+            o.gets.push(get);
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     Ok(o)
 }
@@ -371,16 +366,16 @@ fn compare(x: &Item, y: &Item, alpha: bool, bypattern: bool) -> Ordering {
 pub fn key_positions(args: &[Bytes]) -> Vec<usize> {
     let mut keys = vec![1];
     let mut store = None;
-    let mut i = 2;
-    while i < args.len() {
-        if is(&args[i], "limit") {
-            i += 2;
-        } else if is(&args[i], "get") || is(&args[i], "by") {
-            i += 1;
-        } else if is(&args[i], "store") && i + 1 < args.len() {
-            store = Some(i + 1);
+    let mut a = Args::new(args, 2);
+    while let Some(opt) = a.next() {
+        if is(opt, "limit") {
+            a.next();
+            a.next();
+        } else if is(opt, "get") || is(opt, "by") {
+            a.next();
+        } else if is(opt, "store") && !a.is_empty() {
+            store = Some(a.position());
         }
-        i += 1;
     }
     keys.extend(store);
     keys

@@ -1,7 +1,7 @@
 //! Strings: SET and its relatives, GET, MGET/MSET, APPEND and ranges (counters are in
 //! `counters.rs`, bitmaps in `bitops.rs`).
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -200,10 +200,10 @@ fn cstr(b: &[u8]) -> &[u8] {
 /// conflicting option is a syntax error, a repeated one is not.
 fn parse_ext(a: &[Bytes], from: usize, for_set: bool) -> Result<ExtOptions<'_>, RedisError> {
     let mut o = ExtOptions::default();
-    let mut i = from;
-    while i < a.len() {
-        let opt = cstr(&a[i]);
-        let next = a.get(i + 1);
+    let mut args = Args::new(a, from);
+    while let Some(arg) = args.next() {
+        let opt = cstr(arg);
+        let next = args.peek();
         let unit_is = |u: &str| o.unit.is_some_and(|(x, _)| is(x, u));
         let other_unit = |u: &str| o.unit.is_some() && !unit_is(u);
         if for_set && is(opt, "nx") && !o.xx {
@@ -226,11 +226,10 @@ fn parse_ext(a: &[Bytes], from: usize, for_set: bool) -> Result<ExtOptions<'_>, 
                 return Err(RedisError::new(error::SYNTAX));
             }
             o.unit = Some((opt, val));
-            i += 1;
+            args.next();
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 1;
     }
     Ok(o)
 }

@@ -3,7 +3,7 @@
 //! and blocked.c's serveClientBlockedOnKey for sorted sets).
 
 use crate::cmd::base::flags::*;
-use crate::cmd::families::zsets::{mpop_reply, parse_mpop, pop_first, Popped};
+use crate::cmd::families::zsets::{mpop_args, mpop_reply, pop_first, Popped};
 use crate::cmd::runtime::blocking::{self, Kind, Serve, Served, Wait};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
@@ -118,6 +118,6 @@ fn bzpopmax(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn bzmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (keys, max, count) = parse_mpop(a, 2)?;
+    let (keys, max, count) = mpop_args(a, 2)?;
     blocking_zpop(ctx, keys, &a[1], max, count, Shape::Nested)
 }

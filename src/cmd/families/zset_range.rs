@@ -3,7 +3,7 @@
 //! ZREMRANGEBYRANK/BYSCORE/BYLEX. Every range becomes a range of ranks in O(log n) (see
 //! `types::zset`), so LIMIT offsets and counts cost nothing beyond the members returned.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::families::zsets::{lex_range, score_range, with_scores};
 use crate::cmd::runtime::keyspace_events as notify;
@@ -135,25 +135,22 @@ fn zrange_generic(
     let (mut minidx, mut maxidx) = (at + 1, at + 2);
     let mut withscores = false;
     let (mut offset, mut limit) = (0i64, -1i64);
-    let mut j = at + 3;
-    while j < a.len() {
-        let left = a.len() - j - 1;
-        if store.is_none() && is(&a[j], "withscores") {
+    let mut args = Args::new(a, at + 3);
+    while let Some(opt) = args.next() {
+        if store.is_none() && is(opt, "withscores") {
             withscores = true;
-        } else if is(&a[j], "limit") && left >= 2 {
-            offset = args::int(&a[j + 1])?;
-            limit = args::int(&a[j + 2])?;
-            j += 2;
-        } else if dir == Dir::Auto && is(&a[j], "rev") {
+        } else if let Some(v) = args.values_of(opt, "limit", 2) {
+            offset = args::int(&v[0])?;
+            limit = args::int(&v[1])?;
+        } else if dir == Dir::Auto && is(opt, "rev") {
             dir = Dir::Reverse;
-        } else if kind == Kind::Auto && is(&a[j], "bylex") {
+        } else if kind == Kind::Auto && is(opt, "bylex") {
             kind = Kind::Lex;
-        } else if kind == Kind::Auto && is(&a[j], "byscore") {
+        } else if kind == Kind::Auto && is(opt, "byscore") {
             kind = Kind::Score;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     let reverse = dir == Dir::Reverse;
     if kind == Kind::Auto {

@@ -6,13 +6,14 @@
 //! Scores go out as `Reply::Double`: a bulk string of `%.17g` in RESP2 (`inf`, `-inf`), a
 //! RESP3 double otherwise, as Redis's addReplyDouble.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
+use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::families::sets::{empty_scan, random_count};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
-use crate::cmd::runtime::typed::{self, member_hash, modify, read, upsert, zset_limits};
+use crate::cmd::runtime::typed::{self, modify, read, upsert, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::{scan_by_hash, Value};
 use crate::reply::{CmdResult, Reply};
@@ -181,9 +182,8 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
         ..ZAddFlags::default()
     };
     let mut ch = false;
-    let mut idx = 2;
-    while idx < a.len() {
-        let o = &a[idx];
+    let mut args = Args::new(a, 2);
+    while let Some(o) = args.peek() {
         if is(o, "nx") {
             flags.nx = true;
         } else if is(o, "xx") {
@@ -199,9 +199,10 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
         } else {
             break;
         }
-        idx += 1;
+        args.next();
     }
-    let elements = a.len() - idx;
+    let pairs = args.rest();
+    let elements = pairs.len();
     if elements % 2 == 1 || elements == 0 {
         return Err(RedisError::new(error::SYNTAX));
     }
@@ -215,7 +216,7 @@ fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
     if flags.incr && elements > 1 {
         return Err(RedisError::new(error::ZADD_INCR_PAIRS));
     }
-    let pairs: Vec<(f64, &Bytes)> = a[idx..]
+    let pairs: Vec<(f64, &Bytes)> = pairs
         .chunks_exact(2)
         .map(|p| Ok((score_arg(&p[0])?, &p[1])))
         .collect::<Result<_, RedisError>>()?;
@@ -443,36 +444,18 @@ fn zpopmax(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// ZMPOP's and BZMPOP's `numkeys key... MIN|MAX [COUNT n]` from `a[at..]`:
 /// (keys, max, count).
-pub fn parse_mpop(a: &[Bytes], at: usize) -> Result<(&[Bytes], bool, usize), RedisError> {
-    let numkeys = match args::parse_i64(&a[at]) {
-        Some(n) if n >= 1 => n as usize,
-        _ => return Err(RedisError::new(error::NUMKEYS_NOT_POSITIVE)),
-    };
-    let where_idx = at.saturating_add(numkeys).saturating_add(1);
-    if where_idx >= a.len() {
-        return Err(RedisError::new(error::SYNTAX));
-    }
-    let max = if is(&a[where_idx], "min") {
-        false
-    } else if is(&a[where_idx], "max") {
-        true
-    } else {
-        return Err(RedisError::new(error::SYNTAX));
-    };
-    let mut count: Option<usize> = None;
-    let mut j = where_idx + 1;
-    while j < a.len() {
-        if count.is_none() && is(&a[j], "count") && j + 1 < a.len() {
-            count = match args::parse_i64(&a[j + 1]) {
-                Some(n) if n >= 1 => Some(n as usize),
-                _ => return Err(RedisError::new(error::COUNT_NOT_POSITIVE)),
-            };
-            j += 2;
+pub fn mpop_args(a: &[Bytes], at: usize) -> Result<(&[Bytes], bool, usize), RedisError> {
+    let side = |w: &[u8]| {
+        if is(w, "min") {
+            Ok(false)
+        } else if is(w, "max") {
+            Ok(true)
         } else {
-            return Err(RedisError::new(error::SYNTAX));
+            Err(RedisError::new(error::SYNTAX))
         }
-    }
-    Ok((&a[at + 1..where_idx], max, count.unwrap_or(1)))
+    };
+    let (keys, max, count) = args::mpop(a, at, side)?;
+    Ok((keys, max, count as usize))
 }
 
 /// ZMPOP's reply: `[key, [[member, score]...]]`.
@@ -481,7 +464,7 @@ pub fn mpop_reply(key: Bytes, items: Vec<(Bytes, f64)>) -> Reply {
 }
 
 fn zmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (keys, max, count) = parse_mpop(a, 1)?;
+    let (keys, max, count) = mpop_args(a, 1)?;
     Ok(match pop_first(ctx, keys, max, count)? {
         Some((key, items)) => mpop_reply(key, items),
         None => Reply::NilArray,
@@ -543,11 +526,11 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cursor = crate::cmd::families::keys::parse_scan_cursor(&a[2])?;
+    let cursor = scan::cursor(&a[2])?;
     if !read(ctx, &a[1], |z: Option<&ZSet>| z.is_some())? {
         return Ok(empty_scan());
     }
-    let opts = typed::scan_args(a, 3)?;
+    let opts = scan::options(a, 3, false, 1 << 20)?;
     let (next, found) = read(ctx, &a[1], |z: Option<&ZSet>| {
         let Some(z) = z else {
             return (0, Vec::new());
@@ -557,7 +540,7 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return (0, z.iter().map(copy).collect::<Vec<_>>());
         }
         let page = scan_by_hash(
-            z.iter().map(|(m, s)| (member_hash(m), (m, s))),
+            z.iter().map(|(m, s)| (cursor_hash(m), (m, s))),
             cursor,
             opts.count,
         );
