@@ -118,7 +118,9 @@ impl<'a> Args<'a> {
         self.a.len() - self.at
     }
 
-    /// The next argument, taken.
+    /// The next argument, taken. Not `Iterator::next`: an `Iterator` impl would make
+    /// `args.take(n)` resolve to `Iterator::take` instead of [`Args::take`].
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<&'a Bytes> {
         let v = self.a.get(self.at)?;
         self.at += 1;

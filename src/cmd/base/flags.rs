@@ -18,7 +18,6 @@ pub const NO_MULTI: u32 = 1 << 14;
 pub const ALLOW_BUSY: u32 = 1 << 15;
 /// Allowed in RESP2 subscribed mode.
 pub const SUBSCRIBED_OK: u32 = 1 << 16;
-pub const RANDOM: u32 = 1 << 18;
 /// A `RESPLOCK.*` test command: resolvable only on a server started with
 /// `enable_test_commands`, never listed by COMMAND, never affected by faults.
 pub const TEST_ONLY: u32 = 1 << 24;
@@ -48,3 +47,12 @@ pub const NAMES: &[(u32, &str)] = &[
     (NO_MULTI, "no_multi"),
     (ALLOW_BUSY, "allow_busy"),
 ];
+
+/// The bits of the flags named as COMMAND INFO prints them (a name with no bit, like
+/// `movablekeys`, adds none).
+pub fn from_names(names: &[&str]) -> u32 {
+    names
+        .iter()
+        .filter_map(|n| NAMES.iter().find(|(_, x)| x == n).map(|(bit, _)| *bit))
+        .fold(0, |acc, bit| acc | bit)
+}

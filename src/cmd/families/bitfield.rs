@@ -3,31 +3,18 @@
 //! SAT and FAIL, exactly as bitops.c computes them.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::bitmaps::{bit_offset, write_bits};
 use crate::cmd::families::strings::read_str;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("bitfield", -2, WRITE | DENYOOM, bitfield)
-        .keys(1, 1, 1)
-        .doc(
-            "bitmap",
-            "3.2.0",
-            "Perform arbitrary bitfield integer operations on strings",
-        ),
-    Command::new("bitfield_ro", -2, READONLY | FAST, bitfield_ro)
-        .keys(1, 1, 1)
-        .doc(
-            "bitmap",
-            "6.0.0",
-            "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("bitfield", bitfield),
+    Row::new("bitfield_ro", bitfield_ro),
 ];
 
 #[derive(Clone, Copy, PartialEq, Debug)]

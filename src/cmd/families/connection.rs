@@ -4,46 +4,19 @@ use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::client::ClientInfo;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-/// Flags Redis gives the commands a client needs before and while it authenticates.
-const HANDSHAKE: u32 = NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY;
-
-pub const COMMANDS: &[Command] = &[
-    Command::new("ping", -1, FAST | SUBSCRIBED_OK, ping).doc(
-        "connection",
-        "1.0.0",
-        "Ping the server",
-    ),
-    Command::new("echo", 2, LOADING | STALE | FAST, echo).doc(
-        "connection",
-        "1.0.0",
-        "Echo the given string",
-    ),
-    Command::new("select", 2, LOADING | STALE | FAST, select).doc(
-        "connection",
-        "1.0.0",
-        "Change the selected database for the current connection",
-    ),
-    Command::new("quit", -1, HANDSHAKE | SUBSCRIBED_OK, quit).doc(
-        "connection",
-        "1.0.0",
-        "Close the connection",
-    ),
-    Command::new("hello", -1, HANDSHAKE, hello).doc("connection", "6.0.0", "Handshake with Redis"),
-    Command::new("auth", -2, HANDSHAKE, auth).doc(
-        "connection",
-        "1.0.0",
-        "Authenticate to the server",
-    ),
-    Command::new("reset", 1, HANDSHAKE | SUBSCRIBED_OK, reset).doc(
-        "connection",
-        "6.2.0",
-        "Reset the connection",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("ping", ping).flags(SUBSCRIBED_OK),
+    Row::new("echo", echo),
+    Row::new("select", select),
+    Row::new("quit", quit).flags(SUBSCRIBED_OK),
+    Row::new("hello", hello),
+    Row::new("auth", auth),
+    Row::new("reset", reset).flags(SUBSCRIBED_OK),
 ];
 
 fn ping(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

@@ -5,82 +5,31 @@
 //! busy and then reads only what the running script leaves readable.
 
 use crate::cmd::base::args::{is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::{Command, ScriptCall};
+use crate::cmd::runtime::table::{Row, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::rdb;
 use crate::reply::{CmdResult, Reply};
 use crate::script::RestorePolicy;
 use bytes::Bytes;
 
-const FUNCTION_SUBS: &[Command] = &[
-    Command::new("load", -3, WRITE | DENYOOM | NOSCRIPT, function_load).doc(
-        "scripting",
-        "7.0.0",
-        "Create a function with the given arguments (name, code, description)",
-    ),
-    Command::new("list", -2, NOSCRIPT, function_list).doc(
-        "scripting",
-        "7.0.0",
-        "List information about all the functions",
-    ),
-    Command::new("delete", 3, WRITE | NOSCRIPT, function_delete).doc(
-        "scripting",
-        "7.0.0",
-        "Delete a function by name",
-    ),
-    Command::new("flush", -2, WRITE | NOSCRIPT, function_flush).doc(
-        "scripting",
-        "7.0.0",
-        "Deleting all functions",
-    ),
-    Command::new("dump", 2, NOSCRIPT, function_dump).doc(
-        "scripting",
-        "7.0.0",
-        "Dump all functions into a serialized binary payload",
-    ),
-    Command::new("restore", -3, WRITE | DENYOOM | NOSCRIPT, function_restore).doc(
-        "scripting",
-        "7.0.0",
-        "Restore all the functions on the given payload",
-    ),
-    Command::new("stats", 2, NOSCRIPT | ALLOW_BUSY, function_stats).doc(
-        "scripting",
-        "7.0.0",
-        "Return information about the function currently running (name, description, duration)",
-    ),
-    Command::script_kill("kill", 2, NOSCRIPT | ALLOW_BUSY, false).doc(
-        "scripting",
-        "7.0.0",
-        "Kill the function currently in execution.",
-    ),
-    Command::new("help", 2, LOADING | STALE, function_help).doc(
-        "scripting",
-        "7.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const FUNCTION_SUBS: &[Row] = &[
+    Row::new("load", function_load),
+    Row::new("list", function_list),
+    Row::new("delete", function_delete),
+    Row::new("flush", function_flush),
+    Row::new("dump", function_dump),
+    Row::new("restore", function_restore),
+    Row::new("stats", function_stats),
+    Row::script_kill("kill", false),
+    Row::new("help", function_help),
 ];
 
-pub const COMMANDS: &[Command] = &[
-    Command::script(
-        "fcall",
-        -3,
-        NOSCRIPT | STALE | SKIP_MONITOR,
-        ScriptCall::Fcall { readonly: false },
-    )
-    .doc("scripting", "7.0.0", "Invoke a function"),
-    Command::script(
-        "fcall_ro",
-        -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR,
-        ScriptCall::Fcall { readonly: true },
-    )
-    .doc("scripting", "7.0.0", "Invoke a read-only function"),
-    Command::new("function", -2, 0, container)
-        .doc("scripting", "7.0.0", "A container for function commands")
-        .subs(FUNCTION_SUBS),
+pub const COMMANDS: &[Row] = &[
+    Row::script("fcall", ScriptCall::Fcall { readonly: false }),
+    Row::script("fcall_ro", ScriptCall::Fcall { readonly: true }),
+    Row::new("function", container).subs(FUNCTION_SUBS),
 ];
 
 /// FUNCTION LOAD [REPLACE] code.

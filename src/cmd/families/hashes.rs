@@ -2,12 +2,11 @@
 //! HRANDFIELD, with Redis 7.0's replies and errors.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::base::float80::{self, Parsed, F80};
 use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::scan_by_hash;
 use crate::reply::{CmdResult, Reply};
@@ -41,91 +40,23 @@ fn modify<T>(
     typed::modify(ctx, key, f)
 }
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("hset", -4, WRITE | DENYOOM | FAST, hset)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Set the string value of a hash field"),
-    Command::new("hsetnx", 4, WRITE | DENYOOM | FAST, hsetnx)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Set the value of a hash field, only if the field does not exist",
-        ),
-    Command::new("hmset", -4, WRITE | DENYOOM | FAST, hset)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Set multiple hash fields to multiple values",
-        ),
-    Command::new("hget", 3, READONLY | FAST, hget)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get the value of a hash field"),
-    Command::new("hmget", -3, READONLY | FAST, hmget)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Get the values of all the given hash fields",
-        ),
-    Command::new("hdel", -3, WRITE | FAST, hdel)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Delete one or more hash fields"),
-    Command::new("hexists", 3, READONLY | FAST, hexists)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Determine if a hash field exists"),
-    Command::new("hlen", 2, READONLY | FAST, hlen)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get the number of fields in a hash"),
-    Command::new("hstrlen", 3, READONLY | FAST, hstrlen)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "3.2.0",
-            "Get the length of the value of a hash field",
-        ),
-    Command::new("hincrby", 4, WRITE | DENYOOM | FAST, hincrby)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Increment the integer value of a hash field by the given number",
-        ),
-    Command::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, hincrbyfloat)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.6.0",
-            "Increment the float value of a hash field by the given amount",
-        ),
-    Command::new("hgetall", 2, READONLY, hgetall)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get all the fields and values in a hash"),
-    Command::new("hkeys", 2, READONLY, hkeys).keys(1, 1, 1).doc(
-        "hash",
-        "2.0.0",
-        "Get all the fields in a hash",
-    ),
-    Command::new("hvals", 2, READONLY, hvals).keys(1, 1, 1).doc(
-        "hash",
-        "2.0.0",
-        "Get all the values in a hash",
-    ),
-    Command::new("hscan", -3, READONLY, hscan)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.8.0",
-            "Incrementally iterate hash fields and associated values",
-        ),
-    Command::new("hrandfield", -2, READONLY | RANDOM, hrandfield)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "6.2.0",
-            "Get one or multiple random fields from a hash",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("hset", hset),
+    Row::new("hsetnx", hsetnx),
+    Row::new("hmset", hset),
+    Row::new("hget", hget),
+    Row::new("hmget", hmget),
+    Row::new("hdel", hdel),
+    Row::new("hexists", hexists),
+    Row::new("hlen", hlen),
+    Row::new("hstrlen", hstrlen),
+    Row::new("hincrby", hincrby),
+    Row::new("hincrbyfloat", hincrbyfloat),
+    Row::new("hgetall", hgetall),
+    Row::new("hkeys", hkeys),
+    Row::new("hvals", hvals),
+    Row::new("hscan", hscan),
+    Row::new("hrandfield", hrandfield),
 ];
 
 /// HSET and HMSET: HSET answers the number of new fields, HMSET +OK.

@@ -7,11 +7,10 @@
 //! lock order global (db index, then shard index) and deadlock-free.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::base::scan as scan_args;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::glob::Glob;
 use crate::keyspace::{scan_by_hash, Db, Entry, MultiGuard, ScanPage, Shard, ShardGuard, SHARDS};
@@ -19,108 +18,28 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("del", -2, WRITE, del)
-        .keys(1, -1, 1)
-        .doc("generic", "1.0.0", "Delete a key"),
-    Command::new("unlink", -2, WRITE | FAST, del)
-        .keys(1, -1, 1)
-        .doc(
-            "generic",
-            "4.0.0",
-            "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.",
-        ),
-    Command::new("exists", -2, READONLY | FAST, exists)
-        .keys(1, -1, 1)
-        .doc("generic", "1.0.0", "Determine if a key exists"),
-    Command::new("type", 2, READONLY | FAST, type_cmd)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Determine the type stored at key"),
-    Command::new("expire", -3, WRITE | FAST, expire)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Set a key's time to live in seconds"),
-    Command::new("pexpire", -3, WRITE | FAST, pexpire)
-        .keys(1, 1, 1)
-        .doc("generic", "2.6.0", "Set a key's time to live in milliseconds"),
-    Command::new("expireat", -3, WRITE | FAST, expireat)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "1.2.0",
-            "Set the expiration for a key as a UNIX timestamp",
-        ),
-    Command::new("pexpireat", -3, WRITE | FAST, pexpireat)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "2.6.0",
-            "Set the expiration for a key as a UNIX timestamp specified in milliseconds",
-        ),
-    Command::new("ttl", 2, READONLY | FAST, ttl)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Get the time to live for a key in seconds"),
-    Command::new("pttl", 2, READONLY | FAST, pttl)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "2.6.0",
-            "Get the time to live for a key in milliseconds",
-        ),
-    Command::new("expiretime", 2, READONLY | FAST, expiretime)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Get the expiration Unix timestamp for a key",
-        ),
-    Command::new("pexpiretime", 2, READONLY | FAST, pexpiretime)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Get the expiration Unix timestamp for a key in milliseconds",
-        ),
-    Command::new("persist", 2, WRITE | FAST, persist)
-        .keys(1, 1, 1)
-        .doc("generic", "2.2.0", "Remove the expiration from a key"),
-    Command::new("touch", -2, READONLY | FAST, touch)
-        .keys(1, -1, 1)
-        .doc(
-            "generic",
-            "3.2.1",
-            "Alters the last access time of a key(s). Returns the number of existing keys specified.",
-        ),
-    Command::new("keys", 2, READONLY, keys).doc(
-        "generic",
-        "1.0.0",
-        "Find all keys matching the given pattern",
-    ),
-    Command::new("scan", -2, READONLY, scan).doc(
-        "generic",
-        "2.8.0",
-        "Incrementally iterate the keys space",
-    ),
-    Command::new("randomkey", 1, READONLY, randomkey).doc(
-        "generic",
-        "1.0.0",
-        "Return a random key from the keyspace",
-    ),
-    Command::new("rename", 3, WRITE, rename)
-        .keys(1, 2, 1)
-        .doc("generic", "1.0.0", "Rename a key"),
-    Command::new("renamenx", 3, WRITE | FAST, renamenx)
-        .keys(1, 2, 1)
-        .doc(
-            "generic",
-            "1.0.0",
-            "Rename a key, only if the new key does not exist",
-        ),
-    Command::new("copy", -3, WRITE | DENYOOM, copy)
-        .keys(1, 2, 1)
-        .doc("generic", "6.2.0", "Copy a key"),
-    Command::new("move", 3, WRITE | FAST, move_cmd)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Move a key to another database"),
+pub const COMMANDS: &[Row] = &[
+    Row::new("del", del),
+    Row::new("unlink", del),
+    Row::new("exists", exists),
+    Row::new("type", type_cmd),
+    Row::new("expire", expire),
+    Row::new("pexpire", pexpire),
+    Row::new("expireat", expireat),
+    Row::new("pexpireat", pexpireat),
+    Row::new("ttl", ttl),
+    Row::new("pttl", pttl),
+    Row::new("expiretime", expiretime),
+    Row::new("pexpiretime", pexpiretime),
+    Row::new("persist", persist),
+    Row::new("touch", touch),
+    Row::new("keys", keys),
+    Row::new("scan", scan),
+    Row::new("randomkey", randomkey),
+    Row::new("rename", rename),
+    Row::new("renamenx", renamenx),
+    Row::new("copy", copy),
+    Row::new("move", move_cmd),
 ];
 
 fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {

@@ -2,20 +2,15 @@
 //! (so the same match ranges come out for ties), with LEN, IDX, MINMATCHLEN and WITHMATCHLEN.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("lcs", -3, READONLY, lcs).keys(1, 2, 1).doc(
-    "string",
-    "7.0.0",
-    "Find longest common substring",
-)];
+pub const COMMANDS: &[Row] = &[Row::new("lcs", lcs)];
 
 /// The string at `key` for LCS: Ok(None) if missing, Err(()) if another type.
 fn lookup(ctx: &Ctx, key: &[u8]) -> Result<Option<Bytes>, ()> {

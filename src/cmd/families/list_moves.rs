@@ -4,76 +4,29 @@
 //! runs the same pop code when a key becomes ready.
 
 use crate::cmd::base::args::{self, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::lists::{
     elements_removed, fill, modify, pop_n, push_to, read, wrongtype, End,
 };
 use crate::cmd::runtime::blocking::{self, Kind, Serve, Served, Wait};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, Value};
 use crate::reply::{CmdResult, Reply};
 use crate::types::list::List;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("lpos", -3, READONLY, lpos)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "6.0.6",
-            "Return the index of matching elements on a list",
-        ),
-    Command::new("lmove", 5, WRITE | DENYOOM, lmove)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "6.2.0",
-            "Pop an element from a list, push it to another list and return it",
-        ),
-    Command::new("rpoplpush", 3, WRITE | DENYOOM, rpoplpush)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "1.2.0",
-            "Remove the last element in a list, prepend it to another list and return it",
-        ),
-    Command::new("lmpop", -4, WRITE, lmpop).doc("list", "7.0.0", "Pop elements from a list"),
-    Command::new("blpop", -3, WRITE | NOSCRIPT | BLOCKING, blpop)
-        .keys(1, -2, 1)
-        .doc(
-            "list",
-            "2.0.0",
-            "Remove and get the first element in a list, or block until one is available",
-        ),
-    Command::new("brpop", -3, WRITE | NOSCRIPT | BLOCKING, brpop)
-        .keys(1, -2, 1)
-        .doc(
-            "list",
-            "2.0.0",
-            "Remove and get the last element in a list, or block until one is available",
-        ),
-    Command::new("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, blmove)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "6.2.0",
-            "Pop an element from a list, push it to another list and return it; or block until one is available",
-        ),
-    Command::new("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, brpoplpush)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Pop an element from a list, push it to another list and return it; or block until one is available",
-        ),
-    Command::new("blmpop", -5, WRITE | BLOCKING, blmpop).doc(
-        "list",
-        "7.0.0",
-        "Pop elements from a list, or block until one is available",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("lpos", lpos),
+    Row::new("lmove", lmove),
+    Row::new("rpoplpush", rpoplpush),
+    Row::new("lmpop", lmpop),
+    Row::new("blpop", blpop),
+    Row::new("brpop", brpop),
+    Row::new("blmove", blmove),
+    Row::new("brpoplpush", brpoplpush),
+    Row::new("blmpop", blmpop),
 ];
 
 fn lpos(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

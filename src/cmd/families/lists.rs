@@ -7,11 +7,10 @@
 //! and misses (and raise `keymiss`), writes do not.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, Value};
 use crate::reply::{CmdResult, Reply};
@@ -20,78 +19,20 @@ use bytes::Bytes;
 
 use crate::cmd::runtime::typed;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("lpush", -3, WRITE | DENYOOM | FAST, lpush)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Prepend one or multiple elements to a list",
-        ),
-    Command::new("rpush", -3, WRITE | DENYOOM | FAST, rpush)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Append one or multiple elements to a list"),
-    Command::new("lpushx", -3, WRITE | DENYOOM | FAST, lpushx)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Prepend an element to a list, only if the list exists",
-        ),
-    Command::new("rpushx", -3, WRITE | DENYOOM | FAST, rpushx)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Append an element to a list, only if the list exists",
-        ),
-    Command::new("lpop", -2, WRITE | FAST, lpop)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Remove and get the first elements in a list",
-        ),
-    Command::new("rpop", -2, WRITE | FAST, rpop)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Remove and get the last elements in a list",
-        ),
-    Command::new("llen", 2, READONLY | FAST, llen)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Get the length of a list"),
-    Command::new("lrange", 4, READONLY, lrange)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Get a range of elements from a list"),
-    Command::new("lindex", 3, READONLY, lindex)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Get an element from a list by its index"),
-    Command::new("lset", 4, WRITE | DENYOOM, lset)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Set the value of an element in a list by its index",
-        ),
-    Command::new("linsert", 5, WRITE | DENYOOM, linsert)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Insert an element before or after another element in a list",
-        ),
-    Command::new("lrem", 4, WRITE, lrem).keys(1, 1, 1).doc(
-        "list",
-        "1.0.0",
-        "Remove elements from a list",
-    ),
-    Command::new("ltrim", 4, WRITE, ltrim).keys(1, 1, 1).doc(
-        "list",
-        "1.0.0",
-        "Trim a list to the specified range",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("lpush", lpush),
+    Row::new("rpush", rpush),
+    Row::new("lpushx", lpushx),
+    Row::new("rpushx", rpushx),
+    Row::new("lpop", lpop),
+    Row::new("rpop", rpop),
+    Row::new("llen", llen),
+    Row::new("lrange", lrange),
+    Row::new("lindex", lindex),
+    Row::new("lset", lset),
+    Row::new("linsert", linsert),
+    Row::new("lrem", lrem),
+    Row::new("ltrim", ltrim),
 ];
 
 /// Which end of a list (Redis's LIST_HEAD and LIST_TAIL; LEFT and RIGHT in arguments).

@@ -23,7 +23,7 @@ use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -35,59 +35,93 @@ use crate::cmd::testctl::dataset::{move_clock, restart, take_snapshot, Restore, 
 /// or while the server is paused by a fault).
 const TEST: u32 = TEST_ONLY | NOSCRIPT | NO_MULTI | ALLOW_BUSY | LOADING | STALE;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new(
-        "resplock.clock",
-        -2,
+pub const COMMANDS: &[Row] = &[
+    Row::new("resplock.clock", crate::cmd::runtime::table::container)
+        .own(
+            -2,
+            TEST,
+            (0, 0, 0),
+            "server",
+            "0.1.0",
+            "Move the server's clock (test servers only)",
+        )
+        .subs(CLOCK_SUBS),
+    Row::new("resplock.fault", crate::cmd::runtime::table::container)
+        .own(
+            -2,
+            TEST,
+            (0, 0, 0),
+            "server",
+            "0.1.0",
+            "Inject faults (test servers only)",
+        )
+        .subs(FAULT_SUBS),
+    Row::new("resplock.snapshot", snapshot_cmd).own(
+        -1,
         TEST,
-        crate::cmd::runtime::table::container,
-    )
-    .subs(CLOCK_SUBS)
-    .doc(
-        "server",
-        "0.1.0",
-        "Move the server's clock (test servers only)",
-    ),
-    Command::new(
-        "resplock.fault",
-        -2,
-        TEST,
-        crate::cmd::runtime::table::container,
-    )
-    .subs(FAULT_SUBS)
-    .doc("server", "0.1.0", "Inject faults (test servers only)"),
-    Command::new("resplock.snapshot", -1, TEST, snapshot_cmd).doc(
+        (0, 0, 0),
         "server",
         "0.1.0",
         "Keep a copy of the dataset for RESPLOCK.RESTART (test servers only)",
     ),
-    Command::new("resplock.restart", -1, TEST, restart_cmd).doc(
+    Row::new("resplock.restart", restart_cmd).own(
+        -1,
+        TEST,
+        (0, 0, 0),
         "server",
         "0.1.0",
         "Simulate a restart without persistence (test servers only)",
     ),
 ];
 
-const CLOCK_SUBS: &[Command] = &[
-    Command::new("get", 2, TEST, clock_get).doc("server", "0.1.0", "The clock, Unix ms"),
-    Command::new("advance", 3, TEST, clock_advance).doc("server", "0.1.0", "Move it by ms"),
-    Command::new("set", 3, TEST, clock_set).doc("server", "0.1.0", "Set it to Unix ms"),
-    Command::new("freeze", 2, TEST, clock_freeze).doc("server", "0.1.0", "Stop it"),
-    Command::new("resume", 2, TEST, clock_resume).doc("server", "0.1.0", "Let it run"),
-    Command::new("reset", 2, TEST, clock_reset).doc("server", "0.1.0", "Back to system time"),
+const CLOCK_SUBS: &[Row] = &[
+    Row::new("get", clock_get).own(2, TEST, (0, 0, 0), "server", "0.1.0", "The clock, Unix ms"),
+    Row::new("advance", clock_advance).own(3, TEST, (0, 0, 0), "server", "0.1.0", "Move it by ms"),
+    Row::new("set", clock_set).own(3, TEST, (0, 0, 0), "server", "0.1.0", "Set it to Unix ms"),
+    Row::new("freeze", clock_freeze).own(2, TEST, (0, 0, 0), "server", "0.1.0", "Stop it"),
+    Row::new("resume", clock_resume).own(2, TEST, (0, 0, 0), "server", "0.1.0", "Let it run"),
+    Row::new("reset", clock_reset).own(
+        2,
+        TEST,
+        (0, 0, 0),
+        "server",
+        "0.1.0",
+        "Back to system time",
+    ),
 ];
 
-const FAULT_SUBS: &[Command] = &[
-    Command::new("error", -3, TEST, fault_error).doc("server", "0.1.0", "Fail requests"),
-    Command::new("delay", -3, TEST, fault_delay).doc("server", "0.1.0", "Delay replies"),
-    Command::new("drop", -2, TEST, fault_drop).doc("server", "0.1.0", "Drop requests"),
-    Command::new("drop-after", -2, TEST, fault_drop_after).doc("server", "0.1.0", "Lose replies"),
-    Command::new("pause", 3, TEST, fault_pause).doc("server", "0.1.0", "Stop answering"),
-    Command::new("unpause", 2, TEST, fault_unpause).doc("server", "0.1.0", "End a pause"),
-    Command::new("disconnect", -2, TEST, fault_disconnect).doc("server", "0.1.0", "Close clients"),
-    Command::new("refuse-connections", 3, TEST, fault_refuse).doc("server", "0.1.0", "Refuse"),
-    Command::new("list", 2, TEST, fault_list).doc("server", "0.1.0", "The rules set"),
-    Command::new("clear", -2, TEST, fault_clear).doc("server", "0.1.0", "Remove rules"),
+const FAULT_SUBS: &[Row] = &[
+    Row::new("error", fault_error).own(-3, TEST, (0, 0, 0), "server", "0.1.0", "Fail requests"),
+    Row::new("delay", fault_delay).own(-3, TEST, (0, 0, 0), "server", "0.1.0", "Delay replies"),
+    Row::new("drop", fault_drop).own(-2, TEST, (0, 0, 0), "server", "0.1.0", "Drop requests"),
+    Row::new("drop-after", fault_drop_after).own(
+        -2,
+        TEST,
+        (0, 0, 0),
+        "server",
+        "0.1.0",
+        "Lose replies",
+    ),
+    Row::new("pause", fault_pause).own(3, TEST, (0, 0, 0), "server", "0.1.0", "Stop answering"),
+    Row::new("unpause", fault_unpause).own(2, TEST, (0, 0, 0), "server", "0.1.0", "End a pause"),
+    Row::new("disconnect", fault_disconnect).own(
+        -2,
+        TEST,
+        (0, 0, 0),
+        "server",
+        "0.1.0",
+        "Close clients",
+    ),
+    Row::new("refuse-connections", fault_refuse).own(
+        3,
+        TEST,
+        (0, 0, 0),
+        "server",
+        "0.1.0",
+        "Refuse",
+    ),
+    Row::new("list", fault_list).own(2, TEST, (0, 0, 0), "server", "0.1.0", "The rules set"),
+    Row::new("clear", fault_clear).own(-2, TEST, (0, 0, 0), "server", "0.1.0", "Remove rules"),
 ];
 
 fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {

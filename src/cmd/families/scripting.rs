@@ -6,101 +6,53 @@ use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::{Command, ScriptCall};
+use crate::cmd::runtime::table::{Row, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::script::EvalKind;
 use bytes::Bytes;
 
-const SCRIPT_SUBS: &[Command] = &[
-    Command::new("load", 3, NOSCRIPT | STALE, script_load).doc(
-        "scripting",
-        "2.6.0",
-        "Load the specified Lua script into the script cache.",
-    ),
-    Command::new("exists", -3, NOSCRIPT, script_exists).doc(
-        "scripting",
-        "2.6.0",
-        "Check existence of scripts in the script cache.",
-    ),
-    Command::new("flush", -2, NOSCRIPT, script_flush).doc(
-        "scripting",
-        "2.6.0",
-        "Remove all the scripts from the script cache.",
-    ),
-    Command::script_kill("kill", 2, NOSCRIPT | ALLOW_BUSY, true).doc(
-        "scripting",
-        "2.6.0",
-        "Kill the script currently in execution.",
-    ),
-    Command::new("debug", 3, NOSCRIPT, script_debug).doc(
-        "scripting",
-        "3.2.0",
-        "Set the debug mode for executed scripts.",
-    ),
-    Command::new("help", 2, LOADING | STALE, script_help).doc(
-        "scripting",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const SCRIPT_SUBS: &[Row] = &[
+    Row::new("load", script_load),
+    Row::new("exists", script_exists),
+    Row::new("flush", script_flush),
+    Row::script_kill("kill", true),
+    Row::new("debug", script_debug),
+    Row::new("help", script_help),
 ];
 
-pub const COMMANDS: &[Command] = &[
-    Command::script(
+pub const COMMANDS: &[Row] = &[
+    Row::script(
         "eval",
-        -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE,
         ScriptCall::Eval(EvalKind {
             by_sha: false,
             readonly: false,
         }),
     )
-    .doc("scripting", "2.6.0", "Execute a Lua script server side"),
-    Command::script(
+    .flags(MAY_REPLICATE),
+    Row::script(
         "evalsha",
-        -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE,
         ScriptCall::Eval(EvalKind {
             by_sha: true,
             readonly: false,
         }),
     )
-    .doc("scripting", "2.6.0", "Execute a Lua script server side"),
-    Command::script(
+    .flags(MAY_REPLICATE),
+    Row::script(
         "eval_ro",
-        -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR,
         ScriptCall::Eval(EvalKind {
             by_sha: false,
             readonly: true,
         }),
-    )
-    .doc(
-        "scripting",
-        "7.0.0",
-        "Execute a read-only Lua script server side",
     ),
-    Command::script(
+    Row::script(
         "evalsha_ro",
-        -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR,
         ScriptCall::Eval(EvalKind {
             by_sha: true,
             readonly: true,
         }),
-    )
-    .doc(
-        "scripting",
-        "7.0.0",
-        "Execute a read-only Lua script server side",
     ),
-    Command::new("script", -2, 0, container)
-        .doc(
-            "scripting",
-            "2.6.0",
-            "A container for Lua scripts management commands",
-        )
-        .subs(SCRIPT_SUBS),
+    Row::new("script", container).subs(SCRIPT_SUBS),
 ];
 
 fn script_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

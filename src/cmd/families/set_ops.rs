@@ -4,11 +4,10 @@
 //! all-integer result answers in ascending order exactly as Redis does.
 
 use crate::cmd::base::args::{self, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::sets::members;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, intset_limit, read_many, wrongtype};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -16,44 +15,14 @@ use crate::reply::{CmdResult, Reply};
 use crate::types::set::Set;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("sinter", -2, READONLY, sinter)
-        .keys(1, -1, 1)
-        .doc("set", "1.0.0", "Intersect multiple sets"),
-    Command::new("sinterstore", -3, WRITE | DENYOOM, sinterstore)
-        .keys(1, -1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Intersect multiple sets and store the resulting set in a key",
-        ),
-    Command::new("sintercard", -3, READONLY, sintercard)
-        .keys(0, 0, 0)
-        .doc(
-            "set",
-            "7.0.0",
-            "Intersect multiple sets and return the cardinality of the result",
-        ),
-    Command::new("sunion", -2, READONLY, sunion)
-        .keys(1, -1, 1)
-        .doc("set", "1.0.0", "Add multiple sets"),
-    Command::new("sunionstore", -3, WRITE | DENYOOM, sunionstore)
-        .keys(1, -1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Add multiple sets and store the resulting set in a key",
-        ),
-    Command::new("sdiff", -2, READONLY, sdiff)
-        .keys(1, -1, 1)
-        .doc("set", "1.0.0", "Subtract multiple sets"),
-    Command::new("sdiffstore", -3, WRITE | DENYOOM, sdiffstore)
-        .keys(1, -1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Subtract multiple sets and store the resulting set in a key",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("sinter", sinter),
+    Row::new("sinterstore", sinterstore),
+    Row::new("sintercard", sintercard),
+    Row::new("sunion", sunion),
+    Row::new("sunionstore", sunionstore),
+    Row::new("sdiff", sdiff),
+    Row::new("sdiffstore", sdiffstore),
 ];
 
 /// The sets at `keys` (None for missing keys); WRONGTYPE if any key holds another type.

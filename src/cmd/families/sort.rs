@@ -4,10 +4,9 @@
 //! and sorted sets.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, wrongtype};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -17,22 +16,7 @@ use crate::types::zset::ScoreBound;
 use bytes::Bytes;
 use std::cmp::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("sort", -2, WRITE | DENYOOM, sort)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "1.0.0",
-            "Sort the elements in a list, set or sorted set",
-        ),
-    Command::new("sort_ro", -2, READONLY, sort_ro)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
-        ),
-];
+pub const COMMANDS: &[Row] = &[Row::new("sort", sort), Row::new("sort_ro", sort_ro)];
 
 fn sort(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     sort_generic(ctx, a, false)

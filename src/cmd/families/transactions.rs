@@ -1,10 +1,10 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis's multi.c).
 //!
 //! While a client is in MULTI, the request path (`dispatch/`) checks each command as Redis's
-//! processCommand does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it here
-//! ([`queue`]) without taking the server lock; a failed check marks the transaction, and EXEC then
-//! answers EXECABORT. EXEC runs like any other command, holding the server lock once for the whole
-//! transaction: it checks WATCH, runs every queued command through
+//! processCommand does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it
+//! (`dispatch/multi_queue.rs`) without taking the server lock; a failed check marks the
+//! transaction, and EXEC then answers EXECABORT. EXEC runs like any other command, holding the
+//! server lock once for the whole transaction: it checks WATCH, runs every queued command through
 //! [`crate::cmd::runtime::call::call`] (the path of network clients and `redis.call`), and replies
 //! with their replies; errors at run time are elements of that array. Blocked clients are served
 //! after EXEC returns, still under the lock, exactly as after a script. WATCH's registry is
@@ -14,7 +14,7 @@ use crate::cmd::base::flags::*;
 use crate::cmd::runtime::client::{MultiState, Queued};
 use crate::cmd::runtime::script_runner::script_in_transaction;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::{Command, Runs};
+use crate::cmd::runtime::table::{Row, Runs};
 use crate::cmd::runtime::watch;
 use crate::error::{self, RedisError};
 use crate::outbox::{self, Taken};
@@ -24,41 +24,12 @@ use std::sync::atomic::Ordering;
 
 use crate::cmd::runtime::clients::discard_transaction;
 
-/// Flags Redis gives the transaction commands.
-const TX: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
-
-pub const COMMANDS: &[Command] = &[
-    Command::new("multi", 1, TX | NEEDS_CONNECTION, multi).doc(
-        "transactions",
-        "1.2.0",
-        "Mark the start of a transaction block",
-    ),
-    Command::new(
-        "exec",
-        1,
-        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | NEEDS_CONNECTION,
-        exec,
-    )
-    .doc(
-        "transactions",
-        "1.2.0",
-        "Execute all commands issued after MULTI",
-    ),
-    Command::new("discard", 1, TX | NEEDS_CONNECTION, discard).doc(
-        "transactions",
-        "2.0.0",
-        "Discard all commands issued after MULTI",
-    ),
-    Command::new("watch", -2, TX, watch_cmd).keys(1, -1, 1).doc(
-        "transactions",
-        "2.2.0",
-        "Watch the given keys to determine execution of the MULTI/EXEC block",
-    ),
-    Command::new("unwatch", 1, TX, unwatch).doc(
-        "transactions",
-        "2.2.0",
-        "Forget about all watched keys",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("multi", multi).flags(NEEDS_CONNECTION),
+    Row::new("exec", exec).flags(NEEDS_CONNECTION),
+    Row::new("discard", discard).flags(NEEDS_CONNECTION),
+    Row::new("watch", watch_cmd),
+    Row::new("unwatch", unwatch),
 ];
 
 fn multi(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {

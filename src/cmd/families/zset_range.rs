@@ -4,11 +4,10 @@
 //! `types::zset`), so LIMIT offsets and counts cost nothing beyond the members returned.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::zsets::{lex_range, score_range, with_scores};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, modify, read, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -17,37 +16,17 @@ use crate::types::zset::ZSet;
 use bytes::Bytes;
 use std::ops::Range;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("zrange", -4, READONLY, zrange)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.2.0", "Return a range of members in a sorted set"),
-    Command::new("zrangestore", -5, WRITE | DENYOOM, zrangestore)
-        .keys(1, 2, 1)
-        .doc("sorted-set", "6.2.0", "Store a range of members from sorted set into another key"),
-    Command::new("zrangebyscore", -4, READONLY, zrangebyscore)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.0.5", "Return a range of members in a sorted set, by score"),
-    Command::new("zrevrangebyscore", -4, READONLY, zrevrangebyscore)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low"),
-    Command::new("zrangebylex", -4, READONLY, zrangebylex)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range"),
-    Command::new("zrevrangebylex", -4, READONLY, zrevrangebylex)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."),
-    Command::new("zrevrange", -4, READONLY, zrevrange)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low"),
-    Command::new("zremrangebyrank", 4, WRITE, zremrangebyrank)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes"),
-    Command::new("zremrangebyscore", 4, WRITE, zremrangebyscore)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores"),
-    Command::new("zremrangebylex", 4, WRITE, zremrangebylex)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range"),
+pub const COMMANDS: &[Row] = &[
+    Row::new("zrange", zrange),
+    Row::new("zrangestore", zrangestore),
+    Row::new("zrangebyscore", zrangebyscore),
+    Row::new("zrevrangebyscore", zrevrangebyscore),
+    Row::new("zrangebylex", zrangebylex),
+    Row::new("zrevrangebylex", zrevrangebylex),
+    Row::new("zrevrange", zrevrange),
+    Row::new("zremrangebyrank", zremrangebyrank),
+    Row::new("zremrangebyscore", zremrangebyscore),
+    Row::new("zremrangebylex", zremrangebylex),
 ];
 
 /// How the range arguments are read.

@@ -4,11 +4,10 @@
 //! (inf + -inf sums to 0), and results come out sorted by score, then member.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::zset_range::store_zset;
 use crate::cmd::families::zsets::with_scores;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{read_many, wrongtype, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -18,44 +17,14 @@ use crate::types::zset::ZSet;
 use bytes::Bytes;
 use std::collections::HashMap;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("zunion", -3, READONLY, zunion)
-        .keys(0, 0, 0)
-        .doc("sorted-set", "6.2.0", "Add multiple sorted sets"),
-    Command::new("zinter", -3, READONLY, zinter)
-        .keys(0, 0, 0)
-        .doc("sorted-set", "6.2.0", "Intersect multiple sorted sets"),
-    Command::new("zdiff", -3, READONLY, zdiff)
-        .keys(0, 0, 0)
-        .doc("sorted-set", "6.2.0", "Subtract multiple sorted sets"),
-    Command::new("zunionstore", -4, WRITE | DENYOOM, zunionstore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Add multiple sorted sets and store the resulting sorted set in a new key",
-        ),
-    Command::new("zinterstore", -4, WRITE | DENYOOM, zinterstore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Intersect multiple sorted sets and store the resulting sorted set in a new key",
-        ),
-    Command::new("zdiffstore", -4, WRITE | DENYOOM, zdiffstore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "6.2.0",
-            "Subtract multiple sorted sets and store the resulting sorted set in a new key",
-        ),
-    Command::new("zintercard", -3, READONLY, zintercard)
-        .keys(0, 0, 0)
-        .doc(
-            "sorted-set",
-            "7.0.0",
-            "Intersect multiple sorted sets and return the cardinality of the result",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("zunion", zunion),
+    Row::new("zinter", zinter),
+    Row::new("zdiff", zdiff),
+    Row::new("zunionstore", zunionstore),
+    Row::new("zinterstore", zinterstore),
+    Row::new("zdiffstore", zdiffstore),
+    Row::new("zintercard", zintercard),
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -7,12 +7,11 @@
 //! RESP3 double otherwise, as Redis's addReplyDouble.
 
 use crate::cmd::base::args::{self, is, Args};
-use crate::cmd::base::flags::*;
 use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::families::sets::{empty_scan, random_count};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, modify, read, upsert, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::{scan_by_hash, Value};
@@ -20,110 +19,22 @@ use crate::reply::{CmdResult, Reply};
 use crate::types::zset::{LexBound, ScoreBound, ZAddFlags, ZAddOutcome, ZSet};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("zadd", -4, WRITE | DENYOOM | FAST, zadd)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Add one or more members to a sorted set, or update its score if it already exists",
-        ),
-    Command::new("zincrby", 4, WRITE | DENYOOM | FAST, zincrby)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Increment the score of a member in a sorted set",
-        ),
-    Command::new("zrem", -3, WRITE | FAST, zrem)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Remove one or more members from a sorted set",
-        ),
-    Command::new("zcard", 2, READONLY | FAST, zcard)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Get the number of members in a sorted set",
-        ),
-    Command::new("zcount", 4, READONLY | FAST, zcount)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Count the members in a sorted set with scores within the given values",
-        ),
-    Command::new("zscore", 3, READONLY | FAST, zscore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Get the score associated with the given member in a sorted set",
-        ),
-    Command::new("zmscore", -3, READONLY | FAST, zmscore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "6.2.0",
-            "Get the score associated with the given members in a sorted set",
-        ),
-    Command::new("zrank", 3, READONLY | FAST, zrank)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Determine the index of a member in a sorted set",
-        ),
-    Command::new("zrevrank", 3, READONLY | FAST, zrevrank)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Determine the index of a member in a sorted set, with scores ordered from high to low",
-        ),
-    Command::new("zlexcount", 4, READONLY | FAST, zlexcount)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.8.9",
-            "Count the number of members in a sorted set between a given lexicographical range",
-        ),
-    Command::new("zpopmin", -2, WRITE | FAST, zpopmin)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "Remove and return members with the lowest scores in a sorted set",
-        ),
-    Command::new("zpopmax", -2, WRITE | FAST, zpopmax)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "Remove and return members with the highest scores in a sorted set",
-        ),
-    Command::new("zmpop", -4, WRITE, zmpop).keys(0, 0, 0).doc(
-        "sorted-set",
-        "7.0.0",
-        "Remove and return members with scores in a sorted set",
-    ),
-    Command::new("zrandmember", -2, READONLY, zrandmember)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "6.2.0",
-            "Get one or multiple random elements from a sorted set",
-        ),
-    Command::new("zscan", -3, READONLY, zscan)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.8.0",
-            "Incrementally iterate sorted sets elements and associated scores",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("zadd", zadd),
+    Row::new("zincrby", zincrby),
+    Row::new("zrem", zrem),
+    Row::new("zcard", zcard),
+    Row::new("zcount", zcount),
+    Row::new("zscore", zscore),
+    Row::new("zmscore", zmscore),
+    Row::new("zrank", zrank),
+    Row::new("zrevrank", zrevrank),
+    Row::new("zlexcount", zlexcount),
+    Row::new("zpopmin", zpopmin),
+    Row::new("zpopmax", zpopmax),
+    Row::new("zmpop", zmpop),
+    Row::new("zrandmember", zrandmember),
+    Row::new("zscan", zscan),
 ];
 
 /// A member as a bulk reply.

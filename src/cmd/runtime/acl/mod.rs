@@ -63,7 +63,7 @@ fn targets(
 ) -> (KeyTargets, ChannelTargets) {
     let name = crate::cmd::runtime::table::fullname(parent, cmd);
     let mut keys = Vec::new();
-    if let Some(m) = crate::cmd::base::meta::get(&name) {
+    if let Some(m) = cmd.meta {
         let (mut read, write) = crate::cmd::base::meta::key_access(m);
         if name == "set" && !args.iter().skip(3).any(|a| is(a, "get")) {
             // SET's flags vary (setGetKeys): without GET it only overwrites.
@@ -76,12 +76,7 @@ fn targets(
         } else {
             need
         };
-        let positions: Vec<usize> = match crate::cmd::base::meta::key_positions(m, args) {
-            crate::cmd::base::meta::KeySearch::Keys(k) => k,
-            crate::cmd::base::meta::KeySearch::NoKeys => Vec::new(),
-            crate::cmd::base::meta::KeySearch::Unknown => cmd.key_positions(args.len()).collect(),
-        };
-        keys = positions.into_iter().map(|p| (p, need)).collect();
+        keys = cmd.keys_in(args).into_iter().map(|p| (p, need)).collect();
     }
     let channels = match name.as_str() {
         "subscribe" | "ssubscribe" => (1..args.len()).map(|p| (p, false)).collect(),
