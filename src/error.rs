@@ -7,6 +7,26 @@ use bytes::Bytes;
 use std::borrow::Cow;
 use std::fmt;
 
+/// An injected error line as clients can read it: clients take an error's first word as its
+/// code (`ERR`, `READONLY`, `NOSCRIPT`...), so a line whose first word is not an upper-case
+/// code gets Redis's generic `ERR ` in front (`"boom"` becomes `"ERR boom"`).
+pub fn with_error_code(line: &[u8]) -> Bytes {
+    let word = line.split(|&b| b == b' ').next().unwrap_or_default();
+    let is_code = !word.is_empty()
+        && word.iter().any(u8::is_ascii_uppercase)
+        && word
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_' || *b == b'-');
+    if is_code {
+        Bytes::copy_from_slice(line)
+    } else {
+        let mut v = Vec::with_capacity(line.len() + 4);
+        v.extend_from_slice(b"ERR ");
+        v.extend_from_slice(line);
+        Bytes::from(v)
+    }
+}
+
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const SYNTAX: &str = "ERR syntax error";
 pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
@@ -431,6 +451,214 @@ pub fn out_of_range_between(min: i64, max: i64) -> RedisError {
     RedisError::owned(format!(
         "ERR value is out of range, value must between {min} and {max}"
     ))
+}
+
+// HyperLogLog (hyperloglog.c).
+/// isHLLObjectOrReply's answer for a string that is not an HLL.
+pub const HLL_NOT_VALID: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+/// An HLL whose sparse opcodes do not cover the registers.
+pub const HLL_CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
+pub const PFDEBUG_NO_KEY: &str = "ERR The specified key does not exist";
+pub const HLL_NOT_SPARSE: &str = "ERR HLL encoding is not sparse";
+
+/// `ERR Unknown PFDEBUG subcommand 'x'`.
+pub fn pfdebug_unknown(sub: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unknown PFDEBUG subcommand '",
+        until_nul(sub),
+        b"'",
+    ]))
+}
+
+// Geo (geo.c).
+pub const GEO_BAD_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
+pub const GEO_NEED_RADIUS: &str = "ERR need numeric radius";
+pub const GEO_NEED_WIDTH: &str = "ERR need numeric width";
+pub const GEO_NEED_HEIGHT: &str = "ERR need numeric height";
+pub const GEO_RADIUS_NEGATIVE: &str = "ERR radius cannot be negative";
+pub const GEO_BOX_NEGATIVE: &str = "ERR height or width cannot be negative";
+pub const GEO_NO_MEMBER: &str = "ERR could not decode requested zset member";
+pub const GEO_COUNT_POSITIVE: &str = "ERR COUNT must be > 0";
+pub const GEO_ANY_NEEDS_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+pub const GEORADIUS_STORE_WITH: &str =
+    "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+pub const GEOSEARCHSTORE_WITH: &str =
+    "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+
+/// `ERR invalid longitude,latitude pair 200.000000,100.000000` (C's `%f`).
+pub fn geo_invalid_pair(lon: f64, lat: f64) -> RedisError {
+    RedisError::owned(format!(
+        "ERR invalid longitude,latitude pair {},{}",
+        c_percent_f(lon),
+        c_percent_f(lat)
+    ))
+}
+
+fn c_percent_f(d: f64) -> String {
+    if d.is_nan() {
+        if d.is_sign_negative() { "-nan" } else { "nan" }.to_string()
+    } else if d.is_infinite() {
+        if d > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{d:.6}")
+    }
+}
+
+/// `ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for geosearch`: the
+/// command's name as the client typed it.
+pub fn geo_need_from(cmd: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for ",
+        until_nul(cmd),
+    ]))
+}
+
+/// `ERR exactly one of BYRADIUS and BYBOX can be specified for geosearch`.
+pub fn geo_need_by(cmd: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR exactly one of BYRADIUS and BYBOX can be specified for ",
+        until_nul(cmd),
+    ]))
+}
+
+// MODULE and replication (module.c, replication.c), as a server without modules or replicas.
+pub const MODULE_LOAD_FAILED: &str =
+    "ERR Error loading the extension. Please check the server logs.";
+pub const MODULE_NO_SUCH: &str = "ERR Error unloading module: no such module with that name";
+/// processCommand's refusal of MODULE LOAD/UNLOAD/LOADEX under `enable-module-command no`.
+pub const MODULE_NOT_ALLOWED: &str = "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+pub const FAILOVER_NOT_IN_PROGRESS: &str = "ERR No failover in progress.";
+pub const FAILOVER_TIMEOUT: &str = "ERR FAILOVER timeout must be greater than 0";
+pub const FAILOVER_NO_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const PSYNC_FAILOVER_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
+/// What a would-be replica is told when the master cannot produce its RDB.
+pub const REPLICATION_BGSAVE_FAILED: &str = "ERR BGSAVE failed, replication can't continue";
+pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";
+
+/// `ERR Unrecognized REPLCONF option: x`.
+pub fn replconf_unknown(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unrecognized REPLCONF option: ",
+        until_nul(opt),
+    ]))
+}
+
+/// `ERR Unsupported rdb-filter-only option: x`.
+pub fn replconf_filter_unsupported(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unsupported rdb-filter-only option: ",
+        until_nul(opt),
+    ]))
+}
+
+/// `ERR REPLCONF ip-address provided by replica instance is too long: N bytes`.
+pub fn replconf_ip_too_long(len: usize) -> RedisError {
+    RedisError::owned(format!(
+        "ERR REPLCONF ip-address provided by replica instance is too long: {len} bytes"
+    ))
+}
+
+// ---- streams (t_stream.c) ----
+pub const STREAM_INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
+pub const STREAM_INVALID_START: &str = "ERR invalid start ID for the interval";
+pub const STREAM_INVALID_END: &str = "ERR invalid end ID for the interval";
+pub const XADD_ID_ZERO: &str = "ERR The ID specified in XADD must be greater than 0-0";
+pub const XADD_ID_NOT_GREATER: &str =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+/// Also what Redis answers when `<ms>-*` exhausts the sequence: that path fails without
+/// setting errno, and errno normally holds something other than the EDOM the other text needs.
+pub const XADD_TOO_LARGE: &str = "ERR Elements are too large to be stored";
+pub const XADD_EXHAUSTED: &str =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+pub const XTRIM_MAXLEN_NEGATIVE: &str = "ERR The MAXLEN argument must be >= 0.";
+pub const XTRIM_LIMIT_NEGATIVE: &str = "ERR The LIMIT argument must be >= 0.";
+pub const XTRIM_BOTH_STRATEGIES: &str =
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+pub const XTRIM_LIMIT_WITHOUT_STRATEGY: &str =
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+pub const XTRIM_NO_STRATEGY: &str =
+    "ERR syntax error, XTRIM must be called with a trimming strategy";
+pub const XTRIM_LIMIT_WITHOUT_APPROX: &str =
+    "ERR syntax error, LIMIT cannot be used without the special ~ option";
+pub const XSETID_TOO_SMALL: &str =
+    "ERR The ID specified in XSETID is smaller than the target stream top item";
+pub const XSETID_ENTRIES_ADDED_TOO_SMALL: &str =
+    "ERR The entries_added specified in XSETID is smaller than the target stream length";
+pub const XSETID_ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
+pub const XSETID_BELOW_MAX_DELETED: &str =
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+pub const XREAD_UNBALANCED: &str =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+pub const XREAD_GROUP_OPTION: &str =
+    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+pub const XREAD_NOACK_OPTION: &str =
+    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+pub const XREADGROUP_NO_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+pub const XREADGROUP_DOLLAR: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
+pub const XREAD_GREATER_ID: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+pub const NOGROUP_BLOCKED: &str =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+pub const UNBLOCKED_STREAM_GONE: &str = "UNBLOCKED the stream key no longer exists";
+pub const XGROUP_KEY_MISSING: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+pub const BUSYGROUP: &str = "BUSYGROUP Consumer Group name already exists";
+pub const XGROUP_ENTRIES_READ: &str = "ERR value for ENTRIESREAD must be positive or -1";
+pub const XCLAIM_MIN_IDLE: &str = "ERR Invalid min-idle-time argument for XCLAIM";
+pub const XCLAIM_IDLE: &str = "ERR Invalid IDLE option argument for XCLAIM";
+pub const XCLAIM_TIME: &str = "ERR Invalid TIME option argument for XCLAIM";
+pub const XCLAIM_RETRYCOUNT: &str = "ERR Invalid RETRYCOUNT option argument for XCLAIM";
+pub const XAUTOCLAIM_MIN_IDLE: &str = "ERR Invalid min-idle-time argument for XAUTOCLAIM";
+pub const XAUTOCLAIM_COUNT: &str = "ERR COUNT must be > 0";
+
+/// `ERR xread command is not allowed with BLOCK option from scripts` (the command name as
+/// the script spelled it).
+pub fn xread_block_in_script(name: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR ",
+        until_nul(name),
+        b" command is not allowed with BLOCK option from scripts",
+    ]))
+}
+
+/// `NOGROUP No such key 'k' or consumer group 'g' in XREADGROUP with GROUP option`
+pub fn nogroup_xreadgroup(key: &[u8], group: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"NOGROUP No such key '",
+        until_nul(key),
+        b"' or consumer group '",
+        until_nul(group),
+        b"' in XREADGROUP with GROUP option",
+    ]))
+}
+
+/// `NOGROUP No such consumer group 'g' for key name 'k'` (XGROUP, XINFO CONSUMERS)
+pub fn nogroup_for_key(group: &[u8], key: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"NOGROUP No such consumer group '",
+        until_nul(group),
+        b"' for key name '",
+        until_nul(key),
+        b"'",
+    ]))
+}
+
+/// `NOGROUP No such key 'k' or consumer group 'g'` (XPENDING, XCLAIM, XAUTOCLAIM)
+pub fn nogroup(key: &[u8], group: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"NOGROUP No such key '",
+        until_nul(key),
+        b"' or consumer group '",
+        until_nul(group),
+        b"'",
+    ]))
+}
+
+/// `ERR Unrecognized XCLAIM option 'x'`
+pub fn xclaim_option(opt: &[u8]) -> RedisError {
+    sanitize(join(&[
+        b"ERR Unrecognized XCLAIM option '",
+        until_nul(opt),
+        b"'",
+    ]))
 }
 
 #[cfg(test)]

@@ -65,6 +65,10 @@ const GROUPS: &[&str] = &[
     "object",
     "debug",
     "debug_enabled",
+    "hyperloglog",
+    "geo",
+    "server_rest",
+    "streams",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

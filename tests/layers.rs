@@ -71,6 +71,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "reply",
             "clock",
             "tls",
+            "wake",
         ],
     ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.

@@ -444,3 +444,92 @@ async fn info_memory_has_redis_fields_in_redis_order() {
     }
     s.shutdown().await;
 }
+
+/// A free loopback port (bound and released at once).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn raw_at(port: u16) -> Option<tokio::net::TcpStream> {
+    tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .ok()
+}
+
+async fn ping_at(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Some(mut c) = raw_at(port).await else {
+        return false;
+    };
+    c.write_all(b"PING\r\n").await.unwrap();
+    let mut buf = [0u8; 7];
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), c.read_exact(&mut buf)).await,
+        Ok(Ok(_))
+    ) && &buf == b"+PONG\r\n"
+}
+
+#[tokio::test]
+async fn config_set_port_moves_the_listener_and_a_busy_port_keeps_the_old_one() {
+    let s = server().await;
+    let old = s.local_addr().port();
+    let mut c = Raw::connect(&s).await;
+    let new = free_port();
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "port", new.to_string()),
+        b"+OK\r\n"
+    );
+    // The connection that asked stays; new clients find the new port only.
+    assert!(ping_at(new).await);
+    assert!(!ping_at(old).await);
+    let reply = cmd!(c, "CONFIG", "GET", "port");
+    assert_eq!(
+        reply,
+        format!(
+            "*2\r\n$4\r\nport\r\n${}\r\n{new}\r\n",
+            new.to_string().len()
+        )
+        .into_bytes()
+    );
+    // A port someone else listens on: Redis's error, and the server still listens where it did.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "port", busy.to_string()),
+        b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n"
+    );
+    assert!(ping_at(new).await);
+    let info = String::from_utf8(cmd!(c, "INFO", "server")).unwrap();
+    assert!(info.contains(&format!("tcp_port:{new}\r\n")), "{info}");
+}
+
+#[tokio::test]
+async fn config_set_bind_refuses_a_bad_address_and_empty_bind_stops_tcp() {
+    let s = server().await;
+    let port = s.local_addr().port();
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "bind", "999.999.999.999"),
+        b"-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"
+    );
+    assert!(ping_at(port).await, "the old addresses listen again");
+    assert_eq!(
+        cmd!(c, "CONFIG", "GET", "bind"),
+        b"*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.1\r\n"
+    );
+    // Rebinding to the same address on the same port works (the old socket is closed first).
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "bind", "127.0.0.1 -::1"),
+        b"+OK\r\n"
+    );
+    assert!(ping_at(port).await);
+    assert_eq!(cmd!(c, "CONFIG", "SET", "bind", ""), b"+OK\r\n");
+    assert!(raw_at(port).await.is_none(), "nothing listens on TCP");
+    assert_eq!(cmd!(c, "PING"), b"+PONG\r\n");
+    assert_eq!(cmd!(c, "CONFIG", "SET", "bind", "127.0.0.1"), b"+OK\r\n");
+    assert!(ping_at(port).await);
+}

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
 use redis_protocol::resp2::types::OwnedFrame as F2;
 use redis_protocol::resp3::types::OwnedFrame as F3;
-use resplock::num::format_double;
+use resplock::num::{format_double, format_human};
 use resplock::protocol::encode;
 use resplock::Reply;
 
@@ -39,7 +39,7 @@ fn key(u: &mut Unstructured) -> Result<Reply> {
 }
 
 fn reply(u: &mut Unstructured, depth: u32) -> Result<Reply> {
-    let top = if depth >= 4 { 9 } else { 13 };
+    let top = if depth >= 4 { 10 } else { 14 };
     Ok(match u.int_in_range(0..=top)? {
         0 => Reply::Simple(line(u)?),
         1 => Reply::Error(line(u)?),
@@ -55,9 +55,10 @@ fn reply(u: &mut Unstructured, depth: u32) -> Result<Reply> {
             let neg: bool = u.arbitrary()?;
             Reply::BigNumber(Bytes::from(format!("{}{n}{n}", if neg { "-" } else { "" })))
         }
-        10 => Reply::Array(items(u, depth)?),
-        11 => Reply::Push(items(u, depth)?),
-        12 => {
+        10 => Reply::HumanDouble(u.arbitrary()?),
+        11 => Reply::Array(items(u, depth)?),
+        12 => Reply::Push(items(u, depth)?),
+        13 => {
             let n = u.int_in_range(0..=6)?;
             let mut pairs: Vec<(Reply, Reply)> = Vec::new();
             for _ in 0..n {
@@ -97,6 +98,7 @@ fn same2(got: &F2, r: &Reply) -> bool {
         Reply::Bool(b) => matches!(got, F2::Integer(g) if *g == i64::from(*b)),
         Reply::Bulk(b) | Reply::Verbatim(b) | Reply::BigNumber(b) => bulk(b),
         Reply::Double(d) => bulk(format_double(*d).as_bytes()),
+        Reply::HumanDouble(d) => bulk(format_human(*d).as_bytes()),
         Reply::Nil | Reply::NilArray => matches!(got, F2::Null),
         Reply::Array(xs) | Reply::Set(xs) | Reply::Push(xs) => match got {
             F2::Array(g) => g.len() == xs.len() && g.iter().zip(xs).all(|(g, x)| same2(g, x)),
@@ -148,7 +150,9 @@ fn same3(got: &F3, r: &Reply) -> bool {
         (Reply::Bulk(b), F3::BlobString { data, .. }) => data == b,
         (Reply::Verbatim(b), F3::VerbatimString { data, .. }) => data == b,
         (Reply::BigNumber(b), F3::BigNumber { data, .. }) => data == b,
-        (Reply::Double(d), F3::Double { data, .. }) => (d.is_nan() && data.is_nan()) || d == data,
+        (Reply::Double(d) | Reply::HumanDouble(d), F3::Double { data, .. }) => {
+            (d.is_nan() && data.is_nan()) || d == data
+        }
         (Reply::Nil | Reply::NilArray, F3::Null) => true,
         (Reply::Array(xs), F3::Array { data, .. }) => list(data, xs),
         (Reply::Push(xs), F3::Push { data, .. }) => list(data, xs),

@@ -76,6 +76,8 @@ impl Default for Config {
             hll_sparse_max_bytes: 3000,
             zset_max_listpack_value: 64,
             hash_max_listpack_entries: 512,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
             hash_max_listpack_value: 64,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
@@ -94,6 +96,7 @@ impl Default for Config {
             aclfile: None,
             config_file: None,
             enable_test_commands: false,
+            start_frozen: false,
             rename_commands: Vec::new(),
             others,
         }
@@ -124,6 +127,31 @@ impl Config {
         Config {
             port: 0,
             ..Config::default()
+        }
+    }
+
+    /// The same configuration with the server's clock frozen from its start, so a test's TTL
+    /// boundaries do not depend on how long the test takes: time moves only by the server
+    /// handle's `advance` and `set_time` (or `RESPLOCK.CLOCK`). It starts at the real time of
+    /// the start; the handle's `resume` lets it run.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral().frozen())?;
+    /// server.db(0).set("lock:a", "owner-1");
+    /// server.db(0).set_ttl("lock:a", Duration::from_secs(30));
+    /// std::thread::sleep(Duration::from_millis(20));
+    /// server.db(0).assert_ttl("lock:a", Duration::from_secs(30)); // no time passed
+    /// server.advance(Duration::from_secs(30));
+    /// server.db(0).assert_ttl("lock:a", Duration::ZERO); // due, not yet past
+    /// server.advance(Duration::from_millis(1));
+    /// server.db(0).assert_missing("lock:a");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn frozen(self) -> Self {
+        Config {
+            start_frozen: true,
+            ..self
         }
     }
 

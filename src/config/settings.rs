@@ -226,6 +226,10 @@ pub struct Config {
     pub zset_max_listpack_value: u64,
     /// Largest hash kept as a listpack, in fields (OBJECT ENCODING).
     pub hash_max_listpack_entries: u64,
+    /// Largest stream node in entries (0: no limit).
+    pub stream_node_max_entries: i64,
+    /// Largest stream node in bytes (0: no limit but Redis's 1 GB).
+    pub stream_node_max_bytes: u64,
     /// Largest hash field or value kept in a listpack, bytes.
     pub hash_max_listpack_value: u64,
     /// Microseconds; -1 disables the slow log, 0 logs every command.
@@ -265,6 +269,8 @@ pub struct Config {
     /// own switch, `--enable-test-commands yes`, never on by default since it lets any client
     /// move time and break the server.
     pub enable_test_commands: bool,
+    /// Start with the clock frozen (see [`Config::frozen`]): resplock's own, for embedding.
+    pub start_frozen: bool,
     /// `rename-command old new` directives in file order (new "" disables the command),
     /// for the command table to apply.
     pub rename_commands: Vec<(String, String)>,

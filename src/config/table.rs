@@ -656,7 +656,8 @@ pub static PARAMS: &[Param] = &[
         .typed(|c| Value::Int(c.latency_monitor_threshold as i64), |c, v| c.latency_monitor_threshold = v.int() as u64),
     number("proto-max-bulk-len", None, DEBUG, 1048576, LONG_MAX, SIGNED, NumFmt::Memory, 536870912).scope(Scope::Honoured)
         .typed(|c| Value::Int(c.proto_max_bulk_len as i64), |c, v| c.proto_max_bulk_len = v.int() as u64),
-    number("stream-node-max-entries", None, 0, 0, LLONG_MAX, SIGNED, NumFmt::Int, 100),
+    number("stream-node-max-entries", None, 0, 0, LLONG_MAX, SIGNED, NumFmt::Int, 100)
+        .typed(|c| Value::Int(c.stream_node_max_entries), |c, v| c.stream_node_max_entries = v.int()),
     number("repl-backlog-size", None, 0, 1, LLONG_MAX, SIGNED, NumFmt::Memory, 1048576).scope(Scope::Replication),
     number("maxmemory", None, 0, 0, ULLONG_MAX, UNSIGNED, NumFmt::Memory, 0)
         .typed(|c| Value::Int(c.maxmemory as i64), |c, v| c.maxmemory = v.int() as u64),
@@ -670,7 +671,8 @@ pub static PARAMS: &[Param] = &[
     number("active-defrag-ignore-bytes", None, 0, 1, LLONG_MAX, UNSIGNED, NumFmt::Memory, 104857600),
     number("hash-max-listpack-value", Some("hash-max-ziplist-value"), 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 64)
         .typed(|c| Value::Int(c.hash_max_listpack_value as i64), |c, v| c.hash_max_listpack_value = v.int() as u64),
-    number("stream-node-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 4096),
+    number("stream-node-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 4096)
+        .typed(|c| Value::Int(c.stream_node_max_bytes as i64), |c, v| c.stream_node_max_bytes = v.int() as u64),
     number("zset-max-listpack-value", Some("zset-max-ziplist-value"), 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 64)
         .typed(|c| Value::Int(c.zset_max_listpack_value as i64), |c, v| c.zset_max_listpack_value = v.int() as u64),
     number("hll-sparse-max-bytes", None, 0, 0, LONG_MAX, UNSIGNED, NumFmt::Memory, 3000)

@@ -35,7 +35,7 @@ fn audit_db(n: usize, db: &Db) -> Result<(), String> {
                 Value::List(l) => l.is_empty(),
                 Value::Set(x) => x.is_empty(),
                 Value::ZSet(z) => z.is_empty(),
-                Value::Str(_) => false,
+                Value::Str(_) | Value::Stream(_) => false,
             };
             if empty {
                 return Err(format!("db {n}: key {k:?} holds an empty aggregate"));

@@ -50,8 +50,9 @@ pub enum KeyEvent {
     Expired,
     /// Created (Redis's dbAdd).
     New,
-    /// Created with a type blocked clients pop from (a list): raised only while some client
-    /// is blocked ([`track_ready_keys`]), for the command layer to serve them.
+    /// Created with a type blocked clients pop from (a list, a sorted set, a stream), or a
+    /// stream replaced or removed: raised only while some client is blocked
+    /// ([`track_ready_keys`]), for the command layer to serve them.
     Ready,
 }
 
@@ -132,13 +133,18 @@ impl Shard {
                     }
                     let started = Instant::now();
                     let (k, value) = self.map.swap_remove_index(i).expect("index");
+                    let signal = value.value.signals_when_gone() && TRACK_READY.with(|t| t.get());
                     drop(value);
                     let took = started.elapsed();
                     SLOWEST_LAZY_DEL.with(|c| c.set(c.get().max(took)));
                     self.volatile -= 1;
+                    let k = k.into_bytes();
                     PENDING.with(|l| {
-                        l.borrow_mut()
-                            .push((self.db, k.into_bytes(), KeyEvent::Expired))
+                        let mut l = l.borrow_mut();
+                        if signal {
+                            l.push((self.db, k.clone(), KeyEvent::Ready));
+                        }
+                        l.push((self.db, k, KeyEvent::Expired))
                     });
                     None
                 } else {
@@ -189,9 +195,22 @@ impl Shard {
         }
         let new_volatile = entry.expires_at() != 0;
         let serves = entry.value.serves_blocked_pops();
+        let new_signals = entry.value.signals_when_gone();
         let old = self.map.insert(key, entry);
         let old_volatile = old.as_ref().is_some_and(|old| old.expires_at() != 0);
         self.volatile = self.volatile + new_volatile as usize - old_volatile as usize;
+        // A stream replaced (dbOverwrite), or a key replaced by a stream (RENAME and COPY
+        // REPLACE delete, then add): its blocked readers are asked again.
+        if old
+            .as_ref()
+            .is_some_and(|o| o.value.signals_when_gone() || new_signals)
+            && TRACK_READY.with(|t| t.get())
+        {
+            PENDING.with(|l| {
+                l.borrow_mut()
+                    .push((self.db, Bytes::copy_from_slice(key), KeyEvent::Ready))
+            });
+        }
         if old.is_none() {
             // Redis's dbAdd: the `new` event, then the key is signalled as ready.
             if TRACK_NEW.with(|t| t.get()) {
@@ -215,6 +234,13 @@ impl Shard {
         let (_, e) = self.map.swap_remove_index(i)?;
         if e.expires_at() != 0 {
             self.volatile -= 1;
+        }
+        // Readers blocked on a deleted stream are asked again (dbDelete signals streams).
+        if e.value.signals_when_gone() && TRACK_READY.with(|t| t.get()) {
+            PENDING.with(|l| {
+                l.borrow_mut()
+                    .push((self.db, Bytes::copy_from_slice(key), KeyEvent::Ready))
+            });
         }
         Some(e)
     }

@@ -6,6 +6,7 @@ use super::access::{self, AccessPolicy};
 use crate::types::hash::Hash;
 use crate::types::list::List;
 use crate::types::set::Set;
+use crate::types::stream::Stream;
 use crate::types::zset::ZSet;
 use bytes::Bytes;
 
@@ -16,6 +17,7 @@ pub enum Value {
     List(List),
     Set(Set),
     ZSet(ZSet),
+    Stream(Stream),
 }
 
 // A shard entry is (Key 24, Entry 48). Every type is at most 32 bytes, but `Bytes` has a
@@ -32,14 +34,22 @@ impl Value {
             Value::List(_) => "list",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
-    /// Whether creating a key of this type can wake clients blocked in a pop (BLPOP and
-    /// friends on lists; BZPOPMIN and friends on sorted sets): Redis's signalKeyAsReady
-    /// types.
+    /// Whether creating a key of this type can wake blocked clients (BLPOP and friends on
+    /// lists; BZPOPMIN and friends on sorted sets; XREAD and XREADGROUP on streams): Redis's
+    /// signalKeyAsReady types.
     pub fn serves_blocked_pops(&self) -> bool {
-        matches!(self, Value::List(_) | Value::ZSet(_))
+        matches!(self, Value::List(_) | Value::ZSet(_) | Value::Stream(_))
+    }
+
+    /// Whether replacing or removing a key of this type wakes blocked clients too: a group
+    /// reader blocked on a stream is failed when its stream goes (Redis signals a stream key
+    /// on dbOverwrite and dbDelete).
+    pub fn signals_when_gone(&self) -> bool {
+        matches!(self, Value::Stream(_))
     }
 }
 
@@ -227,6 +237,7 @@ impl Entry {
             Value::List(_) => "quicklist",
             Value::Set(set) => set.encoding(),
             Value::ZSet(z) => z.encoding(),
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -246,6 +257,7 @@ impl Entry {
             Value::List(l) => l.mem_usage_samples(samples),
             Value::Set(set) => set.mem_usage_samples(samples),
             Value::ZSet(z) => z.mem_usage_samples(samples),
+            Value::Stream(x) => x.mem_usage_samples(samples),
         }
     }
 

@@ -6,6 +6,9 @@ use super::lzf;
 use std::fmt;
 use std::io::Read;
 
+/// The RDB version resplock writes and the newest it reads (redis-server 7.0's).
+pub const RDB_VERSION: u16 = 10;
+
 /// Why a load stopped. `Display` gives the line redis-server logs for the same failure.
 #[derive(Debug)]
 pub enum LoadError {

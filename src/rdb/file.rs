@@ -12,10 +12,11 @@
 //! and the loader for that and every older version (1..=10) redis-server 7.0 reads, which
 //! hands what it finds to the caller as [`Event`]s and logs what redis-server logs.
 
+use super::crc::crc64;
+use super::decode::RDB_VERSION;
 use super::decode::{Decoder, LoadError, Source};
 use super::encode::{put_len, put_ms_time, put_raw_string};
 use super::object::{self, read_object, Limits};
-use super::{crc64, RDB_VERSION};
 use crate::keyspace::access::{self, AccessPolicy};
 use crate::keyspace::{Entry, Value};
 use crate::log;

@@ -15,14 +15,14 @@ pub mod file;
 pub mod lzf;
 pub mod object;
 pub mod payload;
+pub mod stream;
 
 pub use crc::crc64;
-pub use decode::{Decoder, LoadError, Reader, SliceSource, Source, StreamSource};
+pub use decode::{Decoder, LoadError, Reader, SliceSource, Source, StreamSource, RDB_VERSION};
 pub use encode::{put_len, put_string};
 pub use payload::{put_footer, verify_payload};
+pub use stream::put_stream;
 
-/// The RDB version resplock writes and the newest it reads (redis-server 7.0's).
-pub const RDB_VERSION: u16 = 10;
 /// A function library's code (RDB_OPCODE_FUNCTION2).
 pub const OPCODE_FUNCTION2: u8 = file::opcode::FUNCTION2;
 /// The function library format of 7.0's release candidates (RDB_OPCODE_FUNCTION).

@@ -81,6 +81,7 @@ pub fn object_type(v: &Value) -> u8 {
         Value::ZSet(_) => types::ZSET_2,
         Value::Hash(h) if h.is_listpack() => types::HASH_LISTPACK,
         Value::Hash(_) => types::HASH,
+        Value::Stream(_) => types::STREAM_LISTPACKS_2,
     }
 }
 
@@ -98,6 +99,7 @@ fn double2ll(d: f64) -> Option<i64> {
 pub fn put_object(out: &mut Vec<u8>, v: &Value, compress: bool) {
     match v {
         Value::Str(s) => put_raw_string(out, s, compress),
+        Value::Stream(x) => super::stream::put_stream(out, x, compress),
         Value::List(l) => put_list(out, l, compress),
         Value::Set(s) => match s.intset_width() {
             Some(width) => {
@@ -302,7 +304,7 @@ pub fn read_object<S: Source>(
         }
     };
     let empty = match &value {
-        Value::Str(_) => false,
+        Value::Str(_) | Value::Stream(_) => false,
         Value::List(l) => l.is_empty(),
         Value::Set(s) => s.is_empty(),
         Value::ZSet(z) => z.is_empty(),

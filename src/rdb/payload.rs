@@ -2,9 +2,10 @@
 //! CRC-64 of everything before (8 bytes), both little-endian. RESTORE and FUNCTION RESTORE
 //! accept a payload only if both check out.
 
+use super::crc::crc64;
+use super::decode::RDB_VERSION;
 use super::decode::{LoadError, Reader};
 use super::object::{self, read_object, Limits};
-use super::{crc64, RDB_VERSION};
 use crate::keyspace::Value;
 
 /// Close a payload as DUMP does: the RDB version, then the CRC-64 of everything before.

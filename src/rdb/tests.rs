@@ -7,6 +7,7 @@ use crate::keyspace::{Entry, Value};
 use crate::types::hash::Hash;
 use crate::types::list::List;
 use crate::types::set::Set;
+use crate::types::stream::StreamId;
 use crate::types::zset::ZSet;
 use bytes::Bytes;
 
@@ -93,6 +94,16 @@ pub(super) fn describe(v: &Value) -> (String, Vec<Vec<u8>>) {
             m.sort();
             m
         }
+        Value::Stream(st) => st
+            .range(StreamId::MIN, StreamId::MAX, false)
+            .flat_map(|e| {
+                let mut row = vec![e.id.to_string().into_bytes()];
+                for (f, v) in e.fields() {
+                    row.push(f.with_bytes(|f| v.with_bytes(|v| [f, b"=", v].concat())));
+                }
+                row
+            })
+            .collect(),
     };
     (enc, items)
 }

@@ -219,7 +219,9 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: &Reply, resp: u8) {
         }
         Reply::Array(items) | Reply::Push(items) => push_array(l, items, resp),
         Reply::Set(items) if r3 => {
-            ffi::lua_createtable(l, 0, items.len() as c_int);
+            // Not presized: Redis's lua_newtable grows the table as members arrive, and a
+            // table's iteration order (what the script sees, and returns) follows its growth.
+            ffi::lua_createtable(l, 0, 0);
             for it in items.iter() {
                 push_reply(l, it, resp);
                 if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
@@ -233,7 +235,9 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: &Reply, resp: u8) {
         }
         Reply::Set(items) => push_array(l, items, resp),
         Reply::Map(pairs) if r3 => {
-            ffi::lua_createtable(l, 0, pairs.len() as c_int);
+            // Not presized, as for sets: a map with null values (XINFO's lag) leaves fewer
+            // entries than pairs, and a bigger table would iterate in another order.
+            ffi::lua_createtable(l, 0, 0);
             for (k, v) in pairs.iter() {
                 push_reply(l, k, resp);
                 if ffi::lua_type(l, -1) == ffi::LUA_TNIL {

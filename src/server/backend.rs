@@ -52,13 +52,14 @@ pub enum Restart {
     From(Arc<Snapshot>),
 }
 
-/// Which commands a fault from [`Backend::fail`] or [`Backend::delay`] hits.
+/// Which commands a fault from [`Backend::fail`] or [`Backend::delay`] hits
+/// ([`Hit::command`] and [`Hit::matching`] build the two kinds that take a name).
 ///
 /// ```
 /// use resplock::Hit;
 /// use std::io::{BufRead, BufReader, Write};
 /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
-/// server.fail(Hit::Matching("*set*".into()), "ERR injected", None);
+/// server.fail(Hit::matching("*set*"), "ERR injected", None);
 /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
 /// c.write_all(b"HSET h f v\r\nGET k\r\n").unwrap();
 /// let mut lines = BufReader::new(c).lines().map(Result::unwrap);
@@ -75,6 +76,26 @@ pub enum Hit {
     Matching(String),
     /// Every command of one client (its CLIENT ID).
     Client(u64),
+}
+
+impl Hit {
+    /// One command by name, any case (`"set"`, `"client|kill"`).
+    ///
+    /// ```
+    /// assert_eq!(resplock::Hit::command("SET"), resplock::Hit::Command("SET".into()));
+    /// ```
+    pub fn command(name: &str) -> Hit {
+        Hit::Command(name.to_string())
+    }
+
+    /// Commands whose name matches a glob pattern (`"*set*"`).
+    ///
+    /// ```
+    /// assert_eq!(resplock::Hit::matching("h*"), resplock::Hit::Matching("h*".into()));
+    /// ```
+    pub fn matching(pattern: &str) -> Hit {
+        Hit::Matching(pattern.to_string())
+    }
 }
 
 impl Backend {
@@ -214,27 +235,32 @@ impl Backend {
 
     /// The next `times` commands `hit` matches (every one with None) fail with `error`
     /// (an error line without the `-`, e.g. `"ERR injected"`); miniredis's `SetError`,
-    /// targeted. Returns the rule's id for [`Backend::clear_fault`].
+    /// targeted. `times` is a count (`1`) or `None`. Clients read an error's first word as its
+    /// code (`ERR`, `READONLY`, `NOSCRIPT`...), so a message that does not start with an
+    /// upper-case code gets `ERR ` in front. Returns the rule's id for
+    /// [`Backend::clear_fault`].
     ///
     /// ```
     /// use resplock::Hit;
     /// use std::io::{BufRead, BufReader, Write};
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
-    /// server.fail(Hit::Command("set".into()), "READONLY You can't write against a read only replica.", Some(1));
+    /// server.fail(Hit::command("set"), "READONLY You can't write against a read only replica.", 1);
+    /// server.fail(Hit::command("get"), "injected", 1); // no code: sent as "ERR injected"
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
-    /// c.write_all(b"SET k v\r\nSET k v\r\n").unwrap();
+    /// c.write_all(b"SET k v\r\nSET k v\r\nGET k\r\n").unwrap();
     /// let mut lines = BufReader::new(c).lines().map(Result::unwrap);
     /// assert_eq!(lines.next().unwrap(), "-READONLY You can't write against a read only replica.");
     /// assert_eq!(lines.next().unwrap(), "+OK"); // only the first SET was hit
+    /// assert_eq!(lines.next().unwrap(), "-ERR injected");
     /// ```
-    pub fn fail(&self, hit: Hit, error: &str, times: Option<u64>) -> u64 {
+    pub fn fail(&self, hit: Hit, error: &str, times: impl Into<Option<u64>>) -> u64 {
         let line = error.strip_prefix('-').unwrap_or(error);
         assert!(
             !line.is_empty() && !line.contains(['\r', '\n']),
             "resplock: an injected error is one non-empty line"
         );
-        let action = Action::Error(Bytes::copy_from_slice(line.as_bytes()));
-        self.state.faults.add(target(hit), action, times)
+        let action = Action::Error(crate::error::with_error_code(line.as_bytes()));
+        self.state.faults.add(target(hit), action, times.into())
     }
 
     /// Hold the replies of the next `times` commands `hit` matches for `by`.
@@ -244,15 +270,17 @@ impl Backend {
     /// use std::{io::{Read, Write}, time::{Duration, Instant}};
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// // Every PING answers 200 ms late (a lock acquisition that outlives its validity).
-    /// server.delay(Hit::Command("ping".into()), Duration::from_millis(200), None);
+    /// server.delay(Hit::command("ping"), Duration::from_millis(200), None);
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// let sent = Instant::now();
     /// c.write_all(b"PING\r\n").unwrap();
     /// c.read_exact(&mut [0u8; 7]).unwrap(); // +PONG
     /// assert!(sent.elapsed() >= Duration::from_millis(200));
     /// ```
-    pub fn delay(&self, hit: Hit, by: Duration, times: Option<u64>) -> u64 {
-        self.state.faults.add(target(hit), Action::Delay(by), times)
+    pub fn delay(&self, hit: Hit, by: Duration, times: impl Into<Option<u64>>) -> u64 {
+        self.state
+            .faults
+            .add(target(hit), Action::Delay(by), times.into())
     }
 
     /// Close the connection of the next `times` requests `hit` matches without running them
@@ -263,19 +291,24 @@ impl Backend {
     /// use std::io::{Read, Write};
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
     /// // The next SET runs, but its client never hears back (a lock it does not know it holds).
-    /// server.drop_requests(Hit::Command("set".into()), true, Some(1));
+    /// server.drop_requests(Hit::command("set"), true, 1);
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// c.write_all(b"SET lock:a owner-1\r\n").unwrap();
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed without a reply
     /// server.db(0).assert_value("lock:a", "owner-1");
     /// ```
-    pub fn drop_requests(&self, hit: Hit, after_running: bool, times: Option<u64>) -> u64 {
+    pub fn drop_requests(
+        &self,
+        hit: Hit,
+        after_running: bool,
+        times: impl Into<Option<u64>>,
+    ) -> u64 {
         let action = if after_running {
             Action::DropAfter
         } else {
             Action::Drop
         };
-        self.state.faults.add(target(hit), action, times)
+        self.state.faults.add(target(hit), action, times.into())
     }
 
     /// Remove one fault rule by id, or all of them and the pause with None. Returns how many
@@ -331,7 +364,8 @@ impl Backend {
         self.state.faults.unpause();
     }
 
-    /// Close every client connection, as a network partition or proxy restart would.
+    /// Close every client connection, as a network partition or proxy restart would, except
+    /// control connections (those that sent a `RESPLOCK.*` command: a test's way back).
     /// Returns how many were closed.
     ///
     /// ```
@@ -344,7 +378,9 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
-        crate::cmd::testctl::faults::disconnect(&self.state, |_| true)
+        crate::cmd::testctl::faults::disconnect(&self.state, |c| {
+            !c.control.load(std::sync::atomic::Ordering::Relaxed)
+        })
     }
 
     /// Close one client's connection (its CLIENT ID); whether it was connected.
@@ -366,7 +402,10 @@ impl Backend {
         crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
-    /// Close new connections at once (`true`) or accept them again (`false`).
+    /// Refuse new connections (`true`), or serve them again (`false`): a connection accepted
+    /// meanwhile is closed, without a reply, at its first request. Requests that cannot lock
+    /// a test out are still served: `RESPLOCK.*` (so a client can lift the refusal) and the
+    /// commands clients send while connecting (HELLO, AUTH, SELECT, CLIENT).
     ///
     /// ```
     /// use std::io::{Read, Write};
@@ -374,8 +413,13 @@ impl Backend {
     /// server.refuse_connections(true); // the node is unreachable
     /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
     /// let _ = c.write_all(b"PING\r\n");
-    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed at once, no reply
-    /// assert_eq!(server.connections_received(), 0);
+    /// assert_eq!(c.read(&mut [0u8; 16]).unwrap_or(0), 0); // closed, no reply
+    /// server.refuse_connections(false);
+    /// let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    /// c.write_all(b"PING\r\n").unwrap();
+    /// let mut buf = [0u8; 7];
+    /// c.read_exact(&mut buf).unwrap();
+    /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn refuse_connections(&self, on: bool) {
         self.state.faults.refuse_connections(on);
@@ -383,7 +427,9 @@ impl Backend {
 
     // ---------------------------------------------------------- snapshots and restarts
 
-    /// A copy of the whole dataset now, for [`Restart::From`].
+    /// A copy of the whole dataset now, for [`Restart::From`]. It is also kept as the
+    /// server's snapshot named `default`, the one a bare `RESPLOCK.SNAPSHOT` takes and
+    /// `RESPLOCK.RESTART FROM default` restores over the wire.
     ///
     /// ```
     /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();

@@ -7,15 +7,19 @@
 //! `port 0` without one picks a free port (every bind address gets the same one), resplock's
 //! reading, so a test can start a server without choosing a port.
 
+use crate::cmd::runtime::listeners::{CannotListen, Change, Listeners as Relisten};
 use crate::cmd::ServerState;
 use crate::config::Config;
 use crate::connection::{self, Peer};
+use crate::wake::Cancel;
+use parking_lot::Mutex;
 use socket2::{Domain, Socket, TcpKeepalive, Type};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixListener};
@@ -140,6 +144,213 @@ pub(super) fn bind_all(config: &Config) -> io::Result<Listeners> {
     Ok(Listeners { tcp, unix, tls })
 }
 
+/// Redis's listenToPort: `port` on every `bind` address, skipping an optional (`-`) address
+/// that is not available and protocols the machine lacks; any other failure closes what was
+/// opened and fails the whole.
+fn listen_to_port(config: &Config, port: u16) -> io::Result<Vec<TcpListener>> {
+    let mut out = Vec::new();
+    for raw in config.bind_addresses() {
+        let optional = raw.starts_with('-');
+        let addr = raw.trim_start_matches('-');
+        match bind_tcp(addr, port, tcp_backlog(config)) {
+            Ok(l) => out.push(l),
+            Err((e, text)) => {
+                crate::log::warning(&format!(
+                    "Warning: Could not create server TCP listening socket {addr}:{port}: {text}"
+                ));
+                let skip = match e.raw_os_error() {
+                    Some(libc::EADDRNOTAVAIL) => optional,
+                    Some(
+                        libc::ENOPROTOOPT
+                        | libc::EPROTONOSUPPORT
+                        | libc::ESOCKTNOSUPPORT
+                        | libc::EPFNOSUPPORT
+                        | libc::EAFNOSUPPORT,
+                    ) => true,
+                    _ => false,
+                };
+                if !skip {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A listener its accept loop owns, as the server closes it: `stop` ends the loop, and
+/// `shutdown(2)` on a duplicate of its socket stops the listening at once, so the port is
+/// free for the next bind before the loop has even run again (a closed descriptor number
+/// could be reused, the duplicate cannot).
+struct Open {
+    socket: OwnedFd,
+    stop: Cancel,
+}
+
+impl Open {
+    fn close(self) {
+        self.stop.cancel();
+        // SAFETY: shutdown(2) on a descriptor this value owns.
+        unsafe {
+            libc::shutdown(
+                std::os::fd::AsRawFd::as_raw_fd(&self.socket),
+                libc::SHUT_RDWR,
+            );
+        }
+    }
+}
+
+/// The TCP and TLS listeners of a running server, which CONFIG SET port, tls-port and bind
+/// close and open again ([`Relisten`]). New accept loops join the server's trackers, so
+/// shutdown waits for them as for the first ones.
+pub(super) struct Sockets {
+    state: Weak<ServerState>,
+    runtime: tokio::runtime::Handle,
+    accepting: TaskTracker,
+    connections: TaskTracker,
+    open: Mutex<(Vec<Open>, Vec<Open>)>,
+}
+
+impl Sockets {
+    /// Take over the first listeners and start their accept loops.
+    pub fn start(
+        state: &Arc<ServerState>,
+        tcp: Vec<TcpListener>,
+        tls: Vec<(TcpListener, crate::tls::TlsAcceptor)>,
+        accepting: TaskTracker,
+        connections: TaskTracker,
+    ) -> io::Result<Sockets> {
+        let sockets = Sockets {
+            state: Arc::downgrade(state),
+            runtime: tokio::runtime::Handle::current(),
+            accepting,
+            connections,
+            open: Mutex::new((Vec::new(), Vec::new())),
+        };
+        let tcp = tcp
+            .into_iter()
+            .map(|l| sockets.serve_tcp(state, l))
+            .collect::<io::Result<Vec<_>>>()?;
+        let tls = tls
+            .into_iter()
+            .map(|(l, a)| sockets.serve_tls(state, l, a))
+            .collect::<io::Result<Vec<_>>>()?;
+        *sockets.open.lock() = (tcp, tls);
+        Ok(sockets)
+    }
+
+    fn serve_tcp(&self, state: &Arc<ServerState>, l: TcpListener) -> io::Result<Open> {
+        let socket = l.as_fd().try_clone_to_owned()?;
+        let stop = Cancel::new();
+        self.accepting.spawn(accept_tcp(
+            state.clone(),
+            l,
+            stop.clone(),
+            self.connections.clone(),
+        ));
+        Ok(Open { socket, stop })
+    }
+
+    fn serve_tls(
+        &self,
+        state: &Arc<ServerState>,
+        l: TcpListener,
+        acceptor: crate::tls::TlsAcceptor,
+    ) -> io::Result<Open> {
+        let socket = l.as_fd().try_clone_to_owned()?;
+        let stop = Cancel::new();
+        self.accepting.spawn(accept_tls(
+            state.clone(),
+            l,
+            acceptor,
+            stop.clone(),
+            self.connections.clone(),
+        ));
+        Ok(Open { socket, stop })
+    }
+
+    /// Listen on `port` (0: nowhere) as `tls` says, and start serving what was opened.
+    fn open(
+        &self,
+        state: &Arc<ServerState>,
+        config: &Config,
+        port: u16,
+        tls: bool,
+    ) -> Result<Vec<Open>, CannotListen> {
+        if port == 0 {
+            return Ok(Vec::new());
+        }
+        let _runtime = self.runtime.enter();
+        let listeners = listen_to_port(config, port).map_err(|_| CannotListen)?;
+        if tls {
+            let acceptor = match crate::tls::acceptor(config) {
+                Ok(Some(a)) => a,
+                Ok(None) | Err(_) => return Err(CannotListen),
+            };
+            listeners
+                .into_iter()
+                .map(|l| self.serve_tls(state, l, acceptor.clone()))
+                .collect::<io::Result<_>>()
+                .map_err(|_| CannotListen)
+        } else {
+            listeners
+                .into_iter()
+                .map(|l| self.serve_tcp(state, l))
+                .collect::<io::Result<_>>()
+                .map_err(|_| CannotListen)
+        }
+    }
+}
+
+impl Relisten for Sockets {
+    fn relisten(&self, change: Change, config: &Config) -> Result<(), CannotListen> {
+        let Some(state) = self.state.upgrade() else {
+            return Err(CannotListen);
+        };
+        let mut open = self.open.lock();
+        let (tcp, tls) = &mut *open;
+        let result = match change {
+            Change::Port => {
+                std::mem::take(tcp).into_iter().for_each(Open::close);
+                self.open(&state, config, config.port, false)
+                    .map(|l| *tcp = l)
+            }
+            Change::TlsPort => {
+                std::mem::take(tls).into_iter().for_each(Open::close);
+                self.open(&state, config, config.tls_port, true)
+                    .map(|l| *tls = l)
+            }
+            Change::Bind => {
+                std::mem::take(tcp).into_iter().for_each(Open::close);
+                std::mem::take(tls).into_iter().for_each(Open::close);
+                let opened = self.open(&state, config, config.port, false).and_then(|t| {
+                    self.open(&state, config, config.tls_port, true)
+                        .map(|s| (t, s))
+                });
+                match opened {
+                    Ok((t, s)) => {
+                        *tcp = t;
+                        *tls = s;
+                        Ok(())
+                    }
+                    Err(e) => {
+                        crate::log::warning("Failed to bind");
+                        Err(e)
+                    }
+                }
+            }
+        };
+        let first = tcp.first().and_then(|o| {
+            socket2::SockRef::from(&o.socket)
+                .local_addr()
+                .ok()
+                .and_then(|a| a.as_socket())
+        });
+        *state.local_addr.write() = first;
+        result
+    }
+}
+
 /// One TCP listener; Err has the io error and Redis's text for it (`bind: ...`).
 fn bind_tcp(addr: &str, port: u16, backlog: i32) -> Result<TcpListener, (io::Error, String)> {
     let v6 = addr.contains(':');
@@ -214,28 +425,26 @@ fn bind_unix_std(path: &str, backlog: i32) -> io::Result<std::os::unix::net::Uni
 }
 
 /// Accept TCP clients until the server shuts down.
-pub(super) async fn accept_tcp(
+async fn accept_tcp(
     state: Arc<ServerState>,
     listener: TcpListener,
+    stop: Cancel,
     tracker: TaskTracker,
 ) {
     loop {
         let accepted = tokio::select! {
             _ = state.shutdown.cancelled() => break,
+            _ = stop.cancelled() => break,
             a = listener.accept() => a,
         };
         let (stream, peer) = match accepted {
             Ok(s) => s,
+            Err(_) if stop.is_cancelled() => break,
             Err(e) => {
                 accept_failed(&e).await;
                 continue;
             }
         };
-        if state.faults.refusing() {
-            // A test made this node unreachable: close at once, before any byte.
-            drop(stream);
-            continue;
-        }
         let _ = stream.set_nodelay(true);
         let keepalive = state.config.read().tcp_keepalive;
         if keepalive > 0 {
@@ -264,19 +473,22 @@ pub(super) async fn accept_tcp(
 
 /// Accept TLS clients until the server shuts down: admitted as TCP clients are, then the
 /// handshake (bounded, so a silent peer cannot hold a task), then served.
-pub(super) async fn accept_tls(
+async fn accept_tls(
     state: Arc<ServerState>,
     listener: TcpListener,
     acceptor: crate::tls::TlsAcceptor,
+    stop: Cancel,
     tracker: TaskTracker,
 ) {
     loop {
         let accepted = tokio::select! {
             _ = state.shutdown.cancelled() => break,
+            _ = stop.cancelled() => break,
             a = listener.accept() => a,
         };
         let (stream, peer) = match accepted {
             Ok(s) => s,
+            Err(_) if stop.is_cancelled() => break,
             Err(e) => {
                 accept_failed(&e).await;
                 continue;
@@ -337,10 +549,6 @@ pub(super) async fn accept_unix(
                 continue;
             }
         };
-        if state.faults.refusing() {
-            drop(stream);
-            continue;
-        }
         if let Some(err) = admit(&state, true) {
             tracker.spawn(async move { refuse(&mut stream, err).await });
             continue;

@@ -65,6 +65,18 @@ impl ServerHandle {
         self.addr
     }
 
+    /// `redis://ip:port` of the first TCP listener, for any client's `open`/`from_url`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+    /// let server = resplock::start(resplock::Config::ephemeral()).await?;
+    /// assert_eq!(server.url(), format!("redis://127.0.0.1:{}", server.local_addr().port()));
+    /// # server.shutdown().await; Ok(()) }
+    /// ```
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
     /// The unix socket the server listens on, if any.
     ///
     /// ```
@@ -173,12 +185,36 @@ pub(crate) async fn start_with_pidfile(
         .first_tcp_addr()
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
+    let frozen = config.start_frozen;
     let state = ServerState::new(config, crate::cmd::commands());
+    if frozen {
+        // Before the first connection: no command sees the clock running.
+        state.clock.freeze();
+    }
     if listeners.first_tcp_addr().is_some() {
-        let _ = state.local_addr.set(addr);
+        *state.local_addr.write() = Some(addr);
+        // `port 0` picked a free port: from now on it is the configured one, so CONFIG GET,
+        // CONFIG REWRITE and a later change of `bind` all see the port clients connect to.
+        state.config.write().port = addr.port();
     }
     crate::cmd::on_server_start(&state);
-    let done = tokio::spawn(run(listeners, state.clone(), pidfile));
+    let connections = TaskTracker::new();
+    let accepting = TaskTracker::new();
+    let sockets = listen::Sockets::start(
+        &state,
+        listeners.tcp,
+        listeners.tls,
+        accepting.clone(),
+        connections.clone(),
+    )?;
+    let _ = state.listeners.set(Box::new(sockets));
+    let done = tokio::spawn(run(
+        listeners.unix,
+        state.clone(),
+        pidfile,
+        accepting,
+        connections,
+    ));
     Ok(ServerHandle {
         addr,
         unix,
@@ -188,26 +224,24 @@ pub(crate) async fn start_with_pidfile(
     })
 }
 
-async fn run(listeners: listen::Listeners, state: Arc<ServerState>, pidfile: Option<PathBuf>) {
-    let tracker = TaskTracker::new();
+/// Serve until shutdown: the cron, the unix socket's accept loop (the TCP and TLS ones are
+/// [`listen::Sockets`]'), then wait for every accept loop and connection to end.
+async fn run(
+    unix: Option<(tokio::net::UnixListener, PathBuf)>,
+    state: Arc<ServerState>,
+    pidfile: Option<PathBuf>,
+    accepting: TaskTracker,
+    tracker: TaskTracker,
+) {
     tracker.spawn(crate::cmd::runtime::cron::run(state.clone()));
-    let accepting = TaskTracker::new();
-    for l in listeners.tcp {
-        accepting.spawn(listen::accept_tcp(state.clone(), l, tracker.clone()));
-    }
-    for (l, acceptor) in listeners.tls {
-        accepting.spawn(listen::accept_tls(
-            state.clone(),
-            l,
-            acceptor,
-            tracker.clone(),
-        ));
-    }
     let mut socket_path = None;
-    if let Some((l, path)) = listeners.unix {
+    if let Some((l, path)) = unix {
         socket_path = Some(path.clone());
         accepting.spawn(listen::accept_unix(state.clone(), l, path, tracker.clone()));
     }
+    // CONFIG SET port/bind replace accept loops, so the set of loops can be empty for a
+    // moment: the end is the shutdown, not the last loop.
+    state.shutdown.cancelled().await;
     accepting.close();
     accepting.wait().await;
     tracker.close();
@@ -304,6 +338,16 @@ impl BlockingServer {
     /// ```
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `redis://ip:port` of the first TCP listener, for any client's `open`/`from_url`.
+    ///
+    /// ```
+    /// # let server = resplock::BlockingServer::start(resplock::Config::ephemeral()).unwrap();
+    /// assert_eq!(server.url(), format!("redis://127.0.0.1:{}", server.local_addr().port()));
+    /// ```
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
     }
 
     /// The server's internal state (test surface, not API: use the [`Backend`] controls).

@@ -165,7 +165,7 @@ async fn serve(config: Config) -> i32 {
     if let Some(p) = &pidfile {
         daemon::write_pidfile(p);
     }
-    let tcp = server.state().local_addr.get().copied();
+    let tcp = *server.state().local_addr.read();
     let port = tcp.map_or(configured_port, |a| a.port());
     // Redis's redisAsciiArt: the logo (which harnesses read the PID from) when asked for or
     // on a terminal, else one line.

@@ -540,7 +540,7 @@ pub fn count_raw(regs: &Raw) -> u64 {
     estimate(&h)
 }
 
-/// max[i] = MAX(max[i], hll[i]) for a checked HLL value (hllMerge).
+/// `max[i] = MAX(max[i], hll[i])` for a checked HLL value (hllMerge).
 pub fn merge_into(max: &mut Raw, s: &[u8]) -> Result<(), Corrupt> {
     if s[4] == ENC_DENSE {
         let regs = &s[HDR_SIZE..];

@@ -1,30 +1,46 @@
 #!/usr/bin/env bash
-# Run every lock library's scenario live against resplock:
+# Run every client scenario live against resplock:
 #   tests/clients/run-all.sh target/release/resplock [SCENARIO...]
+# Lock libraries (redis-py, pottery, python-redis-lock, redlock-py, node-redlock, the redlock
+# and rslock crates, redis-cli --eval) and applications built on streams (BullMQ, RQ).
 # Installs the libraries from the package registries (a Python venv, npm, cargo) under
 # target/clients/, then gives each scenario three fresh instances
 # (resplock --instances 3 --port 0 --enable-test-commands yes) in RESPLOCK_NODES. Needs
 # python3, node/npm, cargo and redis-cli. Ends with one line "N passed, M failed" (steps).
+#
+# Given a redis-server binary instead, the application scenarios (bullmq, rq) run the same
+# way against one fresh redis-server, for the same outcome; they move time with
+# RESPLOCK.CLOCK when the server has it and wait it out otherwise. The lock scenarios drive
+# resplock's test commands (clock, faults) and run against resplock only.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$(realpath "${1:?usage: run-all.sh path/to/resplock [scenario...]}")
+ARG=${1:?usage: run-all.sh path/to/resplock [scenario...]}
+BIN=$(realpath "$ARG")
 shift
 HERE="$ROOT/tests/clients"
 WORK="$ROOT/target/clients"
 mkdir -p "$WORK"
 
 ALL=(redis-py-lock redis-py-asyncio-lock pottery-redlock python-redis-lock redlock-py
-  node-redlock4 rust-redlock rust-rslock redis-cli-eval)
-SCENARIOS=("${@:-${ALL[@]}}")
+  node-redlock4 rust-redlock rust-rslock redis-cli-eval bullmq rq)
+APPS=(bullmq rq)
+REDIS=no
+# By the name given: redis-server is a symlink to redis-check-rdb on Debian.
+[[ "$(basename "$ARG")" == redis-server ]] && REDIS=yes
+if [ "$REDIS" = yes ]; then
+  SCENARIOS=("${@:-${APPS[@]}}")
+else
+  SCENARIOS=("${@:-${ALL[@]}}")
+fi
 wants() { [[ " ${SCENARIOS[*]} " == *" $1 "* ]]; }
 
 echo "== installing the lock libraries"
 if wants redis-py-lock || wants redis-py-asyncio-lock || wants pottery-redlock ||
-  wants python-redis-lock || wants redlock-py; then
+  wants python-redis-lock || wants redlock-py || wants rq; then
   [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
   "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HERE/python/requirements.txt" || exit 1
 fi
-if wants node-redlock4; then
+if wants node-redlock4 || wants bullmq; then
   (cd "$HERE/node" && npm ci --silent --no-audit --no-fund) || exit 1
 fi
 if wants rust-redlock || wants rust-rslock; then
@@ -42,6 +58,8 @@ command_for() {
     rust-redlock) echo "$HERE/rust/target/release/resplock-lock-clients redlock" ;;
     rust-rslock) echo "$HERE/rust/target/release/resplock-lock-clients rslock" ;;
     redis-cli-eval) echo "bash $HERE/cli/scenario.sh" ;;
+    bullmq) echo "node $HERE/node/bullmq.js" ;;
+    rq) echo "$WORK/venv/bin/python $HERE/python/rq_app.py" ;;
     *) return 1 ;;
   esac
 }
@@ -53,11 +71,22 @@ for s in "${SCENARIOS[@]}"; do
   cmd=$(command_for "$s") || { echo "unknown scenario $s"; broken+=("$s"); continue; }
   echo "== $s"
   out="$WORK/$s.nodes"
-  "$BIN" --port 0 --instances 3 --enable-test-commands yes >"$out" 2>"$WORK/$s.log" &
-  pid=$!
-  for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done
-  if [ "$(wc -l <"$out")" -lt 3 ]; then
-    echo "resplock did not start"; cat "$WORK/$s.log"; kill "$pid" 2>/dev/null; broken+=("$s"); continue
+  if [ "$REDIS" = yes ]; then
+    if [[ " ${APPS[*]} " != *" $s "* ]]; then
+      echo "$s drives resplock's test commands: run it against resplock"; broken+=("$s"); continue
+    fi
+    port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+    "$ARG" --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/$s.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+    echo "127.0.0.1:$port" >"$out"
+  else
+    "$BIN" --port 0 --instances 3 --enable-test-commands yes >"$out" 2>"$WORK/$s.log" &
+    pid=$!
+    for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done
+    if [ "$(wc -l <"$out")" -lt 3 ]; then
+      echo "resplock did not start"; cat "$WORK/$s.log"; kill "$pid" 2>/dev/null; broken+=("$s"); continue
+    fi
   fi
   log="$WORK/$s.out"
   RESPLOCK_NODES=$(paste -sd, "$out") SCENARIO="$s" timeout 300 $cmd >"$log" 2>&1
@@ -75,5 +104,5 @@ for s in "${SCENARIOS[@]}"; do
   fi
 done
 [ ${#broken[@]} -eq 0 ] || echo "scenarios with failures: ${broken[*]}"
-echo "lock clients: $passed passed, $failed failed"
+echo "clients ($(basename "$ARG")): $passed passed, $failed failed"
 [ ${#broken[@]} -eq 0 ]

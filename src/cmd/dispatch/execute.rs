@@ -27,7 +27,22 @@ use std::sync::Arc;
 /// ([`crate::cmd::families::transactions`]), and one that fails them makes EXEC abort.
 pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    if state.faults.armed() && !crate::cmd::testctl::faults::is_test_request(&args) {
+    if state.test_commands && crate::cmd::testctl::faults::is_test_request(&args) {
+        // A control connection: faults spare it unless they name it.
+        client.info.control.store(true, Ordering::Relaxed);
+    }
+    if state.faults.armed()
+        && !crate::cmd::testctl::faults::is_test_request(&args)
+        && !crate::cmd::testctl::faults::is_handshake(&args)
+    {
+        if client.info.refused.load(Ordering::Relaxed) {
+            if state.faults.refusing() && !client.info.control.load(Ordering::Relaxed) {
+                // Accepted while the node was unreachable: closed before its first request.
+                client.close_after_reply = true;
+                return Reply::NoReply;
+            }
+            client.info.refused.store(false, Ordering::Relaxed);
+        }
         // A paused server answers nothing, not even errors, until the pause ends.
         if !crate::cmd::testctl::faults::wait_while_paused(state, client).await {
             client.close_after_reply = true;
@@ -46,18 +61,22 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             return reject(state, client, exec.map(|c| (c, None)), e);
         }
     };
-    // Redis refuses a protected command (DEBUG) right after the arity check, before
-    // authentication, unless enable-debug-command allows this client; in MULTI the refusal
-    // makes EXEC abort, like any other.
-    if cmd.has(flags::PROTECTED)
-        && !state
-            .config
-            .read()
-            .enable_debug_command
-            .allows(client.info.is_local())
-    {
-        let e = RedisError::new(error::DEBUG_NOT_ALLOWED);
-        return reject(state, client, Some((cmd, parent)), e);
+    // Redis refuses a protected command (DEBUG; MODULE LOAD, LOADEX, UNLOAD) right after the
+    // arity check, before authentication, unless enable-debug-command (enable-module-command)
+    // allows this client; in MULTI the refusal makes EXEC abort, like any other.
+    if cmd.has(flags::PROTECTED) {
+        let module = parent.is_some_and(|p| p.name == "module");
+        let (allowed, text) = {
+            let config = state.config.read();
+            if module {
+                (config.enable_module_command, error::MODULE_NOT_ALLOWED)
+            } else {
+                (config.enable_debug_command, error::DEBUG_NOT_ALLOWED)
+            }
+        };
+        if !allowed.allows(client.info.is_local()) {
+            return reject(state, client, Some((cmd, parent)), RedisError::new(text));
+        }
     }
     // One read of the clock gives the command's time and the start of its duration (for
     // commandstats and the slow log); the previous command of a pipeline lends its end.

@@ -21,9 +21,12 @@ pub(super) async fn run_with_fault(
     args: Vec<Bytes>,
 ) -> Reply {
     use crate::cmd::runtime::fault_table::Verdict;
-    let verdict = state
-        .faults
-        .check(client.id, cmd.name, parent.map(|p| p.name));
+    let verdict = state.faults.check(
+        client.id,
+        cmd.name,
+        parent.map(|p| p.name),
+        crate::cmd::testctl::faults::is_handshake(&args),
+    );
     let now = state.clock.now_ms();
     match verdict {
         None => super::execute::run_checked(state, client, cmd, parent, args, now).await,

@@ -196,6 +196,7 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut ctype = None;
     let mut addr = None;
     let mut laddr = None;
+    let mut user: Option<String> = None;
     let mut skipme = true;
     let mut args = Args::new(a, 2);
     while !args.is_empty() {
@@ -216,9 +217,11 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         } else if is(opt, "laddr") {
             laddr = Some(v);
         } else if is(opt, "user") {
-            if v.as_ref() != b"default" {
+            let name = String::from_utf8_lossy(v).into_owned();
+            if !ctx.state.acl.users.read().contains_key(&name) {
                 return Err(error::err(format!("ERR No such user '{}'", args::text(v))));
             }
+            user = Some(name);
         } else if is(opt, "skipme") {
             if is(v, "yes") {
                 skipme = true;
@@ -238,6 +241,7 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .filter(|c| ctype.is_none_or(|t| type_of(c) == t))
         .filter(|c| addr.is_none_or(|x| c.addr.as_bytes() == x.as_ref()))
         .filter(|c| laddr.is_none_or(|x| c.laddr.as_bytes() == x.as_ref()))
+        .filter(|c| user.as_ref().is_none_or(|u| *c.user.lock() == *u))
         .filter(|c| !(skipme && c.id == me))
         .collect();
     for c in &victims {

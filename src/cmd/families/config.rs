@@ -1,6 +1,7 @@
 //! CONFIG GET, SET, RESETSTAT, REWRITE and HELP over the server's configuration.
 
 use crate::cmd::base::help::help_reply;
+use crate::cmd::runtime::listeners::Change;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
 use crate::cmd::runtime::table::Row;
@@ -23,7 +24,7 @@ fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let patterns: Vec<&[u8]> = a[2..].iter().map(|p| &p[..]).collect();
     let pairs = ctx.state.config.read().get_matching(&patterns);
     // `port 0` picks a free port: CONFIG GET shows the one bound, as clients expect.
-    let bound = ctx.state.local_addr.get().map(|a| a.port());
+    let bound = ctx.state.local_addr.read().map(|a| a.port());
     Ok(Reply::Map(
         pairs
             .into_iter()
@@ -49,16 +50,13 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .chunks_exact(2)
         .map(|p| (&p[0][..], &p[1][..]))
         .collect();
-    let mut cfg = ctx.state.config.read().clone();
+    let old = ctx.state.config.read().clone();
+    let mut cfg = old.clone();
     let changed = cfg.set_many(&pairs).map_err(error::err)?;
     // What resplock cannot apply at runtime fails as Redis's apply functions fail, and the
     // configuration stays as it was.
     for name in &changed {
         let why = match *name {
-            "port" if Some(cfg.port) != ctx.state.local_addr.get().map(|a| a.port()) => {
-                Some("Unable to listen on this port")
-            }
-            "bind" => Some("Failed to bind to specified addresses."),
             "dir" => cfg
                 .dir
                 .as_ref()
@@ -71,6 +69,39 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
             )));
         }
+    }
+    // Then the listeners move, as Redis's apply functions run after every value is set; if one
+    // cannot, those already moved go back to the old configuration and nothing changes.
+    let mut moved: Vec<Change> = Vec::new();
+    for name in &changed {
+        let (change, why) = match *name {
+            "port" => (
+                Change::Port,
+                "Unable to listen on this port. Check server logs.",
+            ),
+            "tls-port" => (
+                Change::TlsPort,
+                "Unable to listen on this port. Check server logs.",
+            ),
+            "bind" => (Change::Bind, "Failed to bind to specified addresses."),
+            _ => continue,
+        };
+        let done = match ctx.state.listeners.get() {
+            Some(l) => l.relisten(change, &cfg),
+            None => Err(crate::cmd::runtime::listeners::CannotListen),
+        };
+        if done.is_err() {
+            if let Some(l) = ctx.state.listeners.get() {
+                let _ = l.relisten(change, &old);
+                for c in moved.iter().rev() {
+                    let _ = l.relisten(*c, &old);
+                }
+            }
+            return Err(error::err(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+            )));
+        }
+        moved.push(change);
     }
     *ctx.state.config.write() = cfg;
     ctx.state.config_changed();

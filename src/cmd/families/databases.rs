@@ -34,6 +34,7 @@ fn check_flush_args(a: &[Bytes]) -> Result<(), RedisError> {
 fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
+    crate::cmd::runtime::blocking::flushing(ctx.state, Some(ctx.client.db));
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     let mut g = ctx.db().lock_all();
     for s in g.shards() {
@@ -46,6 +47,7 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
+    crate::cmd::runtime::blocking::flushing(ctx.state, None);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     // With save points configured Redis saves after FLUSHALL: the change count starts again.
     if !ctx.state.config.read().save.is_empty() {

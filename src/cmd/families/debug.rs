@@ -377,6 +377,13 @@ fn serialized_len(e: &Entry) -> usize {
         Value::ZSet(z) => {
             rdb_len_size(z.len()) + z.iter().map(|(m, _)| rdb_string_size(m) + 8).sum::<usize>()
         }
+        // A stream is saved as its RDB form: the listpacks as they are, then the counters
+        // and groups.
+        Value::Stream(s) => {
+            let mut out = Vec::new();
+            crate::rdb::put_stream(&mut out, s, false);
+            out.len()
+        }
         // A quicklist is saved node by node (container type, listpack blob); nodes are taken
         // as equally sized.
         Value::List(l) => {

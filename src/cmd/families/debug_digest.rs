@@ -32,6 +32,7 @@ fn type_code(v: &Value) -> u32 {
         Value::Set(_) => 2,
         Value::ZSet(_) => 3,
         Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
     }
 }
 
@@ -67,6 +68,20 @@ pub fn mix_value(digest: &mut Digest, e: &Entry) {
                 mix_digest(&mut ele, f);
                 mix_digest(&mut ele, v);
                 xor_digest(digest, &ele);
+            }
+        }
+        // Ordered: each entry's `ms.seq`, then its fields and values, chained in.
+        Value::Stream(s) => {
+            use crate::types::stream::StreamId;
+            for entry in s.range(StreamId::MIN, StreamId::MAX, false) {
+                mix_digest(
+                    digest,
+                    format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes(),
+                );
+                for (f, v) in entry.fields() {
+                    f.with_bytes(|b| mix_digest(digest, b));
+                    v.with_bytes(|b| mix_digest(digest, b));
+                }
             }
         }
     }

@@ -119,7 +119,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         "server" => {
             let now_us = state.clock.now_us();
             let up = (now_us / 1_000_000 - state.started_s.load(Ordering::Relaxed)).max(0);
-            let port = state.local_addr.get().map_or(cfg.port, |a| a.port());
+            let port = state.local_addr.read().map_or(cfg.port, |a| a.port());
             kv("redis_version", &crate::version::REDIS_VERSION);
             kv("redis_git_sha1", &"00000000");
             kv("redis_git_dirty", &0);

@@ -221,10 +221,10 @@ fn serve_pop(end: End, count: Option<i64>) -> Serve {
     Box::new(move |ctx: &mut Ctx, key: &Bytes| {
         let n = count.unwrap_or(1) as usize;
         let Some((mut items, deleted)) = pop_n(ctx, key, end, n) else {
-            return Served {
+            return Some(Served {
                 reply: Reply::NilArray,
                 deleted: true,
-            };
+            });
         };
         let reply = match count {
             Some(_) => {
@@ -246,7 +246,7 @@ fn serve_pop(end: End, count: Option<i64>) -> Serve {
                 ])
             }
         };
-        Served { reply, deleted }
+        Some(Served { reply, deleted })
     })
 }
 
@@ -314,7 +314,7 @@ fn blocking_move(ctx: &mut Ctx, a: &[Bytes], from: End, to: End, deadline: i64) 
     // Copied: a slice of the request would pin its read buffer for as long as the client waits.
     let dst = Bytes::copy_from_slice(dst);
     let serve: Serve = Box::new(move |ctx: &mut Ctx, key: &Bytes| {
-        match move_element(ctx, key, &dst, from, to, false) {
+        Some(match move_element(ctx, key, &dst, from, to, false) {
             Ok(Some((v, deleted))) => Served {
                 reply: Reply::Bulk(v),
                 deleted,
@@ -329,7 +329,7 @@ fn blocking_move(ctx: &mut Ctx, a: &[Bytes], from: End, to: End, deadline: i64) 
                 reply: Reply::error(e),
                 deleted: false,
             },
-        }
+        })
     });
     Ok(blocking::block(
         ctx,

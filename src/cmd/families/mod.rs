@@ -18,17 +18,22 @@ pub mod databases;
 pub mod debug;
 pub mod debug_digest;
 pub mod functions;
+pub mod geo;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod lcs;
 pub mod list_moves;
 pub mod lists;
+pub mod lolwut;
 pub mod memory;
+pub mod modules;
 pub mod monitor;
 pub mod object;
 pub mod pubsub;
+pub mod replication;
 pub mod resplock;
 pub mod scripting;
 pub mod server;
@@ -36,6 +41,10 @@ pub mod set_ops;
 pub mod sets;
 pub mod slowlog;
 pub mod sort;
+pub mod stream_groups;
+pub mod stream_info;
+pub mod stream_read;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zset_blocking;
@@ -61,13 +70,22 @@ pub static ALL: &[&[Row]] = &[
     zset_range::COMMANDS,
     zset_store::COMMANDS,
     zset_blocking::COMMANDS,
+    streams::COMMANDS,
+    stream_read::COMMANDS,
+    stream_groups::COMMANDS,
+    stream_info::COMMANDS,
     sort::COMMANDS,
+    hyperloglog::COMMANDS,
+    geo::COMMANDS,
     object::COMMANDS,
     memory::COMMANDS,
     debug::COMMANDS,
     lists::COMMANDS,
     list_moves::COMMANDS,
     server::COMMANDS,
+    replication::COMMANDS,
+    modules::COMMANDS,
+    lolwut::COMMANDS,
     cluster::COMMANDS,
     info::COMMANDS,
     command::COMMANDS,

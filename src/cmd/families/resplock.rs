@@ -17,13 +17,18 @@
 //! RESPLOCK.FAULT LIST | CLEAR [id]
 //! RESPLOCK.SNAPSHOT [name]
 //! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
+//! RESPLOCK.<any of them> HELP
 //! ```
+//!
+//! None of them can lock a test out (see `runtime/fault_table.rs`): a bare DISCONNECT spares
+//! control connections, connection-time commands pass catch-all faults, pauses and refusals.
 
 use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
+use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Row;
+use crate::cmd::runtime::table::{Handler, Row};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -74,54 +79,114 @@ pub const COMMANDS: &[Row] = &[
     ),
 ];
 
+/// A subcommand of a `RESPLOCK.*` container: its arity and COMMAND DOCS's summary.
+const fn sub(name: &'static str, handler: Handler, arity: i32, summary: &'static str) -> Row {
+    Row::new(name, handler).own(arity, TEST, (0, 0, 0), "server", "0.1.0", summary)
+}
+
 const CLOCK_SUBS: &[Row] = &[
-    Row::new("get", clock_get).own(2, TEST, (0, 0, 0), "server", "0.1.0", "The clock, Unix ms"),
-    Row::new("advance", clock_advance).own(3, TEST, (0, 0, 0), "server", "0.1.0", "Move it by ms"),
-    Row::new("set", clock_set).own(3, TEST, (0, 0, 0), "server", "0.1.0", "Set it to Unix ms"),
-    Row::new("freeze", clock_freeze).own(2, TEST, (0, 0, 0), "server", "0.1.0", "Stop it"),
-    Row::new("resume", clock_resume).own(2, TEST, (0, 0, 0), "server", "0.1.0", "Let it run"),
-    Row::new("reset", clock_reset).own(
-        2,
-        TEST,
-        (0, 0, 0),
-        "server",
-        "0.1.0",
-        "Back to system time",
-    ),
+    sub("get", clock_get, 2, "The clock, Unix ms"),
+    sub("advance", clock_advance, 3, "Move it by ms"),
+    sub("set", clock_set, 3, "Set it to Unix ms"),
+    sub("freeze", clock_freeze, 2, "Stop it"),
+    sub("resume", clock_resume, 2, "Let it run"),
+    sub("reset", clock_reset, 2, "Back to system time"),
+    sub("help", clock_help, 2, "Show helpful text"),
 ];
 
+/// The `HELP` replies, in Redis's HELP shape (addReplyHelp: the header, the lines, HELP).
+const CLOCK_HELP: &[&str] = &[
+    "RESPLOCK.CLOCK <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET",
+    "    Return the server's clock, in Unix milliseconds.",
+    "ADVANCE <milliseconds>",
+    "    Move the clock forward: keys whose time to live ran out expire at once, blocked",
+    "    commands time out. Returns the new time.",
+    "SET <unix-time-milliseconds>",
+    "    Set the clock. Returns it.",
+    "FREEZE",
+    "    Stop the clock: it moves only by ADVANCE and SET.",
+    "RESUME",
+    "    Let a frozen clock run again from where it stands.",
+    "RESET",
+    "    Back to the system time, running.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const FAULT_HELP: &[&str] = &[
+    "RESPLOCK.FAULT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ERROR <error-line> [<target>] [COUNT <n>]",
+    "    Fail matching requests with <error-line> (ERR is put in front of a line that does",
+    "    not start with an upper-case code). Returns the rule's id.",
+    "DELAY <milliseconds> [<target>] [COUNT <n>]",
+    "    Run matching requests, then hold their replies back.",
+    "DROP [<target>] [COUNT <n>]",
+    "    Close the connection of matching requests without running them.",
+    "DROP-AFTER [<target>] [COUNT <n>]",
+    "    Run matching requests, then close the connection before the reply.",
+    "    <target> is COMMAND <name> | MATCH <pattern> | CLIENT <id> (default: every command).",
+    "    HELLO, AUTH, SELECT and CLIENT (sent on connecting) are hit only when named.",
+    "PAUSE <milliseconds>",
+    "    Answer nothing for a while; connections are kept.",
+    "UNPAUSE",
+    "    End a pause.",
+    "DISCONNECT [ALL|OTHERS|ID <id>|NAME <name>|ADDR <ip:port>]",
+    "    Close client connections. ALL (the default) and OTHERS spare connections that",
+    "    sent RESPLOCK commands; ID, NAME and ADDR close whichever they name.",
+    "REFUSE-CONNECTIONS yes|no",
+    "    Close new connections at their first request (RESPLOCK commands and connection",
+    "    commands are still served).",
+    "LIST",
+    "    The rules set: id, action, target, matches left (-1: until cleared).",
+    "CLEAR [<id>]",
+    "    Remove one rule, or every rule, the pause and the refusal.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const SNAPSHOT_HELP: &[&str] = &[
+    "RESPLOCK.SNAPSHOT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "[<name>]",
+    "    Keep a copy of the whole dataset under <name> (default: 'default') for",
+    "    RESPLOCK.RESTART FROM <name>. Returns the number of keys copied.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const RESTART_HELP: &[&str] = &[
+    "RESPLOCK.RESTART <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "[EMPTY]",
+    "    Simulate a restart without persistence: every connection closes, the script",
+    "    cache and the data are gone.",
+    "KEEP",
+    "    The same, keeping the data.",
+    "FROM <name>",
+    "    The same, with the data of snapshot <name> (a failover that lost later writes).",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn clock_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CLOCK_HELP))
+}
+
+fn fault_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(FAULT_HELP))
+}
+
 const FAULT_SUBS: &[Row] = &[
-    Row::new("error", fault_error).own(-3, TEST, (0, 0, 0), "server", "0.1.0", "Fail requests"),
-    Row::new("delay", fault_delay).own(-3, TEST, (0, 0, 0), "server", "0.1.0", "Delay replies"),
-    Row::new("drop", fault_drop).own(-2, TEST, (0, 0, 0), "server", "0.1.0", "Drop requests"),
-    Row::new("drop-after", fault_drop_after).own(
-        -2,
-        TEST,
-        (0, 0, 0),
-        "server",
-        "0.1.0",
-        "Lose replies",
-    ),
-    Row::new("pause", fault_pause).own(3, TEST, (0, 0, 0), "server", "0.1.0", "Stop answering"),
-    Row::new("unpause", fault_unpause).own(2, TEST, (0, 0, 0), "server", "0.1.0", "End a pause"),
-    Row::new("disconnect", fault_disconnect).own(
-        -2,
-        TEST,
-        (0, 0, 0),
-        "server",
-        "0.1.0",
-        "Close clients",
-    ),
-    Row::new("refuse-connections", fault_refuse).own(
-        3,
-        TEST,
-        (0, 0, 0),
-        "server",
-        "0.1.0",
-        "Refuse",
-    ),
-    Row::new("list", fault_list).own(2, TEST, (0, 0, 0), "server", "0.1.0", "The rules set"),
-    Row::new("clear", fault_clear).own(-2, TEST, (0, 0, 0), "server", "0.1.0", "Remove rules"),
+    sub("error", fault_error, -3, "Fail requests"),
+    sub("delay", fault_delay, -3, "Delay replies"),
+    sub("drop", fault_drop, -2, "Drop requests"),
+    sub("drop-after", fault_drop_after, -2, "Lose replies"),
+    sub("pause", fault_pause, 3, "Stop answering"),
+    sub("unpause", fault_unpause, 2, "End a pause"),
+    sub("disconnect", fault_disconnect, -2, "Close clients"),
+    sub("refuse-connections", fault_refuse, 3, "Refuse"),
+    sub("list", fault_list, 2, "The rules set"),
+    sub("clear", fault_clear, -2, "Remove rules"),
+    sub("help", fault_help, 2, "Show helpful text"),
 ];
 
 fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -196,7 +261,7 @@ fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if text.is_empty() || text.iter().any(|&b| b == b'\r' || b == b'\n') {
         return Err(RedisError::new(error::TEST_FAULT_ERROR_TEXT));
     }
-    add_rule(ctx, Action::Error(Bytes::copy_from_slice(text)), &a[3..])
+    add_rule(ctx, Action::Error(error::with_error_code(text)), &a[3..])
 }
 
 fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -228,12 +293,13 @@ fn fault_unpause(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let me = ctx.client.id;
+    use std::sync::atomic::Ordering::Relaxed;
+    // ALL and OTHERS spare control connections (the caller is one): a test that breaks the
+    // network keeps its way back. A connection named by ID, NAME or ADDR goes, whatever it is.
     let n = match &a[2..] {
-        [] => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
-        [all] if is(all, "all") => crate::cmd::testctl::faults::disconnect(ctx.state, |_| true),
-        [others] if is(others, "others") => {
-            crate::cmd::testctl::faults::disconnect(ctx.state, |c| c.id != me)
+        [] => crate::cmd::testctl::faults::disconnect(ctx.state, |c| !c.control.load(Relaxed)),
+        [w] if is(w, "all") || is(w, "others") => {
+            crate::cmd::testctl::faults::disconnect(ctx.state, |c| !c.control.load(Relaxed))
         }
         [by, v] if is(by, "id") => {
             let id = args::long_in(v, 1, i64::MAX, Some(error::INVALID_CLIENT_ID))? as u64;
@@ -305,6 +371,7 @@ fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let name = match &a[1..] {
         [] => DEFAULT_SNAPSHOT.to_string(),
+        [w] if is(w, "help") => return Ok(help_reply(SNAPSHOT_HELP)),
         [n] => String::from_utf8_lossy(n).into_owned(),
         _ => return Err(RedisError::new(error::SYNTAX)),
     };
@@ -314,6 +381,7 @@ fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn restart_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let restore = match &a[1..] {
+        [w] if is(w, "help") => return Ok(help_reply(RESTART_HELP)),
         [] => Restore::Empty,
         [w] if is(w, "empty") => Restore::Empty,
         [w] if is(w, "keep") => Restore::Keep,

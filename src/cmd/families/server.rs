@@ -3,6 +3,7 @@
 //! BGREWRITEAOF, LASTSAVE, ROLE, REPLICAOF/SLAVEOF).
 
 use crate::cmd::base::args::{self, is};
+use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
@@ -31,15 +32,39 @@ fn time(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ]))
 }
 
-/// WAIT: there are never replicas, so it answers 0 at once.
-fn wait(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    args::int(&a[1])?;
-    let t = args::parse_i64(&a[2])
-        .ok_or_else(|| error::err("ERR timeout is not an integer or out of range"))?;
-    if t < 0 {
+/// WAIT numreplicas timeout: no replica ever acknowledges, so 0; asked for none (or inside
+/// MULTI) that is the answer at once, otherwise the client blocks until its timeout (0:
+/// forever) or CLIENT UNBLOCK, as Redis's waitCommand.
+fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let numreplicas = args::int(&a[1])?;
+    let timeout =
+        args::parse_i64(&a[2]).ok_or_else(|| RedisError::new(error::TIMEOUT_NOT_INTEGER))?;
+    if timeout < 0 {
         return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
     }
-    Ok(Reply::Int(0))
+    if numreplicas <= 0 || ctx.in_exec {
+        return Ok(Reply::Int(0));
+    }
+    let deadline = if timeout > 0 {
+        timeout.wrapping_add(ctx.now)
+    } else {
+        0
+    };
+    Ok(blocking::block(
+        ctx,
+        blocking::Wait {
+            kind: blocking::Kind::Replicas,
+            keys: Vec::new(),
+            deadline,
+            // No key is ever ready for this kind, so this never runs.
+            serve: Box::new(|_, _| {
+                Some(blocking::Served {
+                    reply: Reply::Int(0),
+                    deleted: false,
+                })
+            }),
+        },
+    ))
 }
 
 /// SHUTDOWN: stop the server; the caller's connection closes without a reply, as in Redis.

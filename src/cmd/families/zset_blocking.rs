@@ -44,7 +44,7 @@ fn serve(max: bool, count: usize, shape: Shape) -> Serve {
     Box::new(move |ctx: &mut Ctx, key: &Bytes| {
         let popped = pop_first(ctx, std::slice::from_ref(key), max, count);
         let deleted = read(ctx, key, |z: Option<&ZSet>| z.is_none()).unwrap_or(true);
-        match popped {
+        Some(match popped {
             Ok(Some(p)) => Served {
                 reply: reply(p, shape),
                 deleted,
@@ -57,7 +57,7 @@ fn serve(max: bool, count: usize, shape: Shape) -> Serve {
                 reply: Reply::error(e),
                 deleted,
             },
-        }
+        })
     })
 }
 

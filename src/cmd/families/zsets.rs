@@ -65,7 +65,7 @@ pub fn with_scores<'a>(
 
 /// A score argument (getDoubleFromObjectOrReply): `ERR value is not a valid float`.
 pub fn score_arg(arg: &[u8]) -> Result<f64, RedisError> {
-    args::float(arg)
+    crate::num::get_double(arg).ok_or(RedisError::new(error::NOT_FLOAT))
 }
 
 /// A `min max` pair of score bounds, or `ERR min or max is not a float`.
@@ -86,7 +86,7 @@ pub fn lex_range(min: &[u8], max: &[u8]) -> Result<(LexBound, LexBound), RedisEr
 
 /// ZADD and ZINCRBY (zaddGenericCommand): options, then score-member pairs; every score is
 /// parsed before anything changes.
-fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
+pub fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
     let key = &a[1];
     let mut flags = ZAddFlags {
         incr: incr_cmd,

@@ -48,6 +48,12 @@ pub struct ClientInfo {
     /// Blocked in BLPOP and friends (CLIENT LIST's `b` flag); set and cleared under the
     /// server lock by the blocking subsystem.
     pub blocked: AtomicBool,
+    /// Sent a `RESPLOCK.*` command: a test's control connection, which faults spare unless
+    /// they name it (see `runtime/fault_table.rs`).
+    pub control: AtomicBool,
+    /// Accepted while the server refused connections: closed at its first ordinary request
+    /// if the refusal still holds then.
+    pub refused: AtomicBool,
 }
 
 impl ClientInfo {
@@ -73,6 +79,8 @@ impl ClientInfo {
             unix_socket: Default::default(),
             extra: Default::default(),
             multi: AtomicI64::new(-1),
+            control: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
         }
     }

@@ -113,6 +113,9 @@ pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Cli
     info.last_active_ms
         .store(now.max(0) as u64, Ordering::Relaxed);
     info.created_ms.store(now, Ordering::Relaxed);
+    if state.faults.refusing() {
+        info.refused.store(true, Ordering::Relaxed);
+    }
     state.clients.lock().insert(id, info.clone());
     let client = Client::new(info, !state.requires_pass());
     let _ = client.info.extra.push.set(client.push.clone());

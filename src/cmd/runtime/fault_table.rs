@@ -13,9 +13,15 @@
 //!   write happened, the client never learns it).
 //!
 //! Besides rules: a pause of the whole server (requests wait, connections are kept, nothing
-//! is answered, expiry stops) for a real-time duration, and refusing new connections (read
-//! by the accept loop). `RESPLOCK.*` requests are never affected, so a test can always undo
-//! what it set.
+//! is answered, expiry stops) for a real-time duration, and refusing new connections (one
+//! accepted while refusing is closed at its first request).
+//!
+//! A test can always get back, whatever it set: `RESPLOCK.*` requests are never affected;
+//! the commands clients send when they connect (HELLO, AUTH, SELECT, and CLIENT, whose
+//! SETINFO, SETNAME, MAINT_NOTIFICATIONS... clients send) are hit only by a rule that names them (`COMMAND hello`, `COMMAND client`, or
+//! `CLIENT id`), never by a catch-all or a glob, and a pause or a refusal does not hold them;
+//! and a connection that sent a `RESPLOCK.*` command (a control connection) is not refused
+//! and is closed by `DISCONNECT` only when named (`ID`, `NAME`, `ADDR`).
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -108,7 +114,9 @@ impl Faults {
     }
 
     fn rearm(&self, t: &Table) {
-        let armed = !t.rules.is_empty() || t.paused_until.is_some();
+        let armed = !t.rules.is_empty()
+            || t.paused_until.is_some()
+            || self.refusing.load(Ordering::Relaxed);
         self.armed.store(armed, Ordering::Relaxed);
     }
 
@@ -182,9 +190,12 @@ impl Faults {
         Some(until - now)
     }
 
-    /// Close new connections as soon as they are accepted (true), or accept them again.
+    /// Refuse new connections (true): one accepted from now on is closed at its first request
+    /// that is neither a connection-time command nor `RESPLOCK.*`. False serves them again.
     pub fn refuse_connections(&self, on: bool) {
+        let t = self.table.lock();
         self.refusing.store(on, Ordering::Relaxed);
+        self.rearm(&t);
     }
 
     /// Whether new connections are refused.
@@ -193,13 +204,20 @@ impl Faults {
     }
 
     /// The first rule matching this request, counted down (and removed at zero).
-    /// `name` is the command's (`kill`), `parent` its container's (`client`) if any.
-    pub fn check(&self, client_id: u64, name: &str, parent: Option<&str>) -> Option<Verdict> {
+    /// `name` is the command's (`kill`), `parent` its container's (`client`) if any;
+    /// `handshake`: a connection-time command, which only rules naming it hit.
+    pub fn check(
+        &self,
+        client_id: u64,
+        name: &str,
+        parent: Option<&str>,
+        handshake: bool,
+    ) -> Option<Verdict> {
         let mut t = self.table.lock();
-        let i = t
-            .rules
-            .iter()
-            .position(|r| matches(&r.target, client_id, name, parent))?;
+        let i = t.rules.iter().position(|r| {
+            !(handshake && matches!(r.target, Target::All | Target::Match(_)))
+                && matches(&r.target, client_id, name, parent)
+        })?;
         let rule = &mut t.rules[i];
         let verdict = match &rule.action {
             Action::Error(e) => Verdict::Error(e.clone()),

@@ -20,6 +20,7 @@ pub mod evict;
 pub mod fault_table;
 pub mod handoff;
 pub mod keyspace_events;
+pub mod listeners;
 pub mod lock;
 pub mod observe;
 pub mod pause;

@@ -45,7 +45,10 @@ pub struct ServerState {
     pub started_s: std::sync::atomic::AtomicI64,
     /// 40 hex characters, as Redis's run_id.
     pub run_id: String,
-    pub local_addr: OnceLock<SocketAddr>,
+    /// The first TCP listener's address (None: no TCP listener); CONFIG SET port moves it.
+    pub local_addr: RwLock<Option<SocketAddr>>,
+    /// The listening sockets, for CONFIG SET port/tls-port/bind (installed by the server).
+    pub listeners: OnceLock<Box<dyn crate::cmd::runtime::listeners::Listeners>>,
     /// Lua scripting: the interpreter, the script cache, the running script's state.
     pub scripting: crate::script::Scripting,
     /// The client scripts run their `redis.call`s as: one, reused, since one script runs at
@@ -123,7 +126,8 @@ impl ServerState {
             started: Instant::now(),
             started_s: Default::default(),
             run_id,
-            local_addr: OnceLock::new(),
+            local_addr: RwLock::new(None),
+            listeners: OnceLock::new(),
             scripting: crate::script::Scripting::new(
                 crate::cmd::runtime::handoff::hand_off_if_long,
             ),

@@ -1,7 +1,7 @@
-//! Typed access to the keyspace for the hash, list, set, sorted-set and SORT families: read a
-//! value of one type (WRONGTYPE otherwise), modify it in place and delete the key once it is empty (as
-//! Redis does), overwrite or delete a destination key (Redis's setKey / dbDelete), and read
-//! several keys at once under one set of shard locks.
+//! Typed access to the keyspace for the hash, list, set, sorted-set, stream and SORT families:
+//! read a value of one type (WRONGTYPE otherwise), modify it in place and delete the key once it
+//! is empty (as Redis does), overwrite or delete a destination key (Redis's setKey /
+//! dbDelete), and read several keys at once under one set of shard locks.
 
 use crate::cmd::runtime::state::Ctx;
 use crate::config::Config;
@@ -10,6 +10,7 @@ use crate::keyspace::{Entry, Shard, Value};
 use crate::types::hash::Hash;
 use crate::types::list::List;
 use crate::types::set::Set;
+use crate::types::stream::Stream;
 use crate::types::zset::{ZSet, ZSetLimits};
 
 /// A value type a command family works on.
@@ -54,6 +55,28 @@ typed!(Set, Set);
 typed!(ZSet, ZSet);
 typed!(Hash, Hash);
 typed!(List, List);
+
+impl Typed for Stream {
+    fn of(v: &Value) -> Option<&Self> {
+        match v {
+            Value::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn of_mut(v: &mut Value) -> Option<&mut Self> {
+        match v {
+            Value::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Stream(self)
+    }
+    /// An empty stream stays a key: Redis never deletes a stream for having no entries.
+    fn empty(&self) -> bool {
+        false
+    }
+}
 
 /// `WRONGTYPE Operation against a key holding the wrong kind of value`.
 pub fn wrongtype() -> RedisError {

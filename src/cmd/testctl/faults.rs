@@ -31,6 +31,18 @@ pub(crate) fn applies(state: &ServerState, cmd: &Command, parent: Option<&Comman
             .has(crate::cmd::base::flags::TEST_ONLY)
 }
 
+/// Whether a request is one a client sends while connecting (HELLO, AUTH, SELECT, and any
+/// CLIENT subcommand: SETINFO, SETNAME, and newer ones such as redis-py 8's
+/// MAINT_NOTIFICATIONS): catch-all faults, pauses and refusals let it through, so a test can
+/// still connect to lift them.
+pub(crate) fn is_handshake(args: &[Bytes]) -> bool {
+    let name = &args[0];
+    name.eq_ignore_ascii_case(b"hello")
+        || name.eq_ignore_ascii_case(b"auth")
+        || name.eq_ignore_ascii_case(b"select")
+        || name.eq_ignore_ascii_case(b"client")
+}
+
 /// Whether a request is a `RESPLOCK.*` command (by name, before it is resolved): those are
 /// served even while the server is paused.
 pub(crate) fn is_test_request(args: &[Bytes]) -> bool {

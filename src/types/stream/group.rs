@@ -397,7 +397,7 @@ impl Stream {
         };
         let name = g.consumer_key(consumer);
         let mut n = 0;
-        for e in super::range_in(nodes, start, StreamId::MAX, false) {
+        for e in super::iter::range_in(nodes, start, StreamId::MAX, false) {
             if e.id > g.last_id {
                 if g.entries_read != INVALID_ENTRIES_READ && !meta.range_has_tombstones(e.id) {
                     g.entries_read += 1;
@@ -446,7 +446,7 @@ impl Stream {
             .copied()
             .collect();
         for &id in &ids {
-            let e = super::range_in(nodes, id, id, false).next();
+            let e = super::iter::range_in(nodes, id, id, false).next();
             if e.is_some() {
                 let nack = g
                     .pel
@@ -487,7 +487,7 @@ impl Stream {
         };
         let mut name: Option<Arc<[u8]>> = None;
         for &id in ids {
-            let Some(e) = super::range_in(nodes, id, id, false).next() else {
+            let Some(e) = super::iter::range_in(nodes, id, id, false).next() else {
                 if g.drop_nack(id) {
                     out.dropped += 1;
                 }
@@ -557,7 +557,7 @@ impl Stream {
                 break;
             };
             cursor = Bound::Excluded(id);
-            let Some(e) = super::range_in(nodes, id, id, false).next() else {
+            let Some(e) = super::iter::range_in(nodes, id, id, false).next() else {
                 g.drop_nack(id);
                 out.deleted.push(id);
                 left -= 1;

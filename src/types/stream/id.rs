@@ -3,7 +3,29 @@
 
 use std::fmt;
 
-use super::StreamError;
+/// What a stream operation can refuse; the command layer spells each one as Redis does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StreamError {
+    /// "Invalid stream ID specified as stream command argument".
+    InvalidId,
+    /// "invalid start ID for the interval" (an exclusive start at the largest ID).
+    InvalidStartInterval,
+    /// "invalid end ID for the interval" (an exclusive end at 0-0).
+    InvalidEndInterval,
+    /// XADD: "The ID specified in XADD is equal or smaller than the target stream top item".
+    IdNotGreater,
+    /// XADD `<ms>-*` whose milliseconds are the last ID's and whose sequence is exhausted.
+    /// Redis fails here without setting errno and reports whatever errno held, normally
+    /// "Elements are too large to be stored".
+    SeqExhausted,
+    /// XADD: "Elements are too large to be stored" (over 1 GB of fields and values).
+    TooLarge,
+    /// XSETID: "The ID specified in XSETID is smaller than the target stream top item".
+    SetIdTooSmall,
+    /// XSETID: "The entries_added specified in XSETID is smaller than the target stream
+    /// length".
+    EntriesAddedTooSmall,
+}
 
 /// A stream entry ID: milliseconds and a sequence number, ordered as the pair (Redis
 /// compares them as one 128-bit big-endian number).

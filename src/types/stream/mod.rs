@@ -17,6 +17,7 @@
 
 mod group;
 mod id;
+mod iter;
 mod node;
 mod rax;
 #[cfg(test)]
@@ -26,44 +27,20 @@ mod tests_group;
 #[cfg(test)]
 mod tests_model;
 
-use std::collections::btree_map;
 use std::collections::BTreeMap;
-
-use crate::types::list::Elem;
 
 pub use group::{
     AutoClaim, Claim, ClaimOptions, Consumer, Group, Nack, PendingEntry, PendingSummary,
 };
 pub use id::{
     parse_add_id, parse_id, parse_interval, parse_range_end, parse_range_start, parse_strict_id,
-    AddId, IdBuf, StreamId,
+    AddId, IdBuf, StreamError, StreamId,
 };
 
-use node::{Node, FLAG_DELETED, FLAG_SAMEFIELDS};
+pub use iter::{Entry, Fields, Range};
 
-/// What a stream operation can refuse; the command layer spells each one as Redis does.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum StreamError {
-    /// "Invalid stream ID specified as stream command argument".
-    InvalidId,
-    /// "invalid start ID for the interval" (an exclusive start at the largest ID).
-    InvalidStartInterval,
-    /// "invalid end ID for the interval" (an exclusive end at 0-0).
-    InvalidEndInterval,
-    /// XADD: "The ID specified in XADD is equal or smaller than the target stream top item".
-    IdNotGreater,
-    /// XADD `<ms>-*` whose milliseconds are the last ID's and whose sequence is exhausted.
-    /// Redis fails here without setting errno and reports whatever errno held, normally
-    /// "Elements are too large to be stored".
-    SeqExhausted,
-    /// XADD: "Elements are too large to be stored" (over 1 GB of fields and values).
-    TooLarge,
-    /// XSETID: "The ID specified in XSETID is smaller than the target stream top item".
-    SetIdTooSmall,
-    /// XSETID: "The entries_added specified in XSETID is smaller than the target stream
-    /// length".
-    EntriesAddedTooSmall,
-}
+use iter::range_in;
+use node::{Node, FLAG_DELETED};
 
 /// The largest total of field and value bytes one entry may have (STREAM_LISTPACK_MAX_SIZE).
 pub const MAX_ENTRY_BYTES: usize = 1 << 30;
@@ -206,189 +183,10 @@ impl Meta {
     }
 }
 
-/// One entry as stored: its ID and its field/value pairs, read in place.
-#[derive(Clone, Copy)]
-pub struct Entry<'a> {
-    /// The entry's ID.
-    pub id: StreamId,
-    lp: &'a [u8],
-    numfields: usize,
-    same: bool,
-    master_fields: usize,
-    body: usize,
-}
-
-impl<'a> Entry<'a> {
-    /// The number of field/value pairs.
-    pub fn num_fields(&self) -> usize {
-        self.numfields
-    }
-
-    /// The field/value pairs in order.
-    pub fn fields(&self) -> Fields<'a> {
-        Fields {
-            lp: self.lp,
-            left: self.numfields,
-            same: self.same,
-            master: self.master_fields,
-            p: self.body,
-        }
-    }
-}
-
-impl std::fmt::Debug for Entry<'_> {
+/// Its length and last ID (the entries are long).
+impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?} ", self.id)?;
-        f.debug_list().entries(self.fields()).finish()
-    }
-}
-
-/// An entry's field/value pairs (streamIteratorGetField).
-pub struct Fields<'a> {
-    lp: &'a [u8],
-    left: usize,
-    same: bool,
-    master: usize,
-    p: usize,
-}
-
-impl<'a> Iterator for Fields<'a> {
-    type Item = (Elem<'a>, Elem<'a>);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        let field = if self.same {
-            let f = node::elem(self.lp, self.master);
-            self.master += list_elem_len(self.lp, self.master);
-            f
-        } else {
-            let f = node::elem(self.lp, self.p);
-            self.p += list_elem_len(self.lp, self.p);
-            f
-        };
-        let value = node::elem(self.lp, self.p);
-        self.p += list_elem_len(self.lp, self.p);
-        Some((field, value))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
-}
-
-fn list_elem_len(lp: &[u8], p: usize) -> usize {
-    crate::types::list::entry::decode(lp, p).1
-}
-
-/// Entries between two IDs in either direction (streamIteratorGetID), tombstones skipped.
-pub struct Range<'a> {
-    nodes: btree_map::Range<'a, u128, Node>,
-    cur: Option<Cursor<'a>>,
-    start: StreamId,
-    end: StreamId,
-    rev: bool,
-    done: bool,
-}
-
-struct Cursor<'a> {
-    node: &'a Node,
-    master: StreamId,
-    master_nf: usize,
-    master_fields: usize,
-    /// Forward: the next entry's flags position. Backward: the lp-count position of the next
-    /// entry to visit (the master terminator when none is left).
-    pos: Option<usize>,
-}
-
-impl<'a> Range<'a> {
-    fn open(&mut self) -> bool {
-        let next = if self.rev {
-            self.nodes.next_back()
-        } else {
-            self.nodes.next()
-        };
-        let Some((&k, node)) = next else {
-            return false;
-        };
-        let (master_nf, master_fields) = node.master_fields();
-        let pos = if self.rev {
-            Some(node.last_tail())
-        } else {
-            node.first_entry()
-        };
-        self.cur = Some(Cursor {
-            node,
-            master: StreamId::from_key(k),
-            master_nf,
-            master_fields,
-            pos,
-        });
-        true
-    }
-}
-
-impl<'a> Iterator for Range<'a> {
-    type Item = Entry<'a>;
-
-    fn next(&mut self) -> Option<Entry<'a>> {
-        if self.done {
-            return None;
-        }
-        loop {
-            if self.cur.as_ref().is_none_or(|c| c.pos.is_none()) && !self.open() {
-                self.done = true;
-                return None;
-            }
-            let c = self.cur.as_mut().expect("opened");
-            let lp = c.node.bytes();
-            let p = c.pos.expect("positioned");
-            let flags_pos = if self.rev {
-                match c.node.entry_start(p) {
-                    Some(s) => s,
-                    None => {
-                        c.pos = None;
-                        continue;
-                    }
-                }
-            } else {
-                p
-            };
-            let e = node::entry_at(lp, c.master, c.master_nf, flags_pos);
-            c.pos = if self.rev {
-                node::prev(lp, flags_pos)
-            } else {
-                node::next(lp, e.tail)
-            };
-            if e.flags & FLAG_DELETED != 0 {
-                continue;
-            }
-            let in_range = if self.rev {
-                if e.id > self.end {
-                    continue;
-                }
-                e.id >= self.start
-            } else {
-                if e.id < self.start {
-                    continue;
-                }
-                e.id <= self.end
-            };
-            if !in_range {
-                self.done = true;
-                return None;
-            }
-            return Some(Entry {
-                id: e.id,
-                lp,
-                numfields: e.numfields,
-                same: e.flags & FLAG_SAMEFIELDS != 0,
-                master_fields: c.master_fields,
-                body: e.body,
-            });
-        }
+        write!(f, "Stream(len {}, last {:?})", self.len(), self.last_id())
     }
 }
 
@@ -423,6 +221,15 @@ impl Stream {
     /// The last ID generated or set (what `$` means).
     pub fn last_id(&self) -> StreamId {
         self.inner.last_id
+    }
+
+    /// The nodes in order: each one's master ID and its listpack, byte for byte as Redis
+    /// keeps it (what an RDB payload holds).
+    pub fn listpacks(&self) -> impl Iterator<Item = (StreamId, &[u8])> {
+        self.inner
+            .nodes
+            .iter()
+            .map(|(&k, n)| (StreamId::from_key(k), n.bytes()))
     }
 
     /// Nodes (XINFO's radix-tree-keys).
@@ -717,7 +524,7 @@ impl Stream {
     }
 
     /// MEMORY USAGE's figure for this value (objectComputeSize): the listpacks of the first
-    /// `samples` nodes averaged over all but the last, plus the last one's, Redis's estimate
+    /// `samples` nodes (0: all) averaged over all but the last, plus the last one's, Redis's estimate
     /// of its radix trees, and the groups' PELs and consumers.
     pub fn mem_usage_samples(&self, samples: usize) -> usize {
         let i = &self.inner;
@@ -725,6 +532,7 @@ impl Stream {
         size += rax_usage(i.nodes.len(), self.rax_node_count());
         let mut lpsize = 0usize;
         let mut taken = 0usize;
+        let samples = if samples == 0 { usize::MAX } else { samples };
         for n in i.nodes.values().take(samples) {
             lpsize += n.alloc_size();
             taken += 1;
@@ -753,31 +561,4 @@ impl Stream {
 /// 4 + 240 per node.
 fn rax_usage(keys: usize, nodes: usize) -> usize {
     keys * 16 + nodes * 4 + nodes * 8 * 30
-}
-
-fn range_in(nodes: &BTreeMap<u128, Node>, start: StreamId, end: StreamId, rev: bool) -> Range<'_> {
-    let mut done = false;
-    let range = if !rev {
-        match nodes.range(..=start.key()).next_back() {
-            Some((&k, _)) if !start.is_zero() => nodes.range(k..),
-            _ => nodes.range(..),
-        }
-    } else {
-        match nodes.range(..=end.key()).next_back() {
-            Some((&k, _)) => nodes.range(..=k),
-            None => {
-                // Every node starts after `end`: nothing can be in range.
-                done = true;
-                nodes.range(..)
-            }
-        }
-    };
-    Range {
-        nodes: range,
-        cur: None,
-        start,
-        end,
-        rev,
-        done,
-    }
 }

@@ -13,7 +13,7 @@ use crate::types::alloc::jemalloc_size;
 use crate::types::list::entry::{decode, prev_start, Encoded};
 use crate::types::list::Elem;
 
-use super::StreamId;
+use super::id::StreamId;
 
 /// Entry flag: a tombstone.
 pub(super) const FLAG_DELETED: i64 = 1;

@@ -164,33 +164,44 @@ fn ready_kind(state: &ServerState, db: usize, key: &[u8], now: i64) -> Option<Ki
     kind
 }
 
-/// Serve the waiters of one ready key, first blocked first, until its value is gone.
+/// Serve the waiters of one ready key, first blocked first, until its value is gone. Pops
+/// wait for a value of their kind; stream readers are asked whatever the key holds, and stay
+/// registered (in their place) when their serve answers `None`.
 fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
     let now = state.clock.now_ms();
-    let Some(kind) = ready_kind(state, db, key, now) else {
-        return;
-    };
+    let kind = ready_kind(state, db, key, now);
     let order: Vec<u64> = match state.blocking.inner.lock().keys.get(&(db, key.clone())) {
         Some(q) => q.values().copied().collect(),
         None => return,
     };
     for id in order {
-        let matches = state
-            .blocking
-            .inner
-            .lock()
-            .clients
-            .get(&id)
-            .is_some_and(|w| w.kind == kind);
-        if !matches {
-            continue;
-        }
-        let Some(mut w) = state.blocking.take(id) else {
-            continue;
+        let (waiter_kind, serve) = {
+            let mut r = state.blocking.inner.lock();
+            let Some(w) = r.clients.get_mut(&id) else {
+                continue;
+            };
+            let wk = w.kind;
+            if wk != Kind::Stream && Some(wk) != kind {
+                continue;
+            }
+            // The closure is taken out while it runs (it may queue keys, which takes this
+            // lock) and put back if the waiter stays.
+            let placeholder: Serve = Box::new(|_, _| None);
+            (wk, std::mem::replace(&mut w.serve, placeholder))
+        };
+        let mut serve = serve;
+        // A pop is unregistered before it runs, so nothing it triggers can serve it twice.
+        let taken = if waiter_kind == Kind::Stream {
+            None
+        } else {
+            match state.blocking.take(id) {
+                Some(w) => Some(w),
+                None => continue,
+            }
         };
         let served = {
             let mut stand_in = state.serve_client.lock();
-            stand_in.select(w.db);
+            stand_in.select(db);
             let mut ctx = Ctx {
                 state,
                 client: &mut stand_in,
@@ -200,10 +211,26 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
             };
             crate::cmd::runtime::call::track_events(state, now);
             crate::cmd::runtime::tracking::serving(state, id);
-            let served = (w.serve)(&mut ctx, key);
+            let served = serve(&mut ctx, key);
             state.keyspace.report_pending();
             served
         };
+        let Some(served) = served else {
+            if let Some(w) = state.blocking.inner.lock().clients.get_mut(&id) {
+                w.serve = serve;
+            }
+            continue;
+        };
+        let w = match taken {
+            Some(w) => w,
+            None => match state.blocking.take(id) {
+                Some(w) => w,
+                None => continue,
+            },
+        };
+        if let Reply::Error(e) = &served.reply {
+            crate::cmd::runtime::observe::count_unblocked_error(state, &w.info.last_cmd_name(), e);
+        }
         w.push.push_own(served.reply);
         crate::cmd::runtime::tracking::served(state, &w.info, &w.push);
         if served.deleted {
@@ -222,14 +249,14 @@ pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply
     let expired = crate::cmd::runtime::lock::when_no_script(state, never, || {
         // Redis unblocks once the deadline is strictly in the past.
         if state.clock.now_ms() > deadline {
-            state.blocking.take(id).is_some()
+            state.blocking.take(id).map(|w| w.kind)
         } else {
-            false
+            None
         }
     })
     .await
-    .unwrap_or(false);
-    expired.then_some(Reply::NilArray)
+    .flatten();
+    expired.map(Kind::timeout_reply)
 }
 
 /// CLIENT UNBLOCK: true if `id` was blocked; it gets the null array (as a timeout) or the
@@ -241,7 +268,7 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
     let reply = if with_error {
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
-        Reply::NilArray
+        w.kind.timeout_reply()
     };
     w.push.push_own(reply);
     true
@@ -276,8 +303,42 @@ pub fn swapped(state: &ServerState, a: usize, b: usize, now: i64) {
                 .get(&key, now)
                 .is_some_and(|e| e.value.serves_blocked_pops())
         };
-        if serves {
+        // A stream reader is asked either way: its stream may have arrived or gone
+        // (scanDatabaseForDeletedStreams).
+        if serves || waited_by_stream_reader(state, db, &key) {
             key_ready(state, db, &key);
+        }
+    }
+}
+
+/// Whether a stream reader (XREAD/XREADGROUP) waits on `key`.
+fn waited_by_stream_reader(state: &ServerState, db: usize, key: &Bytes) -> bool {
+    let r = state.blocking.inner.lock();
+    r.keys.get(&(db, key.clone())).is_some_and(|q| {
+        q.values()
+            .any(|id| r.clients.get(id).is_some_and(|w| w.kind == Kind::Stream))
+    })
+}
+
+/// FLUSHDB (`Some(db)`) or FLUSHALL (`None`) is about to empty the keyspace: the keys stream
+/// readers wait on are queued, so that group readers are failed once their streams are gone
+/// (Redis's scanDatabaseForDeletedStreams).
+pub fn flushing(state: &ServerState, db: Option<usize>) {
+    if !state.blocking.any() {
+        return;
+    }
+    let waited: Vec<(usize, Bytes)> = state
+        .blocking
+        .inner
+        .lock()
+        .keys
+        .keys()
+        .filter(|(d, _)| db.is_none_or(|x| x == *d))
+        .cloned()
+        .collect();
+    for (d, key) in waited {
+        if waited_by_stream_reader(state, d, &key) {
+            key_ready(state, d, &key);
         }
     }
 }

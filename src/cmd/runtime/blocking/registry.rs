@@ -19,6 +19,23 @@ use std::sync::Arc;
 pub enum Kind {
     List,
     ZSet,
+    /// XREAD/XREADGROUP: asked whatever the key holds now (a group reader is failed when
+    /// its stream is gone), and served only once the stream has entries after its ID.
+    Stream,
+    /// WAIT for replica acknowledgements: no key serves it, only its timeout (or CLIENT
+    /// UNBLOCK) ends it, answering the number of replicas that acknowledged: none.
+    Replicas,
+}
+
+impl Kind {
+    /// What a waiter of this kind answers when its timeout passes (Redis's
+    /// replyToBlockedClientTimedOut): the null array for pops, WAIT's acknowledged count.
+    pub fn timeout_reply(self) -> Reply {
+        match self {
+            Kind::Replicas => Reply::Int(0),
+            _ => Reply::NilArray,
+        }
+    }
 }
 
 /// The kind of value that can serve waiters, if `v` is one.
@@ -26,6 +43,7 @@ pub fn kind_of(v: &Value) -> Option<Kind> {
     match v {
         Value::List(_) => Some(Kind::List),
         Value::ZSet(_) => Some(Kind::ZSet),
+        Value::Stream(_) => Some(Kind::Stream),
         _ => None,
     }
 }
@@ -38,8 +56,9 @@ pub struct Served {
 }
 
 /// Serves one waiter from a ready key: runs under the server lock with a [`Ctx`] in the
-/// waiter's database, only when the key holds a non-empty value of the waiter's [`Kind`].
-pub type Serve = Box<dyn FnMut(&mut Ctx, &Bytes) -> Served + Send>;
+/// waiter's database, only when the key holds a non-empty value of the waiter's [`Kind`]
+/// (a [`Kind::Stream`] waiter whatever the key holds). `None` leaves it waiting.
+pub type Serve = Box<dyn FnMut(&mut Ctx, &Bytes) -> Option<Served> + Send>;
 
 /// A client about to block: see the module documentation.
 pub struct Wait {

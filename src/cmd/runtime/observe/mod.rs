@@ -170,6 +170,19 @@ pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Comman
     }
 }
 
+/// A blocked client was answered with an error when served (a group reader whose group or
+/// stream went away, a BLMOVE whose destination holds another type): its command counts a
+/// failed call and the error is counted, as Redis's updateStatsOnUnblock does. The call itself
+/// was counted when the client blocked.
+pub fn count_unblocked_error(state: &ServerState, fullname: &str, e: &[u8]) {
+    if let Some(i) = state.commands.row_named(fullname) {
+        state.observe.counters[i]
+            .failed_calls
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    count_error(state, e);
+}
+
 /// errorstats and total_error_replies for one error reply.
 pub fn count_error(state: &ServerState, e: &[u8]) {
     let code = e.split(|&c| c == b' ').next().unwrap_or(b"ERR");

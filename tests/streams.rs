@@ -1,0 +1,216 @@
+//! Streams beyond the recorded sessions of conformance/streams.case: IDs and idle times that
+//! follow the server clock (so a test clock moves them), blocking reads served exactly once
+//! under concurrency, their timeouts on the virtual clock, CLIENT UNBLOCK, and client tracking
+//! of stream keys.
+
+mod common;
+use common::*;
+use std::collections::HashSet;
+use std::time::Duration;
+
+fn int(reply: &[u8]) -> i64 {
+    std::str::from_utf8(&reply[1..reply.len() - 2])
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+async fn blocked_clients(c: &mut Raw) -> i64 {
+    let info = String::from_utf8(cmd!(c, "INFO", "clients")).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+async fn until_blocked(c: &mut Raw, n: i64) {
+    for _ in 0..250 {
+        if blocked_clients(c).await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("blocked_clients never reached {n}");
+}
+
+/// The bulk strings of a reply, in order (IDs, fields and values of an XRANGE or XREAD).
+fn bulks(reply: &[u8]) -> Vec<String> {
+    let text = String::from_utf8(reply.to_vec()).unwrap();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].starts_with('$') && lines[i] != "$-1" {
+            out.push(lines[i + 1].to_string());
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn generated_ids_come_from_the_server_clock() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    s.state().clock.set_ms(1_000_000);
+    s.state().clock.freeze();
+    assert_eq!(cmd!(c, "XADD", "s", "*", "f", "v"), b"$9\r\n1000000-0\r\n");
+    assert_eq!(cmd!(c, "XADD", "s", "*", "f", "v"), b"$9\r\n1000000-1\r\n");
+    s.state().clock.advance_ms(5);
+    assert_eq!(cmd!(c, "XADD", "s", "*", "f", "v"), b"$9\r\n1000005-0\r\n");
+    // Back in time: the last ID's milliseconds are kept, the sequence moves on.
+    s.state().clock.set_ms(999_000);
+    assert_eq!(cmd!(c, "XADD", "s", "*", "f", "v"), b"$9\r\n1000005-1\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_times_follow_the_server_clock() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    s.state().clock.freeze();
+    cmd!(c, "XADD", "s", "1-0", "f", "v");
+    cmd!(c, "XGROUP", "CREATE", "s", "g", "0");
+    cmd!(c, "XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">");
+    s.state().clock.advance_ms(60_000);
+    let p = cmd!(c, "XPENDING", "s", "g", "-", "+", "10");
+    assert!(String::from_utf8_lossy(&p).contains(":60000\r\n"), "{p:?}");
+    let r = cmd!(c, "XAUTOCLAIM", "s", "g", "bob", "59000", "0", "JUSTID");
+    assert_eq!(bulks(&r), vec!["0-0", "1-0"]);
+    s.state().clock.advance_ms(1_000);
+    let info = String::from_utf8(cmd!(c, "XINFO", "CONSUMERS", "s", "g")).unwrap();
+    // alice was last seen a minute and a second ago, bob (created by the claim) a second ago.
+    assert!(
+        info.contains(":61000\r\n") && info.contains(":1000\r\n"),
+        "{info}"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_entry_reaches_exactly_one_blocked_group_reader() {
+    const READERS: usize = 8;
+    const ENTRIES: usize = 400;
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    cmd!(admin, "XGROUP", "CREATE", "q", "g", "$", "MKSTREAM");
+    let mut readers = Vec::new();
+    for r in 0..READERS {
+        let mut c = Raw::connect(&s).await;
+        readers.push(tokio::spawn(async move {
+            let name = format!("c{r}");
+            let mut got = Vec::new();
+            loop {
+                let reply = cmd!(
+                    c,
+                    "XREADGROUP",
+                    "GROUP",
+                    "g",
+                    &name,
+                    "COUNT",
+                    "1",
+                    "BLOCK",
+                    "2000",
+                    "STREAMS",
+                    "q",
+                    ">"
+                );
+                if reply == b"*-1\r\n" {
+                    return got;
+                }
+                got.extend(bulks(&reply).into_iter().filter(|b| b.ends_with("-0")));
+            }
+        }));
+    }
+    until_blocked(&mut admin, READERS as i64).await;
+    let mut w = Raw::connect(&s).await;
+    for i in 1..=ENTRIES {
+        let id = format!("{i}-0");
+        let reply = cmd!(w, "XADD", "q", &id, "n", &i.to_string());
+        assert!(reply.ends_with(format!("{id}\r\n").as_bytes()), "{reply:?}");
+    }
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    for r in readers {
+        let got = r.await.unwrap();
+        total += got.len();
+        seen.extend(got);
+    }
+    assert_eq!(total, ENTRIES, "each entry delivered once");
+    assert_eq!(seen.len(), ENTRIES);
+    let pending = cmd!(admin, "XPENDING", "q", "g");
+    assert!(pending.starts_with(format!("*4\r\n:{ENTRIES}\r\n").as_bytes()));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_blocked_read_times_out_when_the_virtual_clock_moves() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    let mut c = Raw::connect(&s).await;
+    c.send(b"XREAD BLOCK 3600000 STREAMS s $\r\n").await;
+    until_blocked(&mut admin, 1).await;
+    assert!(c.try_reply(Duration::from_millis(100)).await.is_none());
+    s.state().clock.advance_ms(3_600_000 + 5);
+    assert_eq!(c.reply().await, b"*-1\r\n");
+    cmd!(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    c.send(b"XREADGROUP GROUP g c BLOCK 10000 STREAMS s >\r\n")
+        .await;
+    until_blocked(&mut admin, 1).await;
+    s.state().clock.advance_ms(10_005);
+    assert_eq!(c.reply().await, b"*-1\r\n");
+    // A reader that timed out never became a consumer (Redis creates it when served).
+    assert_eq!(cmd!(admin, "XINFO", "CONSUMERS", "s", "g"), b"*0\r\n");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn client_unblock_answers_a_blocked_reader_as_timeout_or_error() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    let mut c = Raw::connect(&s).await;
+    let id = int(&cmd!(c, "CLIENT", "ID")).to_string();
+    c.send(b"XREAD BLOCK 0 STREAMS s $\r\nPING\r\n").await;
+    until_blocked(&mut admin, 1).await;
+    assert_eq!(cmd!(admin, "CLIENT", "UNBLOCK", &id), b":1\r\n");
+    assert_eq!(c.reply().await, b"*-1\r\n");
+    assert_eq!(c.reply().await, b"+PONG\r\n");
+    cmd!(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    c.send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n")
+        .await;
+    until_blocked(&mut admin, 1).await;
+    assert_eq!(cmd!(admin, "CLIENT", "UNBLOCK", &id, "ERROR"), b":1\r\n");
+    assert_eq!(
+        c.reply().await,
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    );
+    // The unblocked reader took nothing.
+    cmd!(admin, "XADD", "s", "1-0", "f", "v");
+    assert_eq!(
+        cmd!(admin, "XPENDING", "s", "g"),
+        b"*4\r\n:0\r\n$-1\r\n$-1\r\n*-1\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn tracking_invalidates_a_stream_read_by_the_client() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let mut w = Raw::connect(&s).await;
+    cmd!(c, "HELLO", "3");
+    assert_eq!(cmd!(c, "CLIENT", "TRACKING", "on"), b"+OK\r\n");
+    cmd!(w, "XADD", "s", "1-0", "f", "v");
+    cmd!(c, "XRANGE", "s", "-", "+");
+    cmd!(w, "XADD", "s", "2-0", "f", "v");
+    let push = c.reply().await;
+    assert_eq!(push, b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ns\r\n");
+    cmd!(c, "XLEN", "s");
+    cmd!(w, "XDEL", "s", "2-0");
+    assert_eq!(c.reply().await, push);
+    s.shutdown().await;
+}
