@@ -20,6 +20,7 @@ FILES = [
     "src/lib.rs",
     "src/server/mod.rs",
     "src/server/backend.rs",
+    "src/server/history.rs",
     "src/server/process.rs",
     "src/config/mod.rs",
     "src/config/load.rs",
@@ -31,6 +32,12 @@ FILES = [
     "src/keyspace/snapshot.rs",
     "src/reply.rs",
     "src/alloc.rs",
+    "src/history/mod.rs",
+    "src/history/event.rs",
+    "src/history/check.rs",
+    "src/history/html.rs",
+    "src/history/cli.rs",
+    "src/history/client.rs",
 ]
 
 # impl blocks of types outside the public surface (the keyspace is a #[doc(hidden)] module).
@@ -40,10 +47,11 @@ HIDDEN_IMPLS = ("impl Keyspace",)
 PUBLIC_TYPES = (
     "Config|LogLevel|ProtectedAction|Startup|Fatal|Action|OwnArgs|Clock|Snapshot|Reply"
     "|Backend|BlockingServer|Db|Hit|Restart|ServerHandle|Counting"
+    "|History|Event|Cause|OpKind|ClientOp|Report|ViolationKind|ClientRecorder|OpCall"
 )
 # Folders of public modules: a file there with `impl <public type>` and a `pub fn` in it must be
 # in FILES.
-PUBLIC_DIRS = ("src/config", "src/server")
+PUBLIC_DIRS = ("src/config", "src/server", "src/history")
 
 root = Path(__file__).resolve().parent.parent
 missing = []

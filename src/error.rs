@@ -59,6 +59,43 @@ pub const ACL_NO_FILE: &str = "ERR This Redis instance is not configured to use 
 pub const ACL_SAVE_FAILED: &str = "ERR There was an error trying to save the ACLs. Please check the server logs for more information";
 /// Every CLUSTER subcommand, READONLY, READWRITE and ASKING: resplock is never a cluster node.
 pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
+// Redis Cluster (a node of `--cluster N`): clusterRedirectClient's errors and the commands
+// a cluster node refuses.
+/// Keys of one request in different slots.
+pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
+/// Several keys of a slot being migrated, not all of them here.
+pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
+/// The cluster is down (a slot uncovered, or no majority reachable).
+pub const CLUSTERDOWN: &str = "CLUSTERDOWN The cluster is down";
+/// The cluster is down and cluster-allow-reads-when-down lets reads through.
+pub const CLUSTERDOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
+/// The key's slot has no master.
+pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
+/// A write sent to a replica (processCommand's check, and scripts').
+pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+/// A shebang script that may write, on a replica.
+pub const READONLY_SCRIPT: &str = "READONLY Can not run script with write flag on readonly replica";
+/// A script flagged `no-cluster` on a cluster node.
+pub const SCRIPT_NO_CLUSTER: &str = "ERR Can not run script on cluster, 'no-cluster' flag is set.";
+/// redis.call of a key another node serves.
+pub const SCRIPT_NON_LOCAL_KEY: &str =
+    "Script attempted to access a non local key in a cluster node";
+/// redis.call of keys of another slot than the script's.
+pub const SCRIPT_CROSS_SLOT: &str =
+    "Script attempted to access keys that do not hash to the same slot";
+/// redis.call while the cluster is down.
+pub const SCRIPT_CLUSTER_DOWN: &str =
+    "Script attempted to execute a command while the cluster is down";
+/// redis.call of a write while the cluster is down and reads are allowed.
+pub const SCRIPT_CLUSTER_DOWN_RO: &str =
+    "Script attempted to execute a write command while the cluster is down and readonly";
+pub const SELECT_IN_CLUSTER: &str = "ERR SELECT is not allowed in cluster mode";
+pub const MOVE_IN_CLUSTER: &str = "ERR MOVE is not allowed in cluster mode";
+pub const SWAPDB_IN_CLUSTER: &str = "ERR SWAPDB is not allowed in cluster mode";
+pub const COPY_DB_IN_CLUSTER: &str =
+    "ERR Copying to another database is not allowed in cluster mode";
+pub const REPLICAOF_IN_CLUSTER: &str = "ERR REPLICAOF not allowed in cluster mode.";
+pub const INVALID_SLOT: &str = "ERR Invalid or out of range slot";
 /// What a client from outside loopback gets in protected mode (no password set).
 pub const PROTECTED_MODE: &str = "DENIED Redis is running in protected mode because protected \
 mode is enabled and no password is set for the default user. In this mode connections are only \
@@ -81,6 +118,15 @@ pub const DIRECT_NEEDS_CLIENT: &str =
     "ERR this command needs a client connection (blocking, subscribing, MULTI or scripts)";
 /// RESPLOCK.RESTART FROM a snapshot RESPLOCK.SNAPSHOT never took.
 pub const TEST_NO_SUCH_SNAPSHOT: &str = "ERR no such snapshot";
+
+/// RESPLOCK.FENCED.WRITE ... CHECK with a token the resource has already gone past
+/// (Kleppmann's fencing: the storage refuses a stale token).
+pub fn test_stale_fencing_token(token: i64, last: i64) -> RedisError {
+    RedisError::from_bytes(
+        format!("STALE fencing token {token} is not above {last}, the last this resource accepted")
+            .into_bytes(),
+    )
+}
 pub const BIT_OFFSET_NOT_INTEGER: &str = "ERR bit offset is not an integer or out of range";
 pub const BIT_NOT_INTEGER: &str = "ERR bit is not an integer or out of range";
 pub const BIT_ARG_ONE_OR_ZERO: &str = "ERR The bit argument must be 1 or 0.";
@@ -659,6 +705,12 @@ pub fn xclaim_option(opt: &[u8]) -> RedisError {
         until_nul(opt),
         b"'",
     ]))
+}
+
+/// `-MOVED slot ip:port` (`ask`: `-ASK ...`), clusterRedirectClient's redirection.
+pub fn redirect(ask: bool, slot: u16, ip: &str, port: u16) -> RedisError {
+    let kind = if ask { "ASK" } else { "MOVED" };
+    RedisError::owned(format!("{kind} {slot} {ip}:{port}"))
 }
 
 #[cfg(test)]

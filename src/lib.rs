@@ -23,11 +23,14 @@
 pub mod alloc;
 pub(crate) mod clock;
 #[doc(hidden)]
+pub mod cluster;
+#[doc(hidden)]
 pub mod cmd;
 pub mod config;
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod glob;
+pub mod history;
 #[doc(hidden)]
 pub mod keyspace;
 pub(crate) mod log;
@@ -55,7 +58,10 @@ pub use clock::Clock;
 pub use config::Config;
 pub use keyspace::Snapshot;
 pub use reply::Reply;
-pub use server::{start, start_many, Backend, BlockingServer, Db, Hit, Restart, ServerHandle};
+pub use server::{
+    start, start_cluster, start_many, Backend, BlockingCluster, BlockingServer, Cluster, Db, Hit,
+    Restart, ServerHandle,
+};
 
 pub use cmd::WORKER_STACK_BYTES;
 pub use version::REDIS_VERSION;

@@ -27,6 +27,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("log", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
+    // Lock histories: their formats, the safety checker, the timeline, and the bounded
+    // recorder the command layer feeds (key patterns are globs).
+    ("history", &["glob"]),
     // TLS settings -> a rustls acceptor for the listeners.
     ("tls", &["config"]),
     // Data: values and the keyspace that stores them; no clients, sockets or wire.
@@ -34,6 +37,9 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("keyspace", &["types", "num", "clock", "error"]),
     // Redis's RDB format: values and whole files in both directions, DUMP payloads.
     ("rdb", &["keyspace", "types", "num", "log", "version"]),
+    // Redis Cluster's data model: hash slots, a node's view of the configuration, how the
+    // nodes of one process share it. No commands, sockets or keyspace.
+    ("cluster", &[]),
     // Wire format, and the per-client queue of encoded frames.
     ("protocol", &["reply", "error", "num"]),
     ("outbox", &["protocol", "reply", "config", "log", "wake"]),
@@ -49,7 +55,7 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "wake",
+            "clock", "config", "version", "alloc", "log", "rdb", "wake", "history", "cluster",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.
@@ -72,6 +78,8 @@ const ARROWS: &[(&str, &[&str])] = &[
             "clock",
             "tls",
             "wake",
+            "history",
+            "cluster",
         ],
     ),
     // The test surface for fuzz targets and tests: a server state driven without sockets.

@@ -16,6 +16,16 @@ fn main() {
     let mut argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // `resplock check HISTORY...`: the lock-history checker, not a server. redis-server would
+    // read a config file named `check`; nobody names one that.
+    if argv.get(1).is_some_and(|a| a == "check") {
+        let code = resplock::history::cli::run(
+            &argv[2..],
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        );
+        std::process::exit(code);
+    }
     // resplock's own options first; the rest is redis-server's command line.
     let own = match config::take_own_args(&mut argv) {
         Ok(o) => o,
@@ -65,9 +75,10 @@ fn main() {
     }
     let mut startup = startup;
     startup.config.enable_test_commands = own.enable_test_commands;
-    let code = match own.instances {
-        Some(n) => resplock::server::process::run_many(startup, n),
-        None => resplock::server::process::run(startup, &argv),
+    let code = match (own.cluster, own.instances) {
+        (Some(n), _) => resplock::server::process::run_cluster(startup, n, own.replicas),
+        (None, Some(n)) => resplock::server::process::run_many(startup, n),
+        (None, None) => resplock::server::process::run(startup, &argv),
     };
     std::process::exit(code);
 }

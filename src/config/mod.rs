@@ -97,6 +97,11 @@ impl Default for Config {
             config_file: None,
             enable_test_commands: false,
             start_frozen: false,
+            lock_history: false,
+            lock_history_keys: String::new(),
+            lock_history_max_events: 1_000_000,
+            lock_history_max_per_key: 100_000,
+            lock_history_file: String::new(),
             rename_commands: Vec::new(),
             others,
         }
@@ -203,6 +208,13 @@ impl Config {
                 self.others.insert(p.name, s);
             }
         }
+    }
+
+    /// Mark a node of an in-process cluster: `cluster-enabled` reads `yes` (an immutable
+    /// parameter, set as if from the command line).
+    pub(crate) fn enable_cluster(&mut self) {
+        let (p, _) = lookup(b"cluster-enabled").expect("a Redis parameter");
+        let _ = self.set_param(p, &["yes".to_string()], None);
     }
 
     /// A parameter's value as CONFIG GET prints it.

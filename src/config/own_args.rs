@@ -5,6 +5,8 @@
 //! - `--enable-test-commands yes|no`: serve the `RESPLOCK.*` test commands (off by default).
 //! - `--instances N`: start N independent servers in one process (ports P..P+N-1 from
 //!   `--port P`, or N free ports with `--port 0`), printing one address per line.
+//! - `--cluster N [--replicas R]`: start a Redis Cluster of N masters with R replicas each
+//!   in one process (ports P.. or free ones, masters first), printing one address per line.
 //! - `--healthcheck [host:]port`: send PING to a server and exit 0 on PONG (a container's
 //!   HEALTHCHECK, with no shell or redis-cli in the image).
 //! - `--container` (first, as the image's entrypoint): the official redis image's
@@ -21,6 +23,8 @@
 /// let want = resplock::config::OwnArgs {
 ///     enable_test_commands: true,
 ///     instances: None,
+///     cluster: None,
+///     replicas: 0,
 ///     healthcheck: Some("6390".into()),
 /// };
 /// assert_eq!(own, want);
@@ -31,6 +35,10 @@ pub struct OwnArgs {
     pub enable_test_commands: bool,
     /// `--instances N` (None: one server, the usual process).
     pub instances: Option<usize>,
+    /// `--cluster N`: a cluster of N masters (None: no cluster).
+    pub cluster: Option<usize>,
+    /// `--replicas R`: replicas per master of `--cluster` (0 by default).
+    pub replicas: usize,
     /// `--healthcheck ADDR`: check that server instead of serving.
     pub healthcheck: Option<String>,
 }
@@ -68,6 +76,18 @@ pub fn take_own_args(argv: &mut Vec<String>) -> Result<OwnArgs, String> {
                     _ => return Err("--instances takes a number from 1 to 1000".into()),
                 };
             }
+            "--cluster" => {
+                own.cluster = match value.as_deref().and_then(|v| v.parse::<usize>().ok()) {
+                    Some(n) if (1..=100).contains(&n) => Some(n),
+                    _ => return Err("--cluster takes a number of masters from 1 to 100".into()),
+                };
+            }
+            "--replicas" => {
+                own.replicas = match value.as_deref().and_then(|v| v.parse::<usize>().ok()) {
+                    Some(n) if n <= 10 => n,
+                    _ => return Err("--replicas takes a number from 0 to 10".into()),
+                };
+            }
             "--healthcheck" => {
                 // The address is optional: the container's default port when absent.
                 match value.filter(|v| !v.starts_with("--")) {
@@ -87,6 +107,12 @@ pub fn take_own_args(argv: &mut Vec<String>) -> Result<OwnArgs, String> {
             }
         }
         argv.drain(i..i + 2);
+    }
+    if own.cluster.is_some() && own.instances.is_some() {
+        return Err("--cluster and --instances cannot be used together".into());
+    }
+    if own.replicas > 0 && own.cluster.is_none() {
+        return Err("--replicas needs --cluster".into());
     }
     Ok(own)
 }
@@ -135,11 +161,31 @@ mod tests {
     }
 
     #[test]
+    fn cluster_options_are_taken_out() {
+        let mut a = argv(&[
+            "resplock",
+            "--cluster",
+            "3",
+            "--port",
+            "0",
+            "--replicas",
+            "1",
+        ]);
+        let own = take_own_args(&mut a).unwrap();
+        assert_eq!((own.cluster, own.replicas), (Some(3), 1));
+        assert_eq!(a, argv(&["resplock", "--port", "0"]));
+    }
+
+    #[test]
     fn bad_values_are_refused() {
         for bad in [
             &["resplock", "--instances", "0"][..],
             &["resplock", "--instances"],
             &["resplock", "--enable-test-commands", "maybe"],
+            &["resplock", "--cluster", "0"],
+            &["resplock", "--cluster", "3", "--instances", "3"],
+            &["resplock", "--replicas", "1"],
+            &["resplock", "--cluster", "3", "--replicas", "x"],
         ] {
             assert!(take_own_args(&mut argv(bad)).is_err(), "{bad:?}");
         }

@@ -271,6 +271,19 @@ pub struct Config {
     pub enable_test_commands: bool,
     /// Start with the clock frozen (see [`Config::frozen`]): resplock's own, for embedding.
     pub start_frozen: bool,
+    /// `lock-history yes`: record every change of the lock keys (who, when, owner, TTL) for
+    /// `resplock check` (resplock's own, hidden from `CONFIG GET *`; settable at run time).
+    pub lock_history: bool,
+    /// `lock-history-keys`: glob patterns of the keys to record, space separated; empty: keys
+    /// SET NX creates, keys scripts write as strings or hashes, and hash locks.
+    pub lock_history_keys: String,
+    /// `lock-history-max-events`: events kept in all (the oldest go first, counted).
+    pub lock_history_max_events: u64,
+    /// `lock-history-max-per-key`: events kept per key.
+    pub lock_history_max_per_key: u64,
+    /// `lock-history-file`: where the history is written as JSON lines when the server (or
+    /// the last of `--instances`) stops; empty: nowhere.
+    pub lock_history_file: String,
     /// `rename-command old new` directives in file order (new "" disables the command),
     /// for the command table to apply.
     pub rename_commands: Vec<(String, String)>,

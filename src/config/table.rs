@@ -727,6 +727,18 @@ pub static PARAMS: &[Param] = &[
         .typed(|c| Value::Str(Some(c.bind.clone())), |c, v| c.bind = v.into_string()),
     special("replicaof", Some("slaveof"), IMMUTABLE | MULTI_ARG, Special::ReplicaOf).scope(Scope::Replication),
     special("latency-tracking-info-percentiles", None, MULTI_ARG, Special::LatencyTrackingInfoPercentiles),
+    // resplock's own, hidden from `CONFIG GET *` so the list stays redis-server's: the lock
+    // history (src/history) and its bounds.
+    boolean("lock-history", None, HIDDEN, false).scope(Scope::Honoured)
+        .typed(|c| Value::Bool(c.lock_history), |c, v| c.lock_history = v.boolean()),
+    string("lock-history-keys", None, HIDDEN, ALLOW_EMPTY, Some("")).scope(Scope::Honoured)
+        .typed(|c| Value::Str(Some(c.lock_history_keys.clone())), |c, v| c.lock_history_keys = v.into_string()),
+    number("lock-history-max-events", None, HIDDEN, 1, LLONG_MAX, SIGNED, NumFmt::Int, 1_000_000).scope(Scope::Honoured)
+        .typed(|c| Value::Int(c.lock_history_max_events as i64), |c, v| c.lock_history_max_events = v.int() as u64),
+    number("lock-history-max-per-key", None, HIDDEN, 1, LLONG_MAX, SIGNED, NumFmt::Int, 100_000).scope(Scope::Honoured)
+        .typed(|c| Value::Int(c.lock_history_max_per_key as i64), |c, v| c.lock_history_max_per_key = v.int() as u64),
+    string("lock-history-file", None, HIDDEN | VOLATILE, ALLOW_EMPTY, Some("")).scope(Scope::Honoured)
+        .typed(|c| Value::Str(Some(c.lock_history_file.clone())), |c, v| c.lock_history_file = v.into_string()),
 ];
 
 /// The row and the entry name (primary or alias, lower case) `name` designates, ignoring

@@ -299,6 +299,9 @@ impl Scripting {
                 _ => return Err(RedisError::new(error::NOSCRIPT)),
             };
             let compat = sflags & script_flags::EVAL_COMPAT != 0;
+            if !compat {
+                host.prepare(sflags)?;
+            }
             if !compat && sflags & script_flags::NO_WRITES == 0 && kind.readonly {
                 return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
             }
@@ -324,6 +327,7 @@ impl Scripting {
                 return Err(RedisError::new(error::FUNCTION_NOT_FOUND));
             };
             let numkeys = numkeys(args, error::FUNCTION_BAD_NUMKEYS)?;
+            host.prepare(f.flags)?;
             if f.flags & script_flags::NO_WRITES == 0 && readonly {
                 return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
             }

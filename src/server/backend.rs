@@ -103,6 +103,11 @@ impl Backend {
         Backend { state }
     }
 
+    /// The server's state, for the controls defined in the other files of `server`.
+    pub(super) fn server_state(&self) -> &Arc<ServerState> {
+        &self.state
+    }
+
     /// Database `index` (0..databases), for direct reads and writes.
     ///
     /// ```
@@ -178,7 +183,7 @@ impl Backend {
     /// ```
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-        self.move_clock(|c| c.advance_ms(ms));
+        self.move_clock("advance", |c| c.advance_ms(ms));
     }
 
     /// Set the server's clock to `at` (miniredis's `SetTime`); it keeps running from there
@@ -194,7 +199,7 @@ impl Backend {
             Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
             Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
         };
-        self.move_clock(|c| c.set_ms(ms));
+        self.move_clock("set", |c| c.set_ms(ms));
     }
 
     /// Stop the server's clock: time moves only by [`Backend::advance`] and
@@ -208,7 +213,7 @@ impl Backend {
     /// assert_eq!(server.now_ms(), t);
     /// ```
     pub fn freeze(&self) {
-        self.state.clock.freeze();
+        crate::cmd::testctl::direct::locked(&self.state, || dataset::freeze_clock(&self.state));
     }
 
     /// Let a frozen clock run again, from where it stands.
@@ -222,12 +227,19 @@ impl Backend {
     /// assert!(server.now_ms() > t);
     /// ```
     pub fn resume(&self) {
-        self.state.clock.resume();
+        crate::cmd::testctl::direct::locked(&self.state, || dataset::resume_clock(&self.state));
     }
 
-    fn move_clock(&self, change: impl FnOnce(&crate::clock::Clock)) {
+    fn move_clock(&self, how: &str, change: impl FnOnce(&crate::clock::Clock)) {
         crate::cmd::testctl::direct::locked(&self.state, || {
-            dataset::move_clock(&self.state, change)
+            dataset::move_clock(&self.state, how, change)
+        });
+    }
+
+    /// A fault set or cleared, for the lock history.
+    fn noted(&self, text: String) {
+        crate::cmd::testctl::direct::locked(&self.state, || {
+            crate::cmd::testctl::faults::noted(&self.state, &text)
         });
     }
 
@@ -259,8 +271,10 @@ impl Backend {
             !line.is_empty() && !line.contains(['\r', '\n']),
             "resplock: an injected error is one non-empty line"
         );
+        let times = times.into();
+        self.noted(format!("ERROR {line} {hit:?} COUNT {times:?}"));
         let action = Action::Error(crate::error::with_error_code(line.as_bytes()));
-        self.state.faults.add(target(hit), action, times.into())
+        self.state.faults.add(target(hit), action, times)
     }
 
     /// Hold the replies of the next `times` commands `hit` matches for `by`.
@@ -278,9 +292,9 @@ impl Backend {
     /// assert!(sent.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn delay(&self, hit: Hit, by: Duration, times: impl Into<Option<u64>>) -> u64 {
-        self.state
-            .faults
-            .add(target(hit), Action::Delay(by), times.into())
+        let times = times.into();
+        self.noted(format!("DELAY {} {hit:?} COUNT {times:?}", by.as_millis()));
+        self.state.faults.add(target(hit), Action::Delay(by), times)
     }
 
     /// Close the connection of the next `times` requests `hit` matches without running them
@@ -308,7 +322,10 @@ impl Backend {
         } else {
             Action::Drop
         };
-        self.state.faults.add(target(hit), action, times.into())
+        let times = times.into();
+        let what = if after_running { "DROP-AFTER" } else { "DROP" };
+        self.noted(format!("{what} {hit:?} COUNT {times:?}"));
+        self.state.faults.add(target(hit), action, times)
     }
 
     /// Remove one fault rule by id, or all of them and the pause with None. Returns how many
@@ -324,6 +341,7 @@ impl Backend {
     /// assert_eq!(server.clear_fault(None), 1); // every other fault
     /// ```
     pub fn clear_fault(&self, id: Option<u64>) -> usize {
+        self.noted(id.map_or("CLEAR".to_string(), |i| format!("CLEAR {i}")));
         if id.is_none() {
             self.state.faults.unpause();
             self.state.faults.refuse_connections(false);
@@ -344,6 +362,7 @@ impl Backend {
     /// assert!(paused.elapsed() >= Duration::from_millis(200));
     /// ```
     pub fn pause(&self, d: Duration) {
+        self.noted(format!("PAUSE {}", d.as_millis()));
         self.state.faults.pause(d);
     }
 
@@ -361,6 +380,7 @@ impl Backend {
     /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn unpause(&self) {
+        self.noted("UNPAUSE".into());
         self.state.faults.unpause();
     }
 
@@ -378,6 +398,7 @@ impl Backend {
     /// assert_eq!(c.read(&mut [0u8; 16]).unwrap(), 0); // closed by the server
     /// ```
     pub fn disconnect_all(&self) -> usize {
+        self.noted("DISCONNECT ALL".into());
         crate::cmd::testctl::faults::disconnect(&self.state, |c| {
             !c.control.load(std::sync::atomic::Ordering::Relaxed)
         })
@@ -399,6 +420,7 @@ impl Backend {
     /// assert!(!server.disconnect_client(id + 1)); // no such client
     /// ```
     pub fn disconnect_client(&self, id: u64) -> bool {
+        self.noted(format!("DISCONNECT ID {id}"));
         crate::cmd::testctl::faults::disconnect(&self.state, |c| c.id == id) == 1
     }
 
@@ -422,6 +444,10 @@ impl Backend {
     /// assert_eq!(&buf, b"+PONG\r\n");
     /// ```
     pub fn refuse_connections(&self, on: bool) {
+        self.noted(format!(
+            "REFUSE-CONNECTIONS {}",
+            if on { "yes" } else { "no" }
+        ));
         self.state.faults.refuse_connections(on);
     }
 
@@ -458,13 +484,13 @@ impl Backend {
     /// server.db(0).assert_missing("lock:a");
     /// ```
     pub fn restart(&self, with: Restart) {
-        let restore = match with {
-            Restart::Empty => Restore::Empty,
-            Restart::Keep => Restore::Keep,
-            Restart::From(s) => Restore::From(s),
+        let (restore, label) = match with {
+            Restart::Empty => (Restore::Empty, "empty"),
+            Restart::Keep => (Restore::Keep, "keep"),
+            Restart::From(s) => (Restore::From(s), "from a snapshot"),
         };
         crate::cmd::testctl::direct::locked(&self.state, || {
-            dataset::restart(&self.state, &restore, None)
+            dataset::restart(&self.state, &restore, None, label)
         });
     }
 

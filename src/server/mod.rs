@@ -3,11 +3,14 @@
 //! shutdown, and the embedding API ([`start`], [`ServerHandle`], [`BlockingServer`]).
 
 mod backend;
+pub mod cluster;
 mod daemon;
+mod history;
 mod listen;
 pub mod process;
 
 pub use backend::{Backend, Db, Hit, Restart};
+pub use cluster::{start_cluster, BlockingCluster, Cluster};
 
 use crate::cmd::ServerState;
 use crate::config::Config;
@@ -172,6 +175,9 @@ pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle
         }
         out.push(start(c).await?);
     }
+    // One lock history for the group, its nodes named by their addresses.
+    let states: Vec<Arc<ServerState>> = out.iter().map(|s| s.state().clone()).collect();
+    crate::cmd::runtime::lock_history::join_group(&states);
     Ok(out)
 }
 
@@ -181,13 +187,21 @@ pub(crate) async fn start_with_pidfile(
     pidfile: Option<PathBuf>,
 ) -> io::Result<ServerHandle> {
     let listeners = listen::bind_all(&config)?;
+    let state = ServerState::new(config, crate::cmd::commands());
+    serve_bound(listeners, state, pidfile)
+}
+
+/// Serve `state` on `listeners` (bound already) on the current runtime.
+fn serve_bound(
+    listeners: listen::Listeners,
+    state: Arc<ServerState>,
+    pidfile: Option<PathBuf>,
+) -> io::Result<ServerHandle> {
     let addr = listeners
         .first_tcp_addr()
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
     let unix = listeners.unix.as_ref().map(|(_, p)| p.clone());
-    let frozen = config.start_frozen;
-    let state = ServerState::new(config, crate::cmd::commands());
-    if frozen {
+    if state.config.read().start_frozen {
         // Before the first connection: no command sees the clock running.
         state.clock.freeze();
     }
@@ -246,6 +260,7 @@ async fn run(
     accepting.wait().await;
     tracker.close();
     tracker.wait().await;
+    crate::cmd::runtime::lock_history::at_shutdown(&state);
     if let Some(path) = pidfile {
         crate::log::notice("Removing the pid file.");
         let _ = std::fs::remove_file(path);

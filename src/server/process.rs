@@ -124,6 +124,60 @@ pub fn run_many(startup: Startup, n: usize) -> i32 {
     })
 }
 
+/// `--cluster N --replicas R`: a Redis Cluster of N masters with R replicas each in this
+/// process ([`super::start_cluster`]), on ports P.. (`--port 0`: free ports). Prints one
+/// address per line once every node listens (masters first, then replicas, in the order
+/// redis-cli assigns them), so a test reads its seeds from standard output. Stops on
+/// SIGINT/SIGTERM.
+///
+/// ```no_run
+/// // `no_run`: this serves six nodes until a signal, as `resplock --cluster 3 --replicas 1` does.
+/// let argv: Vec<String> = vec!["resplock".into(), "--port".into(), "0".into()];
+/// let startup = resplock::config::parse_command_line(&argv, std::io::empty(), |name| {
+///     resplock::command_exists(name)
+/// })
+/// .expect("a valid command line");
+/// std::process::exit(resplock::server::process::run_cluster(startup, 3, 1));
+/// ```
+pub fn run_cluster(startup: Startup, masters: usize, replicas: usize) -> i32 {
+    let config = startup.config;
+    log::init(Level::from_u8(config.loglevel as u8), None);
+    let rt = match runtime(&config) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("resplock: {e}");
+            return 1;
+        }
+    };
+    rt.block_on(async move {
+        let signals = shutdown_signals();
+        let cluster = match super::start_cluster(config, masters, replicas).await {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("resplock: cannot start the cluster: {e}");
+                return 1;
+            }
+        };
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            for a in cluster.addrs() {
+                let _ = writeln!(out, "{a}");
+            }
+            let _ = out.flush();
+        }
+        let states = cluster.states();
+        tokio::spawn(async move {
+            log::warning(wait_signal(signals).await);
+            for s in states {
+                s.shutdown.cancel();
+            }
+        });
+        cluster.wait().await;
+        0
+    })
+}
+
 /// The runtime: one worker per CPU this process may run on (its affinity mask and cgroup
 /// quota count). One worker is enough to answer BUSY, SCRIPT KILL and SHUTDOWN NOSAVE while
 /// a script runs: a script past its grace hands the worker's other tasks to a fresh thread

@@ -5,13 +5,17 @@
 # and rslock crates, redis-cli --eval) and applications built on streams (BullMQ, RQ).
 # Installs the libraries from the package registries (a Python venv, npm, cargo) under
 # target/clients/, then gives each scenario three fresh instances
-# (resplock --instances 3 --port 0 --enable-test-commands yes) in RESPLOCK_NODES. Needs
-# python3, node/npm, cargo and redis-cli. Ends with one line "N passed, M failed" (steps).
+# (resplock --instances 3 --port 0 --enable-test-commands yes) in RESPLOCK_NODES, recording
+# their lock history (--lock-history yes). After each scenario the history the servers wrote,
+# with the clients' own record of their lock operations where the scenario keeps one
+# (RESPLOCK_CLIENT_OPS), must pass `resplock check`: one more step per scenario, and a
+# timeline target/clients/SCENARIO.html. Needs python3, node/npm, cargo and redis-cli. Ends
+# with one line "N passed, M failed" (steps).
 #
 # Given a redis-server binary instead, the application scenarios (bullmq, rq) run the same
-# way against one fresh redis-server, for the same outcome; they move time with
-# RESPLOCK.CLOCK when the server has it and wait it out otherwise. The lock scenarios drive
-# resplock's test commands (clock, faults) and run against resplock only.
+# way against one fresh redis-server, for the same outcome (no lock history there); they move
+# time with RESPLOCK.CLOCK when the server has it and wait it out otherwise. The lock
+# scenarios drive resplock's test commands (clock, faults) and run against resplock only.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ARG=${1:?usage: run-all.sh path/to/resplock [scenario...]}
@@ -71,6 +75,9 @@ for s in "${SCENARIOS[@]}"; do
   cmd=$(command_for "$s") || { echo "unknown scenario $s"; broken+=("$s"); continue; }
   echo "== $s"
   out="$WORK/$s.nodes"
+  history="$WORK/$s.history.jsonl"
+  ops="$WORK/$s.ops.jsonl"
+  rm -f "$history" "$ops"
   if [ "$REDIS" = yes ]; then
     if [[ " ${APPS[*]} " != *" $s "* ]]; then
       echo "$s drives resplock's test commands: run it against resplock"; broken+=("$s"); continue
@@ -81,7 +88,8 @@ for s in "${SCENARIOS[@]}"; do
     for _ in $(seq 1 100); do redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done
     echo "127.0.0.1:$port" >"$out"
   else
-    "$BIN" --port 0 --instances 3 --enable-test-commands yes >"$out" 2>"$WORK/$s.log" &
+    "$BIN" --port 0 --instances 3 --enable-test-commands yes --lock-history yes \
+      --lock-history-max-events 10000000 --lock-history-file "$history" >"$out" 2>"$WORK/$s.log" &
     pid=$!
     for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done
     if [ "$(wc -l <"$out")" -lt 3 ]; then
@@ -89,10 +97,23 @@ for s in "${SCENARIOS[@]}"; do
     fi
   fi
   log="$WORK/$s.out"
-  RESPLOCK_NODES=$(paste -sd, "$out") SCENARIO="$s" timeout 300 $cmd >"$log" 2>&1
+  RESPLOCK_NODES=$(paste -sd, "$out") SCENARIO="$s" RESPLOCK_CLIENT_OPS="$ops" \
+    timeout 300 $cmd >"$log" 2>&1
   rc=$?
   kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
+  # The run's lock history (and the clients' record, if kept) checked: resplock's only.
+  files=("$history")
+  [ -s "$ops" ] && files+=("$ops")
+  if [ "$REDIS" = yes ]; then
+    :
+  elif [ ! -s "$history" ]; then
+    echo "FAIL $s: no lock history was written" >>"$log"
+  elif "$BIN" check "${files[@]}" --html "$WORK/$s.html" >"$WORK/$s.check" 2>&1; then
+    echo "ok   $s: lock history checks clean ($(head -1 "$WORK/$s.check"))" >>"$log"
+  else
+    echo "FAIL $s: lock history: $(head -1 "$WORK/$s.check") (see $WORK/$s.check, $WORK/$s.html)" >>"$log"
+  fi
   grep -E '^(ok|FAIL|n/a) ' "$log"
   p=$(grep -c '^ok ' "$log")
   f=$(grep -c '^FAIL ' "$log")

@@ -101,17 +101,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
     {
         Some((cmd, parent, e))
-    } else if client.multi.is_some()
-        && !multi::runs_in_multi(cmd, parent)
-        && crate::cmd::runtime::evict::queuing_refused(state)
-    {
-        // Queuing in MULTI may consume memory without bound: refused when out of memory.
-        rejected(error::OOM)
     } else {
         None
     };
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
+    }
+    // A cluster node routes the request here, after ACL as Redis does (one test outside
+    // cluster mode).
+    if let Some(node) = &state.cluster {
+        match super::cluster::step(state, node, client, cmd, parent, &args).await {
+            super::cluster::Step::Continue => {}
+            super::cluster::Step::Answer(reply) => return reply,
+            super::cluster::Step::Refuse(e) => {
+                return reject(state, client, Some((cmd, parent)), e)
+            }
+        }
+    }
+    if client.multi.is_some()
+        && !multi::runs_in_multi(cmd, parent)
+        && crate::cmd::runtime::evict::queuing_refused(state)
+    {
+        // Queuing in MULTI may consume memory without bound: refused when out of memory.
+        return reject(
+            state,
+            client,
+            Some((cmd, parent)),
+            RedisError::new(error::OOM),
+        );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
         return fault_injection::run_with_fault(state, client, cmd, parent, args).await;

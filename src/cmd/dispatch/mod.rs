@@ -4,6 +4,7 @@
 //! `runtime::call`.
 
 pub mod acquire;
+pub mod cluster;
 pub mod execute;
 pub mod fault_injection;
 pub mod multi_queue;

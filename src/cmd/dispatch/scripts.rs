@@ -8,6 +8,7 @@ use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::evict::before_script;
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::script_flags::ScriptFlags;
 use crate::cmd::runtime::script_runner::run_script;
 use crate::cmd::runtime::state::ServerState;
@@ -53,7 +54,17 @@ pub(super) async fn run_script_command(
         let started = Instant::now();
         handoff::set_inline_since(Some(started));
         crate::cmd::runtime::tracking::script_started(state, client.id);
-        let reply = run_script(state, client.db, kind, &args);
+        let history = lock_history::on(state);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(state, &args);
+        }
+        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            let who = lock_history::client_ref(client);
+            lock_history::after_request(state, &who, &sha, &function, began);
+        }
         crate::cmd::runtime::tracking::script_finished(state, client.id, &args);
         handoff::set_inline_since(None);
         crate::cmd::runtime::observe::after_script(
@@ -75,7 +86,9 @@ pub(super) async fn run_script_command(
     }
     let sh = state.clone();
     let db = client.db;
+    let origin = client.cluster_flags;
     let user = client.user.clone();
+    let who = lock_history::client_ref(client);
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
         script.forget();
@@ -83,7 +96,16 @@ pub(super) async fn run_script_command(
             return Reply::error(e);
         }
         *sh.acl.script_user.lock() = user;
-        let reply = run_script(&sh, db, kind, &args);
+        let history = lock_history::on(&sh);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(&sh, &args);
+        }
+        let reply = run_script(&sh, db, origin, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            lock_history::after_request(&sh, &who, &sha, &function, began);
+        }
         crate::cmd::runtime::blocking::serve_ready(&sh);
         reply
     });

@@ -42,6 +42,9 @@ fn echo(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn select(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let n = args::parse_i64(&a[1]).ok_or(RedisError::new(error::NOT_INTEGER))?;
+    if ctx.state.cluster.is_some() && n != 0 {
+        return Err(RedisError::new(error::SELECT_IN_CLUSTER));
+    }
     if n < 0 || n as usize >= ctx.state.keyspace.databases() {
         return Err(RedisError::new(error::DB_INDEX_OUT_OF_RANGE));
     }
@@ -127,13 +130,18 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ctx.client.set_resp(ver as u8);
     }
     let s = |v: &'static str| Reply::bulk_static(v);
+    let (mode, role) = match crate::cmd::runtime::cluster::hooks::replication(ctx.state) {
+        None => ("standalone", "master"),
+        Some(r) if r.master.is_some() => ("cluster", "replica"),
+        Some(_) => ("cluster", "master"),
+    };
     Ok(Reply::Map(vec![
         (s("server"), s("redis")),
         (s("version"), s(crate::version::REDIS_VERSION)),
         (s("proto"), Reply::Int(ctx.client.resp as i64)),
         (s("id"), Reply::Int(ctx.client.id as i64)),
-        (s("mode"), s("standalone")),
-        (s("role"), s("master")),
+        (s("mode"), s(mode)),
+        (s("role"), s(role)),
         (s("modules"), Reply::Array(vec![])),
     ]))
 }

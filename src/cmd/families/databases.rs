@@ -35,6 +35,10 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, Some(ctx.client.db), ctx.now);
     crate::cmd::runtime::blocking::flushing(ctx.state, Some(ctx.client.db));
+    if crate::cmd::runtime::lock_history::on(ctx.state) {
+        crate::cmd::runtime::lock_history::flushed(ctx.state, Some(ctx.client.db), ctx.client);
+    }
+    crate::cmd::runtime::cluster::feed::flushed(ctx.state, Some(ctx.client.db));
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
     let mut g = ctx.db().lock_all();
     for s in g.shards() {
@@ -48,7 +52,11 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     check_flush_args(a)?;
     crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
     crate::cmd::runtime::blocking::flushing(ctx.state, None);
+    crate::cmd::runtime::cluster::feed::flushed(ctx.state, None);
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
+    if crate::cmd::runtime::lock_history::on(ctx.state) {
+        crate::cmd::runtime::lock_history::flushed(ctx.state, None, ctx.client);
+    }
     // With save points configured Redis saves after FLUSHALL: the change count starts again.
     if !ctx.state.config.read().save.is_empty() {
         crate::cmd::families::server::saved(ctx);
@@ -75,6 +83,9 @@ fn swapdb_index(arg: &[u8], msg: &'static str) -> Result<i64, RedisError> {
 /// Every database shares one hasher, so keys sit in the same shard in each: swapping the
 /// databases is swapping their shards pairwise, with both locked.
 fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if ctx.state.cluster.is_some() {
+        return Err(RedisError::new(error::SWAPDB_IN_CLUSTER));
+    }
     let i1 = swapdb_index(&a[1], error::INVALID_FIRST_DB)?;
     let i2 = swapdb_index(&a[2], error::INVALID_SECOND_DB)?;
     let ks = &ctx.state.keyspace;

@@ -124,7 +124,12 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("redis_git_sha1", &"00000000");
             kv("redis_git_dirty", &0);
             kv("redis_build_id", &"0");
-            kv("redis_mode", &"standalone");
+            let mode = if state.cluster.is_some() {
+                "cluster"
+            } else {
+                "standalone"
+            };
+            kv("redis_mode", &mode);
             kv("os", &os_name());
             kv("arch_bits", &(usize::BITS));
             kv("monotonic_clock", &"POSIX clock_gettime");
@@ -349,6 +354,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("reply_buffer_shrinks", &0);
             kv("reply_buffer_expands", &0);
         }
+        "replication" if state.cluster.is_some() => cluster_replication(state, &mut kv),
         "replication" => {
             kv("role", &"master");
             kv("connected_slaves", &0);
@@ -374,7 +380,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("used_cpu_sys_main_thread", &format!("{sys:.6}"));
             kv("used_cpu_user_main_thread", &format!("{user:.6}"));
         }
-        "cluster" => kv("cluster_enabled", &0),
+        "cluster" => kv("cluster_enabled", &(state.cluster.is_some() as u8)),
         "commandstats" => crate::cmd::runtime::observe::commandstats_info(state, out),
         "errorstats" => crate::cmd::runtime::observe::errorstats_info(state, out),
         "latencystats" => crate::cmd::runtime::observe::latencystats_info(state, out),
@@ -460,4 +466,49 @@ fn info(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::Verbatim(Bytes::from(info_text(
         ctx.state, &requested,
     ))))
+}
+
+/// INFO replication on a cluster node: its role in its shard (the replication feed's view).
+fn cluster_replication(state: &ServerState, kv: &mut impl FnMut(&str, &dyn std::fmt::Display)) {
+    let Some(r) = crate::cmd::runtime::cluster::hooks::replication(state) else {
+        return;
+    };
+    match &r.master {
+        Some((ip, port, up)) => {
+            kv("role", &"slave");
+            kv("master_host", ip);
+            kv("master_port", port);
+            kv("master_link_status", &if *up { "up" } else { "down" });
+            kv("master_last_io_seconds_ago", &if *up { 0 } else { -1 });
+            kv("master_sync_in_progress", &0);
+            kv("slave_read_repl_offset", &r.offset);
+            kv("slave_repl_offset", &r.offset);
+            if !up {
+                kv("master_link_down_since_seconds", &-1);
+            }
+            kv("slave_priority", &100);
+            kv("slave_read_only", &1);
+            kv("replica_announced", &1);
+        }
+        None => kv("role", &"master"),
+    }
+    kv("connected_slaves", &r.replicas.len());
+    for (i, (ip, port, off, _)) in r.replicas.iter().enumerate() {
+        kv(
+            &format!("slave{i}"),
+            &format!("ip={ip},port={port},state=online,offset={off},lag=0"),
+        );
+    }
+    kv("master_failover_state", &"no-failover");
+    kv("master_replid", &r.replid);
+    kv(
+        "master_replid2",
+        &"0000000000000000000000000000000000000000",
+    );
+    kv("master_repl_offset", &r.offset);
+    kv("second_repl_offset", &-1);
+    kv("repl_backlog_active", &1);
+    kv("repl_backlog_size", &1048576);
+    kv("repl_backlog_first_byte_offset", &1);
+    kv("repl_backlog_histlen", &r.offset);
 }

@@ -526,6 +526,9 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return Err(RedisError::new(error::SYNTAX));
         }
     }
+    if ctx.state.cluster.is_some() && (src_db != 0 || dst_db != 0) {
+        return Err(RedisError::new(error::COPY_DB_IN_CLUSTER));
+    }
     if src_db == dst_db && src == dst {
         return Err(RedisError::new(error::SAME_OBJECT));
     }
@@ -560,6 +563,9 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn move_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if ctx.state.cluster.is_some() {
+        return Err(RedisError::new(error::MOVE_IN_CLUSTER));
+    }
     let key = &a[1];
     let src_db = ctx.client.db;
     let dst_db = parse_db_index(ctx, &a[2])?;

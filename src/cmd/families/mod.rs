@@ -10,6 +10,7 @@ pub mod bitmaps;
 pub mod client;
 pub mod client_settings;
 pub mod cluster;
+pub mod cluster_view;
 pub mod command;
 pub mod config;
 pub mod connection;

@@ -189,12 +189,20 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = ctx.state.pubsub.limits();
     let n = ctx.state.pubsub.publish(&a[1], &a[2], limits, ctx.now);
+    if ctx.state.cluster.is_some() {
+        // Every other node delivers it to its own subscribers; the count is this node's.
+        crate::cmd::runtime::cluster::hooks::publish_to_others(ctx.state, &a[1], &a[2], false);
+    }
     Ok(Reply::Int(n as i64))
 }
 
 fn spublish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = ctx.state.pubsub.limits();
     let n = ctx.state.pubsub.spublish(&a[1], &a[2], limits, ctx.now);
+    if ctx.state.cluster.is_some() {
+        // The other nodes of this shard deliver it too.
+        crate::cmd::runtime::cluster::hooks::publish_to_others(ctx.state, &a[1], &a[2], true);
+    }
     Ok(Reply::Int(n as i64))
 }
 

@@ -17,81 +17,124 @@
 //! RESPLOCK.FAULT LIST | CLEAR [id]
 //! RESPLOCK.SNAPSHOT [name]
 //! RESPLOCK.RESTART [EMPTY | KEEP | FROM name]
+//! RESPLOCK.CLUSTER MIGRATE | MOVEKEYS | FAIL | PARTITION | HEAL ...   (cluster nodes)
+//! RESPLOCK.HISTORY [KEY] key [COUNT n]     -> this node's events of the key (JSON lines)
+//! RESPLOCK.HISTORY EXPORT | STATS | RESET   -> every node's history as JSON lines, figures
+//! RESPLOCK.FENCED.WRITE resource token value [CHECK]   -> OK, or STALE when CHECK refuses
+//! RESPLOCK.FENCED.READ resource             -> [token, value] or nil
 //! RESPLOCK.<any of them> HELP
 //! ```
 //!
 //! None of them can lock a test out (see `runtime/fault_table.rs`): a bare DISCONNECT spares
 //! control connections, connection-time commands pass catch-all faults, pauses and refusals.
+//!
+//! `RESPLOCK.CLUSTER` (see `testctl/cluster.rs`) is run by the request path of a cluster
+//! node without the server lock, since it takes the locks of several nodes; its rows' handler
+//! only answers on a server that is no cluster node.
 
 use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::{Handler, Row};
+use crate::cmd::runtime::table::{container, Handler, Row};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::time::Duration;
 
-use crate::cmd::testctl::dataset::{move_clock, restart, take_snapshot, Restore, DEFAULT_SNAPSHOT};
+use crate::cmd::testctl::dataset::{
+    freeze_clock, move_clock, restart, resume_clock, take_snapshot, Restore, DEFAULT_SNAPSHOT,
+};
+use crate::cmd::testctl::faults::noted;
+use crate::cmd::testctl::history;
 
 /// Every test command: never from scripts or MULTI, always served (even past a busy script
 /// or while the server is paused by a fault).
 const TEST: u32 = TEST_ONLY | NOSCRIPT | NO_MULTI | ALLOW_BUSY | LOADING | STALE;
 
 pub const COMMANDS: &[Row] = &[
-    Row::new("resplock.clock", crate::cmd::runtime::table::container)
-        .own(
-            -2,
-            TEST,
-            (0, 0, 0),
-            "server",
-            "0.1.0",
-            "Move the server's clock (test servers only)",
-        )
-        .subs(CLOCK_SUBS),
-    Row::new("resplock.fault", crate::cmd::runtime::table::container)
-        .own(
-            -2,
-            TEST,
-            (0, 0, 0),
-            "server",
-            "0.1.0",
-            "Inject faults (test servers only)",
-        )
-        .subs(FAULT_SUBS),
-    Row::new("resplock.snapshot", snapshot_cmd).own(
+    test_row(
+        "resplock.clock",
+        container,
+        -2,
+        "Move the server's clock (test servers only)",
+    )
+    .subs(CLOCK_SUBS),
+    test_row(
+        "resplock.fault",
+        container,
+        -2,
+        "Inject faults (test servers only)",
+    )
+    .subs(FAULT_SUBS),
+    test_row(
+        "resplock.snapshot",
+        snapshot_cmd,
         -1,
-        TEST,
-        (0, 0, 0),
-        "server",
-        "0.1.0",
         "Keep a copy of the dataset for RESPLOCK.RESTART (test servers only)",
     ),
-    Row::new("resplock.restart", restart_cmd).own(
+    test_row(
+        "resplock.restart",
+        restart_cmd,
         -1,
-        TEST,
-        (0, 0, 0),
-        "server",
-        "0.1.0",
         "Simulate a restart without persistence (test servers only)",
     ),
+    test_row(
+        "resplock.history",
+        history_cmd,
+        -2,
+        "Read the lock history (test servers only)",
+    ),
+    test_row(
+        "resplock.fenced.write",
+        fenced_write,
+        -4,
+        "Write a fenced resource with a fencing token (test servers only)",
+    ),
+    test_row(
+        "resplock.fenced.read",
+        fenced_read,
+        2,
+        "Read a fenced resource (test servers only)",
+    ),
+    test_row(
+        "resplock.cluster",
+        container,
+        -2,
+        "Move slots, fail and partition nodes of an in-process cluster (test servers only)",
+    )
+    .subs(CLUSTER_SUBS),
 ];
 
-/// A subcommand of a `RESPLOCK.*` container: its arity and COMMAND DOCS's summary.
-const fn sub(name: &'static str, handler: Handler, arity: i32, summary: &'static str) -> Row {
+/// A `RESPLOCK.*` command or subcommand (none is in redis-server's recording, so each
+/// describes itself): its arity and COMMAND DOCS's summary.
+const fn test_row(name: &'static str, handler: Handler, arity: i32, summary: &'static str) -> Row {
     Row::new(name, handler).own(arity, TEST, (0, 0, 0), "server", "0.1.0", summary)
 }
 
+const CLUSTER_SUBS: &[Row] = &[
+    test_row("migrate", not_a_cluster, 4, "Move slots"),
+    test_row("movekeys", not_a_cluster, -4, "Move keys"),
+    test_row("fail", not_a_cluster, 3, "Fail a master"),
+    test_row("partition", not_a_cluster, -3, "Cut a node off"),
+    test_row("heal", not_a_cluster, 3, "Bring a node back"),
+];
+
+/// RESPLOCK.CLUSTER on a server that is no cluster node (a node's request path runs these
+/// itself, see `dispatch/cluster.rs`).
+fn not_a_cluster(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Err(RedisError::new(error::CLUSTER_DISABLED))
+}
+
 const CLOCK_SUBS: &[Row] = &[
-    sub("get", clock_get, 2, "The clock, Unix ms"),
-    sub("advance", clock_advance, 3, "Move it by ms"),
-    sub("set", clock_set, 3, "Set it to Unix ms"),
-    sub("freeze", clock_freeze, 2, "Stop it"),
-    sub("resume", clock_resume, 2, "Let it run"),
-    sub("reset", clock_reset, 2, "Back to system time"),
-    sub("help", clock_help, 2, "Show helpful text"),
+    test_row("get", clock_get, 2, "The clock, Unix ms"),
+    test_row("advance", clock_advance, 3, "Move it by ms"),
+    test_row("set", clock_set, 3, "Set it to Unix ms"),
+    test_row("freeze", clock_freeze, 2, "Stop it"),
+    test_row("resume", clock_resume, 2, "Let it run"),
+    test_row("reset", clock_reset, 2, "Back to system time"),
+    test_row("help", clock_help, 2, "Show helpful text"),
 ];
 
 /// The `HELP` replies, in Redis's HELP shape (addReplyHelp: the header, the lines, HELP).
@@ -176,17 +219,17 @@ fn fault_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 const FAULT_SUBS: &[Row] = &[
-    sub("error", fault_error, -3, "Fail requests"),
-    sub("delay", fault_delay, -3, "Delay replies"),
-    sub("drop", fault_drop, -2, "Drop requests"),
-    sub("drop-after", fault_drop_after, -2, "Lose replies"),
-    sub("pause", fault_pause, 3, "Stop answering"),
-    sub("unpause", fault_unpause, 2, "End a pause"),
-    sub("disconnect", fault_disconnect, -2, "Close clients"),
-    sub("refuse-connections", fault_refuse, 3, "Refuse"),
-    sub("list", fault_list, 2, "The rules set"),
-    sub("clear", fault_clear, -2, "Remove rules"),
-    sub("help", fault_help, 2, "Show helpful text"),
+    test_row("error", fault_error, -3, "Fail requests"),
+    test_row("delay", fault_delay, -3, "Delay replies"),
+    test_row("drop", fault_drop, -2, "Drop requests"),
+    test_row("drop-after", fault_drop_after, -2, "Lose replies"),
+    test_row("pause", fault_pause, 3, "Stop answering"),
+    test_row("unpause", fault_unpause, 2, "End a pause"),
+    test_row("disconnect", fault_disconnect, -2, "Close clients"),
+    test_row("refuse-connections", fault_refuse, 3, "Refuse"),
+    test_row("list", fault_list, 2, "The rules set"),
+    test_row("clear", fault_clear, -2, "Remove rules"),
+    test_row("help", fault_help, 2, "Show helpful text"),
 ];
 
 fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -195,28 +238,28 @@ fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 fn clock_advance(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let ms = args::int(&a[2])?;
-    move_clock(ctx.state, |c| c.advance_ms(ms));
+    move_clock(ctx.state, "advance", |c| c.advance_ms(ms));
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let ms = args::int(&a[2])?;
-    move_clock(ctx.state, |c| c.set_ms(ms));
+    move_clock(ctx.state, "set", |c| c.set_ms(ms));
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_freeze(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    ctx.state.clock.freeze();
+    freeze_clock(ctx.state);
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_resume(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    ctx.state.clock.resume();
+    resume_clock(ctx.state);
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
 fn clock_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    move_clock(ctx.state, |c| c.reset());
+    move_clock(ctx.state, "reset", |c| c.reset());
     Ok(Reply::Int(ctx.state.clock.now_ms()))
 }
 
@@ -249,6 +292,15 @@ fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
     Ok((target, count))
 }
 
+/// The request's words after `RESPLOCK.FAULT`, for the lock history.
+fn words(a: &[Bytes]) -> String {
+    a[1..]
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
     let (target, count) = target_and_count(opts)?;
     Ok(Reply::Int(
@@ -257,6 +309,7 @@ fn add_rule(ctx: &Ctx, action: Action, opts: &[Bytes]) -> CmdResult {
 }
 
 fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let text = &a[2];
     if text.is_empty() || text.iter().any(|&b| b == b'\r' || b == b'\n') {
         return Err(RedisError::new(error::TEST_FAULT_ERROR_TEXT));
@@ -265,6 +318,7 @@ fn fault_error(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let ms = args::non_negative(&a[2], None)?;
     add_rule(
         ctx,
@@ -274,26 +328,31 @@ fn fault_delay(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_drop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     add_rule(ctx, Action::Drop, &a[2..])
 }
 
 fn fault_drop_after(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     add_rule(ctx, Action::DropAfter, &a[2..])
 }
 
 fn fault_pause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let ms = args::non_negative(&a[2], None)?;
     ctx.state.faults.pause(Duration::from_millis(ms as u64));
     Ok(Reply::ok())
 }
 
-fn fault_unpause(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+fn fault_unpause(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     ctx.state.faults.unpause();
     Ok(Reply::ok())
 }
 
 fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     use std::sync::atomic::Ordering::Relaxed;
+    noted(ctx.state, &words(a));
     // ALL and OTHERS spare control connections (the caller is one): a test that breaks the
     // network keeps its way back. A connection named by ID, NAME or ADDR goes, whatever it is.
     let n = match &a[2..] {
@@ -317,6 +376,7 @@ fn fault_disconnect(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn fault_refuse(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let on = if is(&a[2], "yes") {
         true
     } else if is(&a[2], "no") {
@@ -360,6 +420,7 @@ fn fault_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 fn fault_clear(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    noted(ctx.state, &words(a));
     let id = match &a[2..] {
         [] => None,
         [id] => Some(args::long_in(id, 1, i64::MAX, None)? as u64),
@@ -380,22 +441,93 @@ fn snapshot_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn restart_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let restore = match &a[1..] {
+    let (restore, label) = match &a[1..] {
         [w] if is(w, "help") => return Ok(help_reply(RESTART_HELP)),
-        [] => Restore::Empty,
-        [w] if is(w, "empty") => Restore::Empty,
-        [w] if is(w, "keep") => Restore::Keep,
+        [] => (Restore::Empty, "empty".to_string()),
+        [w] if is(w, "empty") => (Restore::Empty, "empty".to_string()),
+        [w] if is(w, "keep") => (Restore::Keep, "keep".to_string()),
         [w, name] if is(w, "from") => {
             let name = String::from_utf8_lossy(name);
             match ctx.state.snapshots.lock().get(name.as_ref()) {
-                Some(s) => Restore::From(s.clone()),
+                Some(s) => (Restore::From(s.clone()), format!("from {name}")),
                 None => return Err(RedisError::new(error::TEST_NO_SUCH_SNAPSHOT)),
             }
         }
         _ => return Err(RedisError::new(error::SYNTAX)),
     };
     // The caller's connection goes too, once this reply is written.
-    restart(ctx.state, &restore, Some(ctx.client.id));
+    restart(ctx.state, &restore, Some(ctx.client.id), &label);
     ctx.client.close_after_reply = true;
     Ok(Reply::ok())
+}
+
+// ---------------------------------------------------------------------------- lock history
+
+/// `RESPLOCK.HISTORY [KEY] key [COUNT n] | EXPORT | STATS | RESET`.
+fn history_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let state = ctx.state;
+    match &a[1..] {
+        [w] if is(w, "export") => Ok(Reply::Bulk(Bytes::from(
+            history::export(state).to_json_lines(),
+        ))),
+        [w] if is(w, "stats") => {
+            let (events, bytes, dropped, on) = history::stats(state);
+            let s = |t: &'static str| Reply::Bulk(Bytes::from_static(t.as_bytes()));
+            Ok(Reply::Array(vec![
+                s("recording"),
+                Reply::Int(on as i64),
+                s("events"),
+                Reply::Int(events as i64),
+                s("bytes"),
+                Reply::Int(bytes as i64),
+                s("dropped"),
+                Reply::Int(dropped as i64),
+            ]))
+        }
+        [w] if is(w, "reset") => {
+            history::reset(state);
+            Ok(Reply::ok())
+        }
+        _ => {
+            let rest = match &a[1..] {
+                [w, rest @ ..] if is(w, "key") && !rest.is_empty() => rest,
+                rest => rest,
+            };
+            let (key, count) = match rest {
+                [key] => (key, 100),
+                [key, c, n] if is(c, "count") => (
+                    key,
+                    args::long_in(n, 1, i64::MAX, Some(error::VALUE_OUT_OF_RANGE_POSITIVE))?
+                        as usize,
+                ),
+                _ => return Err(RedisError::new(error::SYNTAX)),
+            };
+            Ok(Reply::Array(
+                history::key_lines(state, ctx.client.db, key, count)
+                    .into_iter()
+                    .map(Reply::Bulk)
+                    .collect(),
+            ))
+        }
+    }
+}
+
+/// `RESPLOCK.FENCED.WRITE resource token value [CHECK]`.
+fn fenced_write(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let token = args::int(&a[2])?;
+    let check = match &a[4..] {
+        [] => false,
+        [w] if is(w, "check") => true,
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    history::fenced_write(ctx.state, ctx.client, &a[1], token, &a[3], check)?;
+    Ok(Reply::ok())
+}
+
+/// `RESPLOCK.FENCED.READ resource` -> `[token, value]`, or nil before any write.
+fn fenced_read(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    Ok(match history::fenced_read(ctx.state, &a[1]) {
+        Some((token, value)) => Reply::Array(vec![Reply::Int(token), Reply::Bulk(value)]),
+        None => Reply::Nil,
+    })
 }

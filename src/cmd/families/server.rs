@@ -134,7 +134,10 @@ fn bgrewriteaof(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 /// ROLE: a master at offset 0 with no replicas.
-fn role(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+fn role(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    if let Some(r) = crate::cmd::runtime::cluster::hooks::replication(ctx.state) {
+        return Ok(cluster_role(r));
+    }
     Ok(Reply::Array(vec![
         Reply::bulk_static("master"),
         Reply::Int(0),
@@ -144,12 +147,45 @@ fn role(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 /// REPLICAOF NO ONE is +OK (already a master); following a master is refused after Redis's
 /// own port check.
-fn replicaof(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+fn replicaof(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if ctx.state.cluster.is_some() {
+        return Err(RedisError::new(error::REPLICAOF_IN_CLUSTER));
+    }
     if is(&a[1], "no") && is(&a[2], "one") {
         return Ok(Reply::ok());
     }
     match args::parse_i64(&a[2]) {
         Some(p) if (0..=65535).contains(&p) => Err(RedisError::new(error::NO_REPLICATION)),
         _ => Err(RedisError::new(error::INVALID_MASTER_PORT)),
+    }
+}
+
+/// ROLE on a cluster node: a master with its replicas (address and offset), or a replica
+/// with its master, link state and offset.
+fn cluster_role(r: crate::cmd::runtime::cluster::hooks::Replication) -> Reply {
+    match r.master {
+        Some((ip, port, up)) => Reply::Array(vec![
+            Reply::bulk_static("slave"),
+            Reply::bulk_str(&ip),
+            Reply::Int(port as i64),
+            Reply::bulk_static(if up { "connected" } else { "connect" }),
+            Reply::Int(if up { r.offset as i64 } else { -1 }),
+        ]),
+        None => Reply::Array(vec![
+            Reply::bulk_static("master"),
+            Reply::Int(r.offset as i64),
+            Reply::Array(
+                r.replicas
+                    .iter()
+                    .map(|(ip, port, off, _)| {
+                        Reply::Array(vec![
+                            Reply::bulk_str(ip),
+                            Reply::bulk_str(&port.to_string()),
+                            Reply::bulk_str(&off.to_string()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ]),
     }
 }

@@ -348,21 +348,7 @@ fn compare(x: &Item, y: &Item, alpha: bool, bypattern: bool) -> Ordering {
 /// Redis's sortGetKeys, for COMMAND GETKEYS: the sorted key, and the key after the last STORE
 /// (LIMIT skips two arguments, GET and BY one; a STORE's key is scanned as an option too).
 pub fn key_positions(args: &[Bytes]) -> Vec<usize> {
-    let mut keys = vec![1];
-    let mut store = None;
-    let mut a = Args::new(args, 2);
-    while let Some(opt) = a.next() {
-        if is(opt, "limit") {
-            a.next();
-            a.next();
-        } else if is(opt, "get") || is(opt, "by") {
-            a.next();
-        } else if is(opt, "store") && !a.is_empty() {
-            store = Some(a.position());
-        }
-    }
-    keys.extend(store);
-    keys
+    crate::cmd::runtime::cluster::keys::sort_keys(args)
 }
 
 #[cfg(test)]

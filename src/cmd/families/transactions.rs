@@ -89,6 +89,9 @@ fn exec(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
             Ok(Reply::NilArray)
         };
     }
+    if crate::cmd::runtime::lock_history::on(state) {
+        crate::cmd::runtime::lock_history::exec_watched(state, state.watches.keys_of(id));
+    }
     // Unwatch at once; the client shows as in MULTI (CLIENT LIST) until its commands ran.
     state.watches.forget(id);
     let reply = run_queued(ctx, m.queued);

@@ -3,6 +3,7 @@
 //! to report, times the command and records it (`observe`).
 
 use crate::cmd::runtime::keyspace_events as notify;
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::observe;
 use crate::cmd::runtime::pause;
 use crate::cmd::runtime::state::{Ctx, ServerState};
@@ -19,6 +20,18 @@ pub fn in_resp2_subscribed_mode(ctx: &Ctx) -> bool {
 /// Run an already resolved command. The caller holds the server lock and has checked
 /// authentication and the connection's mode.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
+    // One test of a pointer outside cluster mode.
+    let state = ctx.state;
+    if let Some(node) = &state.cluster {
+        return crate::cmd::runtime::cluster::hooks::call_in_cluster(
+            ctx, node, cmd, args, call_here,
+        );
+    }
+    call_here(ctx, cmd, args)
+}
+
+/// [`call`] itself: the handler between its events, timing and records.
+fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     // Timed on the system clock, as Redis's call() with ustime(). A client's own command
     // starts when `execute` read the clock; a script's or transaction's commands read it.
     let top = !ctx.in_script && !ctx.in_exec;
@@ -27,6 +40,12 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         _ => crate::clock::system_us(),
     };
     track_events(ctx.state, ctx.now);
+    // The lock history: what runs, for the keys it changes (commands served without the
+    // lock past a busy script, ALLOW_BUSY, change none and must not take its record).
+    let history = lock_history::on(ctx.state) && !cmd.has(crate::cmd::base::flags::ALLOW_BUSY);
+    if history {
+        lock_history::before_call(ctx.state, cmd, args, ctx.in_script);
+    }
     let result = match cmd.runs {
         Runs::Handler(handler) => handler(ctx, args),
         // A script row reaches `call` from nowhere that may run it (scripts and the embedding
@@ -40,6 +59,10 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    if history && top {
+        let who = lock_history::client_ref(ctx.client);
+        lock_history::after_request(ctx.state, &who, "", "", started);
+    }
     let ended = crate::clock::system_us();
     if top {
         ctx.client.recent_us = ended;

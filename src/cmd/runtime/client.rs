@@ -164,6 +164,11 @@ pub struct Client {
     pub(crate) recent_us: i64,
     /// System time (µs) the current command started at (its duration's start).
     pub(crate) started_us: i64,
+    /// On a cluster node: READONLY and ASKING (`cluster::registry::client_flags`).
+    pub cluster_flags: u8,
+    /// On a cluster node: the version of the node's view this client's command was routed
+    /// with (routed again under the lock if the view changed meanwhile).
+    pub cluster_seen: u64,
 }
 
 impl Client {
@@ -183,6 +188,8 @@ impl Client {
             block_deadline: 0,
             recent_us: 0,
             started_us: 0,
+            cluster_flags: 0,
+            cluster_seen: 0,
         }
     }
 

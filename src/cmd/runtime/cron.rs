@@ -1,5 +1,6 @@
-//! Background work on the server's state, as Redis's serverCron does it: active expiry and
-//! the idle-client timeout. The server layer spawns [`run`].
+//! Background work on the server's state, as Redis's serverCron does it: active expiry, the
+//! idle-client timeout, and on a cluster master the replication PING. The server layer spawns
+//! [`run`].
 
 use crate::cmd::runtime::state::ServerState;
 use std::sync::atomic::Ordering;
@@ -8,7 +9,49 @@ use std::time::Duration;
 
 /// Run the background cycles until the server shuts down.
 pub async fn run(state: Arc<ServerState>) {
-    tokio::join!(active_expiry(state.clone()), idle_clients(state));
+    tokio::join!(
+        active_expiry(state.clone()),
+        replication_ping(state.clone()),
+        idle_clients(state)
+    );
+}
+
+/// On a cluster node, once a second: Redis's replicationCron PING (every
+/// repl-ping-replica-period seconds a master sends its replicas a PING, which moves the
+/// replication offset, so replicas of an idle master stop reporting offset 0, "loading",
+/// after at most one period) and clientsCron's redirection of clients blocked on a slot the
+/// node no longer serves.
+async fn replication_ping(state: Arc<ServerState>) {
+    if state.cluster.is_none() {
+        return;
+    }
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut loops: u64 = 0;
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let period = state
+            .config
+            .read()
+            .get("repl-ping-replica-period")
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(10)
+            .max(1);
+        if loops.is_multiple_of(period) {
+            crate::cmd::runtime::cluster::feed::ping(&state);
+        }
+        loops += 1;
+        // Clients blocked on a slot this node stopped serving are redirected.
+        if state.blocking.any() {
+            if let Some(held) = state.lock.lock_briefly() {
+                crate::cmd::runtime::cluster::hooks::redirect_blocked(&state);
+                drop(held);
+            }
+        }
+    }
 }
 
 /// `timeout`: close clients idle longer than that many seconds, checked every second, with
@@ -62,7 +105,10 @@ async fn active_expiry(state: Arc<ServerState>) {
             if let Some(guard) = state.lock.lock_briefly() {
                 let started = std::time::Instant::now();
                 // A client pause keeps the dataset constant: no active expiry meanwhile.
-                let slowest_del = if crate::cmd::runtime::pause::is_paused(&state) {
+                let slowest_del = if crate::cmd::runtime::pause::is_paused(&state)
+                    || crate::cmd::runtime::cluster::feed::is_replica(&state)
+                {
+                    // A replica leaves expiry to its master (it gets the deletions).
                     Duration::ZERO
                 } else if full {
                     // A moved clock: every stale key goes now (no latency sample: the
@@ -72,6 +118,8 @@ async fn active_expiry(state: Arc<ServerState>) {
                 } else {
                     state.keyspace.active_expire_round(state.clock.now_ms())
                 };
+                // A cluster master's replicas get the deletions.
+                crate::cmd::runtime::cluster::feed::commit(&state);
                 drop(guard);
                 let ms = started.elapsed().as_millis() as u64;
                 // Redis samples each expired key's deletion; the history keeps a second's

@@ -5,6 +5,7 @@
 //! `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>` (message:
 //! the key) like PUBLISH; commands only say what happened.
 
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::cmd::runtime::tracking;
 use crate::cmd::runtime::watch;
@@ -27,6 +28,10 @@ pub fn wants(state: &ServerState, class: u32) -> bool {
 /// or pattern subscription anywhere this is one atomic load. Otherwise the flags are parsed
 /// from the live configuration (a few characters), so CONFIG SET takes effect at once.
 pub fn keyspace_event(state: &ServerState, class: u32, event: &str, key: &[u8], db: usize) {
+    if state.cluster.is_some() {
+        // A cluster master's replicas raise it too (they may have subscribers).
+        crate::cmd::runtime::cluster::feed::event(state, class, event, key, db);
+    }
     if state.pubsub.subscriptions() == 0 {
         return;
     }
@@ -77,6 +82,10 @@ impl Ctx<'_> {
         // watch of a key that was already stale is settled before this change is seen.
         self.state.keyspace.report_pending();
         watch::key_modified(self.state, db, key);
+        if lock_history::on(self.state) {
+            lock_history::touched(self.state, db, key);
+        }
+        crate::cmd::runtime::cluster::feed::touched(self.state, db, key);
         let by = tracking::modifier(self.state, self.client.id, self.in_script);
         tracking::key_modified(self.state, by, key);
     }

@@ -2,7 +2,9 @@
 //! command's view of it (`state`: `ServerState`, `Ctx`), clients (`client`), [`call::call`],
 //! typed access to values (`typed`), the server lock (`lock`), and the server's
 //! subsystems: ACL, blocked clients, WATCH, client tracking, CLIENT PAUSE, eviction,
-//! keyspace events, observation (statistics, slow log, latency, MONITOR) and the fault table.
+//! keyspace events, observation (statistics, slow log, latency, MONITOR), the fault table and
+//! the lock history's recording, and
+//! cluster mode.
 //!
 //! `ServerState` holds every subsystem's state, and a subsystem's operations take the
 //! `ServerState`; so the state a subsystem keeps is a type that names nothing else of this
@@ -15,6 +17,7 @@ pub mod call;
 pub mod client;
 pub mod client_limits;
 pub mod clients;
+pub mod cluster;
 pub mod cron;
 pub mod evict;
 pub mod fault_table;
@@ -22,6 +25,7 @@ pub mod handoff;
 pub mod keyspace_events;
 pub mod listeners;
 pub mod lock;
+pub mod lock_history;
 pub mod observe;
 pub mod pause;
 pub mod script_flags;

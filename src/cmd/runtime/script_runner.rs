@@ -6,10 +6,11 @@
 use crate::cmd::base::flags;
 use crate::cmd::runtime::call::call;
 use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::cluster::hooks::ScriptSlot;
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::cmd::runtime::table::{Command, Runs, ScriptCall};
-use crate::error;
+use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::Host;
 use bytes::Bytes;
@@ -19,7 +20,7 @@ use std::time::Instant;
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
 pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
     match cmd.runs {
-        Runs::Script(call) => run_script(state, db, call, args),
+        Runs::Script(call) => run_script(state, db, 0, call, args),
         Runs::Handler(_) | Runs::ScriptKill { .. } => {
             Reply::error(error::unknown_command(&args[0], &args[1..]))
         }
@@ -38,7 +39,10 @@ pub(crate) fn script_in_transaction(
     if inline {
         handoff::set_inline_since(Some(Instant::now()));
     }
-    let reply = run_script(state, client.db, call, args);
+    if crate::cmd::runtime::lock_history::on(state) {
+        crate::cmd::runtime::lock_history::before_script(state, args);
+    }
+    let reply = run_script(state, client.db, client.cluster_flags, call, args);
     if inline {
         handoff::set_inline_since(None);
     }
@@ -47,10 +51,13 @@ pub(crate) fn script_in_transaction(
 
 /// Run a script command with the server lock held by the caller. The script's
 /// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
-/// Redis) with the clock frozen at the script's start.
+/// Redis) with the clock frozen at the script's start. `origin` is the calling client's
+/// cluster flags (READONLY, ASKING), which its `redis.call`s are routed with on a cluster
+/// node.
 pub(crate) fn run_script(
     state: &ServerState,
     db: usize,
+    origin: u8,
     kind: ScriptCall,
     args: &[Bytes],
 ) -> Reply {
@@ -65,11 +72,18 @@ pub(crate) fn run_script(
         client: &mut client,
         now: state.clock.now_ms(),
         readonly: false,
+        cluster: state
+            .cluster
+            .as_ref()
+            .map(|_| ScriptSlot::for_call(state, args, origin)),
     };
-    match kind {
+    let reply = match kind {
         ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
-    }
+    };
+    // On a cluster node the script's effects go to the replicas as one unit.
+    crate::cmd::runtime::cluster::feed::commit(state);
+    reply
 }
 
 /// The command layer seen from a running script.
@@ -78,6 +92,8 @@ struct ScriptHost<'a> {
     client: &'a mut Client,
     now: i64,
     readonly: bool,
+    /// On a cluster node: the script's slot and what its calls may touch.
+    cluster: Option<ScriptSlot>,
 }
 
 /// lookupCommand as scripts see it: a container with a subcommand argument resolves to the
@@ -119,6 +135,14 @@ impl Host for ScriptHost<'_> {
         ) {
             return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
         }
+        if let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) {
+            if let Some(refused) = crate::cmd::runtime::cluster::hooks::script_call_refused(
+                self.state, node, c, parent, args, slot,
+            ) {
+                return Err(refused);
+            }
+            slot.wrote |= c.has(flags::WRITE);
+        }
         if c.has(flags::WRITE) {
             self.state.scripting.mark_wrote();
         }
@@ -151,5 +175,23 @@ impl Host for ScriptHost<'_> {
 
     fn set_readonly(&mut self, readonly: bool) {
         self.readonly = readonly;
+    }
+
+    fn prepare(&mut self, script_flags: u32) -> Result<(), RedisError> {
+        use crate::script::script_flags as sf;
+        let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) else {
+            return Ok(());
+        };
+        if script_flags & sf::NO_CLUSTER != 0 {
+            return Err(RedisError::new(error::SCRIPT_NO_CLUSTER));
+        }
+        let replica = node.shared.membership.view(node.me).nodes[node.me]
+            .master
+            .is_some();
+        if replica && script_flags & sf::NO_WRITES == 0 {
+            return Err(RedisError::new(error::READONLY_SCRIPT));
+        }
+        slot.cross_slot = crate::cmd::runtime::cluster::hooks::script_may_cross_slots(script_flags);
+        Ok(())
     }
 }

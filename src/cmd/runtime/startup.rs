@@ -5,6 +5,7 @@
 use crate::cmd::runtime::acl;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
+use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::tracking;
 use crate::cmd::runtime::watch;
@@ -37,8 +38,12 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                 match event {
                     KeyEvent::Expired => {
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
+                        crate::cmd::runtime::cluster::feed::expired(&s, db, key);
                         tracking::key_modified(&s, 0, key);
                         watch::key_expired(&s, db, key);
+                        if lock_history::on(&s) {
+                            lock_history::removed(&s, db, key, false);
+                        }
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
                     KeyEvent::Ready => blocking::key_ready(&s, db, key),

@@ -98,11 +98,25 @@ pub struct ServerState {
     pub snapshots: Mutex<std::collections::HashMap<String, Arc<crate::keyspace::Snapshot>>>,
     /// The `RESPLOCK.*` commands resolve (started with `enable_test_commands`).
     pub test_commands: bool,
+    /// `lock-history`: the recorder of lock-key changes and the fenced resources.
+    pub lock_history: crate::cmd::runtime::lock_history::registry::LockHistory,
+    /// This server is a node of an in-process cluster (`--cluster N`); None otherwise, and
+    /// then nothing of cluster mode runs (the request path and `call` test this once).
+    pub cluster: Option<Arc<crate::cmd::runtime::cluster::registry::ClusterNode>>,
 }
 
 impl ServerState {
     /// A server's state for `config`, serving `commands` (normally `cmd::commands()`).
     pub fn new(config: Config, commands: &'static CommandTable) -> Arc<ServerState> {
+        Self::new_node(config, commands, None)
+    }
+
+    /// [`ServerState::new`] for a node of an in-process cluster (`cluster` Some).
+    pub fn new_node(
+        config: Config,
+        commands: &'static CommandTable,
+        cluster: Option<Arc<crate::cmd::runtime::cluster::registry::ClusterNode>>,
+    ) -> Arc<ServerState> {
         let run_id = (0..40)
             .map(|_| char::from_digit(fastrand::u32(0..16), 16).expect("hex digit"))
             .collect();
@@ -147,6 +161,8 @@ impl ServerState {
             serve_client: Mutex::new(crate::cmd::runtime::client::Client::detached(0, 0, 2)),
             faults: crate::cmd::runtime::fault_table::Faults::new(),
             snapshots: Mutex::new(std::collections::HashMap::new()),
+            lock_history: Default::default(),
+            cluster,
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
         let start_s = state.clock.now_ms() / 1000;
@@ -169,6 +185,7 @@ impl ServerState {
         self.observe.refresh(&config);
         self.eviction.refresh(&config);
         self.acl.sync_requirepass(&config.requirepass);
+        self.lock_history.refresh(&config);
         let lfu = config.maxmemory_policy.ends_with("-lfu");
         let packed = (lfu as u64) << 63
             | (config.lfu_log_factor as u64 & 0x7fff_ffff) << 32

@@ -131,6 +131,17 @@ impl Watches {
         self.watched.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The keys `client` watches (the lock history counts a transaction under WATCH of a
+    /// key as a check-and-set of it).
+    pub fn keys_of(&self, client: u64) -> Vec<(usize, Bytes)> {
+        self.inner
+            .lock()
+            .clients
+            .get(&client)
+            .map(|c| c.keys.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// UNWATCH, EXEC, DISCARD, RESET, disconnect: forget the client's keys and its dirty flag.
     pub fn forget(&self, client: u64) {
         let mut r = self.inner.lock();

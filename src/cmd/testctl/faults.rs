@@ -63,3 +63,11 @@ pub(crate) async fn wait_while_paused(state: &ServerState, client: &Client) -> b
     };
     state.faults.wait_unpaused(stop).await
 }
+
+/// A fault was set or cleared (`text`: as given, `PAUSE 500`): the lock history keeps it, so
+/// a timeline shows what broke when.
+pub fn noted(state: &ServerState, text: &str) {
+    if crate::cmd::runtime::lock_history::on(state) {
+        crate::cmd::runtime::lock_history::fault(state, text);
+    }
+}

@@ -13,11 +13,17 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from lock_history import Recorder
+
 NODES = [
     (h, int(p))
     for h, p in (n.rsplit(":", 1) for n in os.environ["RESPLOCK_NODES"].split(","))
 ]
 LIBRARY = os.environ.get("SCENARIO", os.path.basename(sys.argv[0]))
+# The clients' record of their lock operations (lock_history.py), written at the end to
+# RESPLOCK_CLIENT_OPS for `resplock check` beside the server's history.
+RECORDER = Recorder()
+NODE_NAMES = [f"{h}:{p}" for h, p in NODES]
 WORKERS = 20
 ROUNDS = 5
 _results = {"passed": 0, "failed": 0}
@@ -144,6 +150,8 @@ def run_threads(worker, count=WORKERS, limit=120):
 
 
 def finish():
+    if os.environ.get("RESPLOCK_CLIENT_OPS"):
+        RECORDER.save(os.environ["RESPLOCK_CLIENT_OPS"])
     p, f = _results["passed"], _results["failed"]
     print(f"{LIBRARY}: {p} passed, {f} failed")
     sys.exit(1 if f else 0)

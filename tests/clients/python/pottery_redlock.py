@@ -3,8 +3,9 @@
 from pottery import Redlock
 from pottery.exceptions import ReleaseUnlockedLock
 
-from harness import (Exclusion, ROUNDS, WORKERS, advance_clock, check, client, clients,
-                     eventually, finish, pause, run_threads, stop, step, unpause)
+from harness import (Exclusion, NODE_NAMES, RECORDER, ROUNDS, WORKERS, advance_clock, check,
+                     client, clients, eventually, finish, pause, run_threads, stop, step,
+                     unpause)
 
 masters = clients()
 
@@ -65,10 +66,22 @@ def release_by_non_owner():
 def mutual_exclusion():
     excl = Exclusion(client(0, socket_timeout=5))
 
-    def worker(_):
+    def worker(i):
+        me = f"worker-{i}"
         for _ in range(ROUNDS):
-            with lock():
+            mine = lock()
+            # pottery names the key redlock:<key> and makes its token (_uuid) in acquire.
+            with RECORDER.op(me, "acquire", "redlock:res", ttl_ms=10_000, nodes=NODE_NAMES) as got:
+                got.ok = mine.acquire()
+                got.token = mine._uuid
+            check(got.ok, "acquired")
+            with RECORDER.op(me, "use", "redlock:res", token=got.token, nodes=NODE_NAMES,
+                             resource="exclusion:counter"):
                 excl.enter()
+            with RECORDER.op(me, "release", "redlock:res", token=got.token,
+                             nodes=NODE_NAMES) as done:
+                mine.release()
+                done.ok = True
 
     run_threads(worker)
     check(excl.overlaps == 0, f"{excl.overlaps} overlaps")

@@ -5,7 +5,8 @@ import threading
 
 import redis_lock
 
-from harness import Exclusion, ROUNDS, WORKERS, advance_clock, check, client, finish, run_threads, step
+from harness import (Exclusion, RECORDER, ROUNDS, WORKERS, advance_clock, check, client, finish,
+                     run_threads, step)
 
 r = client(socket_timeout=15)
 
@@ -69,10 +70,18 @@ def release_by_non_owner():
 def mutual_exclusion():
     excl = Exclusion(r)
 
-    def worker(_):
+    def worker(i):
+        me = f"worker-{i}"
         for _ in range(ROUNDS):
-            with redis_lock.Lock(r, "res", expire=10):
+            lock = redis_lock.Lock(r, "res", expire=10)
+            with RECORDER.op(me, "acquire", "lock:res", token=lock.id, ttl_ms=10_000) as got:
+                got.ok = lock.acquire()
+            check(got.ok, "acquired")
+            with RECORDER.op(me, "use", "lock:res", token=lock.id, resource="exclusion:counter"):
                 excl.enter()
+            with RECORDER.op(me, "release", "lock:res", token=lock.id) as done:
+                lock.release()
+                done.ok = True
 
     run_threads(worker)
     check(excl.overlaps == 0, f"{excl.overlaps} overlaps")

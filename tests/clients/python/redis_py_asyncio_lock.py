@@ -5,7 +5,7 @@ import asyncio
 import redis.asyncio as aioredis
 from redis.exceptions import LockNotOwnedError
 
-from harness import NODES, ROUNDS, WORKERS, advance_clock, check, finish, step
+from harness import NODES, RECORDER, ROUNDS, WORKERS, advance_clock, check, finish, step
 
 
 def run(coro_fn):
@@ -68,9 +68,15 @@ async def release_by_non_owner(r):
 async def mutual_exclusion(r):
     state = {"inside": 0, "overlaps": 0}
 
-    async def worker():
+    async def worker(i):
+        me = f"worker-{i}"
         for _ in range(ROUNDS):
-            async with r.lock("res", timeout=10, blocking_timeout=60, sleep=0.005):
+            lock = r.lock("res", timeout=10, blocking_timeout=60, sleep=0.005)
+            with RECORDER.op(me, "acquire", "res", ttl_ms=10_000) as got:
+                got.ok = await lock.acquire()
+                got.token = lock.local.token
+            check(got.ok, "acquired within 60 s")
+            with RECORDER.op(me, "use", "res", token=got.token, resource="exclusion:counter"):
                 state["inside"] += 1
                 if state["inside"] > 1:
                     state["overlaps"] += 1
@@ -78,8 +84,11 @@ async def mutual_exclusion(r):
                 await asyncio.sleep(0.001)
                 await r.set("exclusion:counter", n + 1)
                 state["inside"] -= 1
+            with RECORDER.op(me, "release", "res", token=got.token) as done:
+                await lock.release()
+                done.ok = True
 
-    await asyncio.gather(*(worker() for _ in range(WORKERS)))
+    await asyncio.gather(*(worker(i) for i in range(WORKERS)))
     check(state["overlaps"] == 0, f"{state['overlaps']} overlaps")
     check(int(await r.get("exclusion:counter")) == WORKERS * ROUNDS, "no lost update")
 

@@ -2,7 +2,8 @@
 
 from redis.exceptions import LockNotOwnedError
 
-from harness import Exclusion, ROUNDS, WORKERS, advance_clock, check, client, finish, run_threads, step
+from harness import (Exclusion, RECORDER, ROUNDS, WORKERS, advance_clock, check, client, finish,
+                     run_threads, step)
 
 r = client(socket_timeout=5)
 
@@ -55,10 +56,19 @@ def release_by_non_owner():
 def mutual_exclusion():
     excl = Exclusion(r)
 
-    def worker(_):
+    def worker(i):
+        me = f"worker-{i}"
         for _ in range(ROUNDS):
-            with r.lock("res", timeout=10, blocking_timeout=60, sleep=0.005):
+            lock = r.lock("res", timeout=10, blocking_timeout=60, sleep=0.005)
+            with RECORDER.op(me, "acquire", "res", ttl_ms=10_000) as got:
+                got.ok = lock.acquire()
+                got.token = lock.local.token
+            check(got.ok, "acquired within 60 s")
+            with RECORDER.op(me, "use", "res", token=got.token, resource="exclusion:counter"):
                 excl.enter()
+            with RECORDER.op(me, "release", "res", token=got.token) as done:
+                lock.release()
+                done.ok = True
 
     run_threads(worker)
     check(excl.overlaps == 0, f"{excl.overlaps} overlaps")

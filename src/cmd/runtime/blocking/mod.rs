@@ -133,6 +133,12 @@ pub fn serve_ready(state: &ServerState) {
     if !state.blocking.any() {
         return;
     }
+    serve_ready_keys(state);
+    // On a cluster node, what serving changed goes to the replicas as one unit.
+    crate::cmd::runtime::cluster::feed::commit(state);
+}
+
+fn serve_ready_keys(state: &ServerState) {
     loop {
         let batch = {
             let mut r = state.blocking.inner.lock();
@@ -272,6 +278,28 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
     };
     w.push.push_own(reply);
     true
+}
+
+/// Unblock every waiter `refuse` answers for (given its database and first key) with that
+/// reply: a cluster node redirects the clients blocked on keys of a slot it no longer
+/// serves (Redis's clusterRedirectBlockedClientIfNeeded). The caller holds the lock.
+pub fn unblock_refused(state: &ServerState, refuse: impl Fn(usize, &[u8]) -> Option<Reply>) {
+    if !state.blocking.any() {
+        return;
+    }
+    let refused: Vec<(u64, Reply)> = state
+        .blocking
+        .inner
+        .lock()
+        .clients
+        .iter()
+        .filter_map(|(id, w)| Some((*id, refuse(w.db, w.keys.first()?)?)))
+        .collect();
+    for (id, reply) in refused {
+        if let Some(w) = state.blocking.take(id) {
+            w.push.push_own(reply);
+        }
+    }
 }
 
 /// A client went away (or RESET): forget its wait, if any.

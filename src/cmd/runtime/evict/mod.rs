@@ -129,6 +129,9 @@ fn perform_evictions(state: &ServerState) -> bool {
         crate::cmd::runtime::watch::key_modified(state, db, &key);
         crate::cmd::runtime::tracking::key_modified(state, 0, &key);
         notify::keyspace_event(state, notify::EVICTED, "evicted", &key, db);
+        if crate::cmd::runtime::lock_history::on(state) {
+            crate::cmd::runtime::lock_history::removed(state, db, &key, true);
+        }
         evicted += 1;
         used = crate::alloc::used_memory().unwrap_or(0);
     }
