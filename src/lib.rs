@@ -71,7 +71,8 @@ pub use version::REDIS_VERSION;
 ///
 /// ```
 /// assert!(resplock::command_exists("SET"));
-/// assert!(!resplock::command_exists("xadd"));
+/// assert!(resplock::command_exists("xadd"));
+/// assert!(!resplock::command_exists("nosuchcommand"));
 /// ```
 pub fn command_exists(name: &str) -> bool {
     cmd::lookup(name.as_bytes()).is_some()

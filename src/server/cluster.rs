@@ -296,9 +296,10 @@ impl Cluster {
     /// let cluster = resplock::start_cluster(resplock::Config::ephemeral(), 3, 1).await?;
     /// cluster.partition(5, true).await?; // a replica
     /// assert!(std::net::TcpStream::connect(cluster.addrs()[5]).map_or(true, |s| {
-    ///     use std::io::Read;
+    ///     use std::io::{Read, Write};
+    ///     let _ = (&s).write_all(b"PING\r\n");
     ///     let mut b = [0u8; 1];
-    ///     matches!((&s).read(&mut b), Ok(0) | Err(_)) // refused: closed at once
+    ///     matches!((&s).read(&mut b), Ok(0) | Err(_)) // refused: closed, no reply
     /// }));
     /// cluster.heal(5).await?;
     /// # Ok(()) }

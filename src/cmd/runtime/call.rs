@@ -5,8 +5,7 @@
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::observe;
-use crate::cmd::runtime::pause;
-use crate::cmd::runtime::state::{Ctx, ServerState};
+use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::{Command, Runs};
 use crate::reply::Reply;
 use bytes::Bytes;
@@ -39,7 +38,7 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         t if t != 0 && top => t,
         _ => crate::clock::system_us(),
     };
-    track_events(ctx.state, ctx.now);
+    notify::track_events(ctx.state, ctx.now);
     // The lock history: what runs, for the keys it changes (commands served without the
     // lock past a busy script, ALLOW_BUSY, change none and must not take its record).
     let history = lock_history::on(ctx.state) && !cmd.has(crate::cmd::base::flags::ALLOW_BUSY);
@@ -72,12 +71,3 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     reply
 }
 
-/// Tell the keyspace which key events the next command must report: created keys only if
-/// someone listens for `new` events, ready keys only while a client is blocked.
-pub fn track_events(state: &ServerState, now: i64) {
-    crate::keyspace::track_new_keys(notify::wants(state, notify::NEW));
-    crate::keyspace::track_ready_keys(state.blocking.any());
-    // Values the command creates are stamped with its time (their LRU clock or LFU start).
-    crate::keyspace::set_command_context(now, state.access_policy());
-    crate::keyspace::keep_expired(pause::is_paused(state));
-}

@@ -97,3 +97,13 @@ impl Ctx<'_> {
         keyspace_event(self.state, class, event, key, self.client.db);
     }
 }
+
+/// Tell the keyspace which key events the next command must report: created keys only if
+/// someone listens for `new` events, ready keys only while a client is blocked.
+pub fn track_events(state: &ServerState, now: i64) {
+    crate::keyspace::track_new_keys(wants(state, NEW));
+    crate::keyspace::track_ready_keys(state.blocking.any());
+    // Values the command creates are stamped with its time (their LRU clock or LFU start).
+    crate::keyspace::set_command_context(now, state.access_policy());
+    crate::keyspace::keep_expired(crate::cmd::runtime::pause::is_paused(state));
+}

@@ -13,7 +13,7 @@
 //! A key becomes *ready* when the keyspace creates a key of a type that can serve waiters
 //! (`Shard::insert` of a new list covers LPUSH, RPUSH, LMOVE's destination, RENAME, MOVE,
 //! COPY...): the keyspace reports `KeyEvent::Ready` only while some client is blocked
-//! ([`Blocking::any`] is checked per command by [`crate::cmd::runtime::call::call`]), and
+//! ([`Blocking::any`] is checked per command by `runtime::call::call`), and
 //! [`key_ready`] queues the key once if someone waits on it. After a command, and after a whole script or EXEC, still
 //! holding the server lock, [`serve_ready`] drains the ready keys in the order they became
 //! ready (Redis's handleClientsBlockedOnKeys): for each, the waiters on that key in the order
@@ -215,7 +215,7 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
                 in_script: false,
                 in_exec: false,
             };
-            crate::cmd::runtime::call::track_events(state, now);
+            crate::cmd::runtime::keyspace_events::track_events(state, now);
             crate::cmd::runtime::tracking::serving(state, id);
             let served = serve(&mut ctx, key);
             state.keyspace.report_pending();

@@ -1,7 +1,7 @@
 //! What the server records about the commands it runs, as Redis's `call()` does after each one:
 //! per-command statistics (INFO commandstats, LATENCY HISTOGRAM), error statistics (INFO
 //! errorstats), the slow log, latency events and the MONITOR feed.
-//! [`crate::cmd::runtime::call::call`] reports every command here; the request path reports what it
+//! `runtime::call::call` reports every command here; the request path reports what it
 //! refused before running it.
 
 pub mod latency;
@@ -71,7 +71,7 @@ pub fn full_name(state: &ServerState, cmd: &Command, args: &[Bytes]) -> String {
 /// again) and the bit commands, which count only when a bit changed.
 const COUNTS_OWN_CHANGES: &[&str] = &["flushall", "setbit", "bitop", "bitfield"];
 
-/// Record a command that ran (from [`crate::cmd::runtime::call::call`]): statistics, latency, slow
+/// Record a command that ran (from `runtime::call::call`): statistics, latency, slow
 /// log, and the MONITOR feed unless the command feeds it itself or is an admin command.
 pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
     let state = ctx.state;
@@ -111,7 +111,7 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     }
 }
 
-/// A script command (EVAL and friends run outside [`crate::cmd::runtime::call::call`]): statistics,
+/// A script command (EVAL and friends run outside `runtime::call::call`): statistics,
 /// latency and slow log; it fed MONITOR itself before running.
 pub fn after_script(
     state: &ServerState,
