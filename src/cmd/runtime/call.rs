@@ -70,4 +70,3 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     observe::after_call(ctx, cmd, args, &reply, took);
     reply
 }
-
