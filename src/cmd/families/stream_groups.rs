@@ -1,7 +1,7 @@
 //! Stream consumer groups: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP),
 //! XACK, XPENDING, XCLAIM and XAUTOCLAIM (t_stream.c), over the groups of `types::stream`.
 
-use crate::cmd::base::args;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::help::help_reply;
 use crate::cmd::families::streams::{entry_reply, id_reply, stream_error, strict_id};
 use crate::cmd::runtime::blocking;
@@ -75,17 +75,15 @@ fn xgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let group = &a[3];
     let mut mkstream = false;
     let mut entries_read = INVALID_ENTRIES_READ;
-    let mut i = 5;
-    while i < a.len() {
-        if sub == b"create" && args::is(&a[i], "mkstream") {
+    let mut opts = Args::new(a, 5);
+    while let Some(opt) = opts.next() {
+        if sub == b"create" && args::is(opt, "mkstream") {
             mkstream = true;
-            i += 1;
-        } else if (sub == b"create" || sub == b"setid")
-            && args::is(&a[i], "entriesread")
-            && i + 1 < a.len()
+        } else if let Some(v) = matches!(sub, b"create" | b"setid")
+            .then(|| opts.value_of(opt, "entriesread"))
+            .flatten()
         {
-            entries_read = entries_read_arg(&a[i + 1])?;
-            i += 2;
+            entries_read = entries_read_arg(v)?;
         } else {
             return Err(syntax());
         }
