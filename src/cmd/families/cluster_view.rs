@@ -58,7 +58,7 @@ pub fn nodes(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Verbatim(Bytes::from(text)))
 }
 
-/// CLUSTER REPLICAS / SLAVES <node-id>.
+/// `CLUSTER REPLICAS / SLAVES <node-id>`.
 pub fn replicas(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
     let view = node.shared.membership.view(node.me);
@@ -231,7 +231,7 @@ pub fn links(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(out))
 }
 
-/// CLUSTER COUNT-FAILURE-REPORTS <node-id>: the other masters that saw the node fail (the
+/// `CLUSTER COUNT-FAILURE-REPORTS <node-id>`: the other masters that saw the node fail (the
 /// masters reachable when it was cut off, this node aside).
 pub fn count_failure_reports(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let node = node(ctx)?;
