@@ -188,6 +188,10 @@ async fn every_test_command_family_answers_help_in_redis_shape() {
         "RESPLOCK.FAULT",
         "RESPLOCK.SNAPSHOT",
         "RESPLOCK.RESTART",
+        "RESPLOCK.HISTORY",
+        "RESPLOCK.FENCED.WRITE",
+        "RESPLOCK.FENCED.READ",
+        "RESPLOCK.CLUSTER",
     ] {
         let lines = help_lines(&mut c, &[name.as_bytes(), b"help"]).await;
         assert_eq!(

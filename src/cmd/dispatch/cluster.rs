@@ -38,7 +38,7 @@ pub async fn step(
     parent: Option<&'static Command>,
     args: &[Bytes],
 ) -> Step {
-    if parent.is_some_and(|p| p.name == "resplock.cluster") {
+    if parent.is_some_and(|p| p.name == "resplock.cluster") && cmd.name != "help" {
         let reply = crate::cmd::testctl::cluster::wire(node, cmd, args).await;
         return Step::Answer(reply);
     }

@@ -89,7 +89,7 @@ pub const COMMANDS: &[Row] = &[
     test_row(
         "resplock.fenced.write",
         fenced_write,
-        -4,
+        -2,
         "Write a fenced resource with a fencing token (test servers only)",
     ),
     test_row(
@@ -119,7 +119,12 @@ const CLUSTER_SUBS: &[Row] = &[
     test_row("fail", not_a_cluster, 3, "Fail a master"),
     test_row("partition", not_a_cluster, -3, "Cut a node off"),
     test_row("heal", not_a_cluster, 3, "Bring a node back"),
+    test_row("help", cluster_help, 2, "Show helpful text"),
 ];
+
+fn cluster_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CLUSTER_HELP))
+}
 
 /// RESPLOCK.CLUSTER on a server that is no cluster node (a node's request path runs these
 /// itself, see `dispatch/cluster.rs`).
@@ -193,6 +198,53 @@ const SNAPSHOT_HELP: &[&str] = &[
     "[<name>]",
     "    Keep a copy of the whole dataset under <name> (default: 'default') for",
     "    RESPLOCK.RESTART FROM <name>. Returns the number of keys copied.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const CLUSTER_HELP: &[&str] = &[
+    "RESPLOCK.CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "MIGRATE <slot>|<from>-<to> <node>",
+    "    Move the slots and their keys to master <node> (an ID, index or address).",
+    "MOVEKEYS <node> <key> [<key> ...]",
+    "    Move these keys to <node>, as MIGRATE of a slot in progress would.",
+    "FAIL <node>",
+    "    Fail master <node>: its replica takes over. Replies with the new master's ID.",
+    "PARTITION <node> [KEEP-CLIENTS]",
+    "    Cut <node> off from the other nodes and its clients (KEEP-CLIENTS: only the nodes).",
+    "HEAL <node>|ALL",
+    "    Bring <node> (or every partitioned node) back after PARTITION or FAIL.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const HISTORY_HELP: &[&str] = &[
+    "RESPLOCK.HISTORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "[KEY] <key> [COUNT <n>]",
+    "    This node's recorded events of <key>, oldest first, as JSON lines (default 100).",
+    "EXPORT",
+    "    Every node's history as JSON lines, for `resplock check`.",
+    "STATS",
+    "    Whether it records, and the events, bytes and dropped events it holds.",
+    "RESET",
+    "    Forget the recorded history.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const FENCED_WRITE_HELP: &[&str] = &[
+    "RESPLOCK.FENCED.WRITE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "<resource> <token> <value> [CHECK]",
+    "    Write <value> to a fenced resource with a fencing token. With CHECK, a token",
+    "    lower than the highest seen is refused (STALE). RESPLOCK.FENCED.READ reads it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+const FENCED_READ_HELP: &[&str] = &[
+    "RESPLOCK.FENCED.READ <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "<resource>",
+    "    The [token, value] RESPLOCK.FENCED.WRITE last wrote, or nil.",
     "HELP",
     "    Prints this help.",
 ];
@@ -467,6 +519,7 @@ fn restart_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn history_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let state = ctx.state;
     match &a[1..] {
+        [w] if is(w, "help") => Ok(help_reply(HISTORY_HELP)),
         [w] if is(w, "export") => Ok(Reply::Bulk(Bytes::from(
             history::export(state).to_json_lines(),
         ))),
@@ -514,6 +567,11 @@ fn history_cmd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// `RESPLOCK.FENCED.WRITE resource token value [CHECK]`.
 fn fenced_write(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    match a {
+        [_, w] if is(w, "help") => return Ok(help_reply(FENCED_WRITE_HELP)),
+        _ if a.len() < 4 => return Err(error::wrong_arity("resplock.fenced.write")),
+        _ => {}
+    }
     let token = args::int(&a[2])?;
     let check = match &a[4..] {
         [] => false,
@@ -526,6 +584,9 @@ fn fenced_write(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// `RESPLOCK.FENCED.READ resource` -> `[token, value]`, or nil before any write.
 fn fenced_read(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    if is(&a[1], "help") {
+        return Ok(help_reply(FENCED_READ_HELP));
+    }
     Ok(match history::fenced_read(ctx.state, &a[1]) {
         Some((token, value)) => Reply::Array(vec![Reply::Int(token), Reply::Bulk(value)]),
         None => Reply::Nil,
