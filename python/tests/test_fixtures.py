@@ -1,6 +1,7 @@
 """The plugin's fixtures, with real lock libraries. Run against resplock (the default) and
 with --resplock-real-redis against redis-server: the tests using test controls then skip."""
 
+import json
 import os
 import subprocess
 
@@ -142,3 +143,30 @@ def test_a_pause_and_a_bare_disconnect_leave_the_test_in_control(resplock_server
     control = resplock_server.client()
     control.execute_command("RESPLOCK.FAULT", "UNPAUSE")
     assert r.ping()  # redis-py reconnects
+
+
+def test_the_lock_history_shows_who_held_a_lock(resplock_server):
+    r = resplock_server.client()
+    resplock_server.record_history()
+    assert r.set("lock:order-42", "owner-1", nx=True, px=30_000)
+    assert not r.set("lock:order-42", "owner-2", nx=True, px=30_000)
+    r.delete("lock:order-42")
+    events = resplock_server.history("lock:order-42")
+    assert len(events) == 2, events
+    assert all(isinstance(e, dict) for e in events)
+    assert "owner-1" in json.dumps(events[0])
+    assert resplock_server.history()  # everything, as `resplock check` reads it
+
+
+def test_a_cluster_serves_redis_py_cluster_clients_and_fails_over(resplock_cluster):
+    cluster = resplock_cluster(3, 1)
+    rc = cluster.client()
+    for i in range(20):
+        assert rc.set("lock:{%d}" % i, "owner-%d" % i, nx=True, px=30_000)
+    assert rc.get("lock:{7}") == b"owner-7"
+    slot = rc.keyslot("lock:{7}")
+    owner = [n for n in range(3) if cluster.node_client(n).cluster("countkeysinslot", slot)]
+    assert len(owner) == 1
+    cluster.fail(owner[0])
+    fresh = cluster.client()
+    assert fresh.get("lock:{7}") == b"owner-7"

@@ -3,7 +3,7 @@
 ``Server`` starts the ``resplock`` binary this package installs (or another binary, or a real
 redis-server) on a free loopback port and a unix socket, waits until it answers, and wraps
 resplock's test commands (``RESPLOCK.CLOCK``, ``RESPLOCK.FAULT``, ``RESPLOCK.SNAPSHOT``,
-``RESPLOCK.RESTART``)::
+``RESPLOCK.RESTART``, ``RESPLOCK.HISTORY``)::
 
     with resplock.Server() as server:
         r = server.client()
@@ -11,9 +11,12 @@ resplock's test commands (``RESPLOCK.CLOCK``, ``RESPLOCK.FAULT``, ``RESPLOCK.SNA
         server.clock.advance(30_001)
         assert r.get("lock:a") is None
 
-The pytest fixtures built on it live in ``resplock.pytest_plugin``.
+``Cluster`` starts an in-process Redis Cluster (``resplock --cluster N --replicas R``) and
+wraps its controls (fail a master, partition a node, migrate slots). The pytest fixtures built
+on both live in ``resplock.pytest_plugin``.
 """
 
+import json
 import os
 import shutil
 import socket
@@ -23,7 +26,7 @@ import sysconfig
 import tempfile
 import time
 
-__all__ = ["Server", "Clock", "binary_path", "TestCommandsUnavailable", "ServerError"]
+__all__ = ["Server", "Cluster", "Clock", "binary_path", "TestCommandsUnavailable", "ServerError"]
 __version__ = "0.1.0"
 
 
@@ -352,3 +355,179 @@ class Server:
         if from_snapshot is not None:
             return self._test_command("RESPLOCK.RESTART", "FROM", from_snapshot)
         return self._test_command("RESPLOCK.RESTART", mode.upper())
+
+    # ------------------------------------------------------------------ lock history
+
+    def record_history(self, on=True):
+        """Start (or stop) recording every change of the lock keys (``lock-history``): who
+        took, renewed and released each lock, expiries, flushes, restarts and faults."""
+        return self._test_command("CONFIG", "SET", "lock-history", "yes" if on else "no")
+
+    def history(self, key=None, count=None):
+        """The recorded lock history as a list of events (dicts): of one ``key`` (its last
+        ``count`` events, default 100), or everything this server recorded, in the JSON-lines
+        form ``resplock check`` reads (``RESPLOCK.HISTORY EXPORT``)."""
+        if key is None:
+            text = self._test_command("RESPLOCK.HISTORY", "EXPORT")
+            return [json.loads(line) for line in (text or "").splitlines() if line.strip()]
+        argv = ["RESPLOCK.HISTORY", "KEY", key]
+        if count is not None:
+            argv += ["COUNT", count]
+        return [json.loads(line) for line in self._test_command(*argv)]
+
+
+class Cluster:
+    """An in-process Redis Cluster in one resplock process: ``masters`` masters with
+    ``replicas`` replicas each, on free loopback ports, slots split as ``redis-cli --cluster
+    create`` splits them. ``client()`` returns a ``redis.cluster.RedisCluster``; ``fail``,
+    ``partition``, ``heal`` and ``migrate`` wrap ``RESPLOCK.CLUSTER``. Nodes are named by
+    their index in ``nodes`` (masters first, then replicas), an ``ip:port`` or a node ID::
+
+        with resplock.Cluster(masters=3, replicas=1) as cluster:
+            rc = cluster.client()
+            rc.set("lock:{order-42}", "owner-1", nx=True, px=30_000)
+            cluster.fail(0)  # master 0's replica takes over
+    """
+
+    def __init__(self, masters=3, replicas=0, *, binary=None, args=(), startup_timeout=10.0):
+        self.masters = masters
+        self.replicas = replicas
+        self.binary = binary or binary_path()
+        self.args = list(args)
+        self.startup_timeout = startup_timeout
+        self.nodes = []
+        self._dir = None
+        self._proc = None
+        self._out = None
+        self._control = None
+        self._controls = {}
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self):
+        """Start the cluster and wait until every node answers and the cluster is ok."""
+        self._dir = tempfile.mkdtemp(prefix="resplock-cluster-")
+        total = self.masters * (1 + self.replicas)
+        argv = [
+            self.binary,
+            "--cluster", str(self.masters),
+            "--replicas", str(self.replicas),
+            "--port", "0",
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", self._dir,
+            "--enable-test-commands", "yes",
+            *self.args,
+        ]
+        nodes_file = os.path.join(self._dir, "nodes.txt")
+        self._out = open(nodes_file, "w+b")
+        log = open(os.path.join(self._dir, "server.log"), "w+b")
+        self._proc = subprocess.Popen(argv, stdout=self._out, stderr=log, stdin=subprocess.DEVNULL)
+        log.close()
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline and self._proc.poll() is None:
+            with open(nodes_file) as f:
+                lines = [l.strip() for l in f if l.strip()]
+            if len(lines) >= total:
+                self.nodes = [(h, int(p)) for h, p in (l.rsplit(":", 1) for l in lines[:total])]
+                self._control = _Control(*self.nodes[0])
+                try:
+                    if "cluster_state:ok" in self._control.call("CLUSTER", "INFO"):
+                        return self
+                except (OSError, ServerError):
+                    pass
+            time.sleep(0.02)
+        last = self.log()
+        self.stop()
+        raise ServerError("resplock: the cluster did not start:\n%s" % last)
+
+    def stop(self):
+        """Stop every node (one process) and remove its directory."""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        for control in self._controls.values():
+            control.close()
+        self._controls = {}
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc = None
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def log(self):
+        """What the nodes logged so far."""
+        try:
+            with open(os.path.join(self._dir or "", "server.log"), "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def client(self, **kwargs):
+        """A ``redis.cluster.RedisCluster`` that starts from every node."""
+        from redis.cluster import ClusterNode, RedisCluster
+
+        return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in self.nodes], **kwargs)
+
+    def node_client(self, i, **kwargs):
+        """A plain ``redis.Redis`` of node ``i`` (redirections are yours to see)."""
+        import redis
+
+        h, p = self.nodes[i]
+        return redis.Redis(host=h, port=p, **kwargs)
+
+    def _ctl(self, node, *args):
+        """RESPLOCK.CLUSTER sent from a node other than ``node`` (the one the operation fails,
+        cuts off or heals closes its connections), the first that answers."""
+        last = None
+        for addr in self.nodes:
+            if "%s:%d" % addr == node:
+                continue
+            control = self._controls.get(addr)
+            if control is None:
+                control = self._controls[addr] = _Control(*addr)
+            try:
+                return control.call("RESPLOCK.CLUSTER", *args)
+            except (ConnectionError, OSError) as e:
+                control.close()
+                last = e
+        raise ServerError("resplock: no node answered RESPLOCK.CLUSTER: %s" % last)
+
+    def _node(self, node):
+        """A node as RESPLOCK.CLUSTER names it: an index of ``nodes`` becomes its address."""
+        if isinstance(node, int):
+            return "%s:%d" % self.nodes[node]
+        return node
+
+    def fail(self, master):
+        """Fail master ``master``: its replica takes over. Returns the new master's node ID."""
+        n = self._node(master)
+        return self._ctl(n, "FAIL", n)
+
+    def partition(self, node, keep_clients=False):
+        """Cut ``node`` off from the other nodes and, unless ``keep_clients``, its clients."""
+        n = self._node(node)
+        return self._ctl(n, "PARTITION", n, *(["KEEP-CLIENTS"] if keep_clients else []))
+
+    def heal(self, node="ALL"):
+        """Bring ``node`` (default: every partitioned node) back."""
+        n = self._node(node)
+        return self._ctl(n, "HEAL", n)
+
+    def migrate(self, slots, to):
+        """Move ``slots`` (a slot, or ``"from-to"``) and their keys to master ``to``."""
+        return self._ctl(None, "MIGRATE", slots, self._node(to))

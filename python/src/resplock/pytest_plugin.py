@@ -6,13 +6,18 @@ resplock servers on free ports.
   test to test; flush it yourself if that matters).
 - ``resplock_instances``: a factory, ``resplock_instances(3)`` gives three independent
   servers (a Redlock quorum), stopped after the test.
+- ``resplock_cluster``: a factory, ``resplock_cluster(3, 1)`` gives an in-process Redis
+  Cluster of three masters with a replica each (``resplock.Cluster``).
 
 Options: ``--resplock-bin PATH`` uses another resplock binary; ``--resplock-real-redis[=PATH]``
 runs the same fixtures on a real redis-server (default ``redis-server`` from PATH). Tests that
-use the test controls (clock, faults, snapshots, restarts) are then skipped.
+use the test controls (clock, faults, snapshots, restarts, history, clusters) are then
+skipped.
 """
 
 import pytest
+
+import resplock
 
 from . import Server
 
@@ -75,3 +80,22 @@ def resplock_instances(request):
     yield make
     for s in started:
         s.stop()
+
+
+@pytest.fixture
+def resplock_cluster(request):
+    """``resplock_cluster(masters=3, replicas=0)``: an in-process Redis Cluster
+    (``resplock.Cluster``), stopped after the test. Skips with ``--resplock-real-redis``:
+    a cluster of real redis-servers is not started by this plugin."""
+    started = []
+
+    def make(masters=3, replicas=0):
+        if request.config.getoption("resplock_real_redis"):
+            pytest.skip("resplock_cluster starts resplock's in-process cluster")
+        c = resplock.Cluster(masters, replicas, binary=request.config.getoption("resplock_bin")).start()
+        started.append(c)
+        return c
+
+    yield make
+    for c in started:
+        c.stop()

@@ -205,7 +205,7 @@ const SNAPSHOT_HELP: &[&str] = &[
 const CLUSTER_HELP: &[&str] = &[
     "RESPLOCK.CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "MIGRATE <slot>|<from>-<to> <node>",
-    "    Move the slots and their keys to master <node> (an ID, index or address).",
+    "    Move the slots and their keys to master <node> (a node ID or ip:port).",
     "MOVEKEYS <node> <key> [<key> ...]",
     "    Move these keys to <node>, as MIGRATE of a slot in progress would.",
     "FAIL <node>",
