@@ -9,12 +9,21 @@
 //! in-process table of holders: two holders of one lock at once is an overlap; a release that
 //! does not find its own token is a lost release. Both must be zero.
 //!
+//! With `LOCK_LOAD_HISTORY=1` (in-process server only) the server records its lock history
+//! and the clients record their SET NX and fair-lock operations (acquire, release: the
+//! Redisson locks also take ghost acquisitions from the dropped connections, which no client
+//! records); at the end the history is checked (`resplock::history`), and the figures printed:
+//! events, client ops, the recorder's memory, the check's time. `LOCK_LOAD_HISTORY_DIR=DIR`
+//! also writes `DIR/history.jsonl` and `DIR/ops.jsonl` for `resplock check`.
+//!
 //! ```sh
 //! cargo bench --bench lock_load                          # an in-process server
 //! LOCK_LOAD_ADDR=127.0.0.1:8095 cargo bench --bench lock_load   # a running server
+//! LOCK_LOAD_HISTORY=1 cargo bench --bench lock_load      # and check its lock history
 //! ```
 
 use redis::aio::MultiplexedConnection;
+use resplock::history::{CheckOptions, ClientRecorder, History, OpKind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,6 +60,8 @@ struct Tally {
 }
 
 struct Shared {
+    /// The clients' record of their lock operations (LOCK_LOAD_HISTORY).
+    rec: Option<ClientRecorder>,
     holders_nx: Vec<AtomicU64>,
     holders_rs: Vec<AtomicU64>,
     holders_fair: Vec<AtomicU64>,
@@ -125,6 +136,12 @@ async fn fair_round(
         format!("redisson_lock__channel:{{fair:{r}}}"),
     ];
     let mut subscribed: Option<String> = None;
+    let name = format!("c{}", me >> 40);
+    let call = sh.rec.as_ref().map(|r| {
+        r.begin(&name, OpKind::Acquire, &keys[0])
+            .token(token)
+            .ttl_ms(10_000)
+    });
     let acquired = loop {
         if sh.stop.load(Ordering::Relaxed) {
             // Leave no queue entry behind (it would hold the lock's queue for its wait time),
@@ -188,6 +205,10 @@ async fn fair_round(
         });
         let _ = tokio::time::timeout(wait, p.on_message().next()).await;
     };
+    if let Some(call) = call {
+        // Given up (the run stopped, or an error): it may or may not have taken effect.
+        call.end(if acquired { Some(true) } else { None });
+    }
     if let (Some(chan), Some(p)) = (subscribed, ps.as_mut()) {
         if p.unsubscribe(&chan).await.is_err() {
             *ps = None;
@@ -199,6 +220,10 @@ async fn fair_round(
     enter(&sh.holders_fair[r], me, &sh.tally);
     tokio::task::yield_now().await;
     leave(&sh.holders_fair[r], me);
+    let call = sh
+        .rec
+        .as_ref()
+        .map(|r| r.begin(&name, OpKind::Release, &keys[0]).token(token));
     let released: Option<i64> = redis::cmd("EVALSHA")
         .arg(&shas.fair_unlock)
         .arg(4)
@@ -213,6 +238,9 @@ async fn fair_round(
             eprintln!("fair unlock error: {e}");
             None
         });
+    if let Some(call) = call {
+        call.end(Some(released == Some(1)));
+    }
     if released != Some(1) {
         eprintln!(
             "fair lock release of {token} on {} answered {released:?}",
@@ -241,6 +269,12 @@ async fn client_loop(
             fair_round(&mut c, &mut ps, &client, &sh, &shas, &token, me).await;
         } else if n.is_multiple_of(3) {
             let key = format!("nx:{r}");
+            let name = format!("c{id}");
+            let call = sh.rec.as_ref().map(|rec| {
+                rec.begin(&name, OpKind::Acquire, &key)
+                    .token(&token)
+                    .ttl_ms(10_000)
+            });
             let got: Option<String> = match redis::cmd("SET")
                 .arg(&key)
                 .arg(&token)
@@ -253,13 +287,23 @@ async fn client_loop(
                 Ok(v) => v,
                 Err(_) => {
                     sh.tally.errors.fetch_add(1, Ordering::Relaxed);
+                    if let Some(call) = call {
+                        call.end(None);
+                    }
                     continue;
                 }
             };
+            if let Some(call) = call {
+                call.end(Some(got.is_some()));
+            }
             if got.is_some() {
                 enter(&sh.holders_nx[r], me, &sh.tally);
                 tokio::task::yield_now().await;
                 leave(&sh.holders_nx[r], me);
+                let call = sh
+                    .rec
+                    .as_ref()
+                    .map(|rec| rec.begin(&name, OpKind::Release, &key).token(&token));
                 let del: i64 = redis::cmd("EVALSHA")
                     .arg(&shas.rel)
                     .arg(1)
@@ -268,6 +312,9 @@ async fn client_loop(
                     .query_async(&mut c)
                     .await
                     .unwrap_or(-1);
+                if let Some(call) = call {
+                    call.end(Some(del == 1));
+                }
                 if del != 1 {
                     eprintln!("SET NX release of {token} on {key} answered {del}");
                     sh.tally.lost_releases.fetch_add(1, Ordering::Relaxed);
@@ -353,15 +400,31 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let (addr, _server) = match std::env::var("LOCK_LOAD_ADDR") {
+    let history = std::env::var("LOCK_LOAD_HISTORY").is_ok_and(|v| v != "0");
+    let (addr, server) = match std::env::var("LOCK_LOAD_ADDR") {
         Ok(a) => (a.parse().expect("LOCK_LOAD_ADDR host:port"), None),
         Err(_) => {
-            let s = resplock::BlockingServer::start(resplock::Config::ephemeral()).expect("server");
+            let s = resplock::BlockingServer::start(resplock::Config {
+                // Room for every event of the run: nothing dropped, the whole run checked.
+                lock_history: history,
+                enable_test_commands: history,
+                lock_history_max_events: 50_000_000,
+                lock_history_max_per_key: 50_000_000,
+                ..resplock::Config::ephemeral()
+            })
+            .expect("server");
             (s.local_addr(), Some(s))
         }
     };
+    assert!(
+        !history || server.is_some(),
+        "LOCK_LOAD_HISTORY needs the in-process server"
+    );
+    let rec = history.then(ClientRecorder::new);
+    let clients_rec = rec.clone();
     rt.block_on(async move {
         let sh = Arc::new(Shared {
+            rec: clients_rec,
             holders_nx: (0..RESOURCES).map(|_| AtomicU64::new(0)).collect(),
             holders_rs: (0..RESOURCES).map(|_| AtomicU64::new(0)).collect(),
             holders_fair: (0..FAIR_RESOURCES).map(|_| AtomicU64::new(0)).collect(),
@@ -461,4 +524,54 @@ fn main() {
             "a release lost its lock"
         );
     });
+    if let (Some(server), Some(rec)) = (server, rec) {
+        check_history(&server, &rec);
+    }
+}
+
+/// Export the server's lock history, add the clients' operations, check them, and print
+/// what it took.
+fn check_history(server: &resplock::BlockingServer, rec: &ClientRecorder) {
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    let stats = server.db(0).command(&["RESPLOCK.HISTORY", "STATS"]);
+    let t = Instant::now();
+    let mut h = server.history();
+    let exported = t.elapsed();
+    let events = h.len();
+    for op in rec.ops() {
+        h.push_op(op);
+    }
+    let rss_before_check = rss();
+    let report = h.check(&CheckOptions::default());
+    println!("lock history: {stats:?}");
+    println!(
+        "  {events} server events and {} client ops; exported in {:.2} s; History in memory {:.0} MB; process RSS {:.0} MB",
+        h.op_count(),
+        exported.as_secs_f64(),
+        h.memory_bytes() as f64 / 1e6,
+        rss_before_check as f64 / 1e6
+    );
+    println!("  {}", report.summary());
+    if let Ok(dir) = std::env::var("LOCK_LOAD_HISTORY_DIR") {
+        let dir = std::path::Path::new(&dir);
+        std::fs::create_dir_all(dir).expect("history dir");
+        let server_only = {
+            let mut s = History::new();
+            s.add_json_lines(&server.history().to_json_lines())
+                .expect("reads back");
+            s
+        };
+        std::fs::write(dir.join("history.jsonl"), server_only.to_json_lines()).expect("write");
+        std::fs::write(dir.join("ops.jsonl"), rec.to_json_lines()).expect("write");
+        println!("  written to {}", dir.display());
+    }
+    assert!(report.is_clean(), "{report}");
 }

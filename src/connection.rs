@@ -187,6 +187,8 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             break;
         }
         if !out.is_empty() {
+            // The append-only log holds every write a reply here may acknowledge.
+            cmd::runtime::persist::before_reply(&state);
             state
                 .stats
                 .net_output_bytes

@@ -46,6 +46,10 @@ pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (prot
 pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
+/// SORT BY with a pattern, for a user that may not read every key.
+pub const SORT_BY_ACL: &str = "ERR BY option of SORT denied due to insufficient ACL permissions.";
+/// SORT GET, for a user that may not read every key.
+pub const SORT_GET_ACL: &str = "ERR GET option of SORT denied due to insufficient ACL permissions.";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 pub const NOPERM_KEY: &str =
@@ -363,6 +367,10 @@ pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+/// The error a killed script raises (its hook's luaPushError; the error handler adds where).
+pub const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
+/// The error FUNCTION LOAD's hook raises once the library's code ran 500 ms.
+pub const FUNCTION_LOAD_TIMEOUT: &str = "ERR FUNCTION LOAD timeout";
 pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 pub const SCRIPT_TOO_MANY_KEYS: &str = "ERR Number of keys can't be greater than number of args";
 pub const SCRIPT_NEGATIVE_KEYS: &str = "ERR Number of keys can't be negative";
@@ -387,6 +395,15 @@ pub const FUNCTION_FLUSH_OPTION: &str = "ERR FUNCTION FLUSH only supports SYNC|A
 pub const FUNCTION_RESTORE_POLICY: &str =
     "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
 pub const FUNCTION_RESTORE_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+/// RESTORE and FUNCTION RESTORE: a payload whose footer is wrong.
+pub const DUMP_PAYLOAD: &str = FUNCTION_RESTORE_PAYLOAD;
+/// RESTORE: a payload whose footer checks out but whose value does not decode.
+pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+/// RESTORE without REPLACE onto an existing key.
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
+pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
 pub const FUNCTION_LIST_NO_LIBRARY_NAME: &str = "ERR library name argument was not given";
 
 /// `ERR Unknown option given: x` (FUNCTION LOAD).

@@ -21,6 +21,8 @@
 // integration tests, benches and fuzz targets reach the command table, keyspace values and
 // script helpers through them, and they may change in any release.
 pub mod alloc;
+#[doc(hidden)]
+pub mod aof;
 pub(crate) mod clock;
 #[doc(hidden)]
 pub mod cluster;
@@ -42,6 +44,8 @@ pub mod protocol;
 pub(crate) mod pubsub;
 #[doc(hidden)]
 pub mod rdb;
+#[doc(hidden)]
+pub mod repl;
 pub(crate) mod reply;
 #[doc(hidden)]
 pub mod script;

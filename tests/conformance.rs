@@ -65,6 +65,7 @@ const GROUPS: &[&str] = &[
     "object",
     "debug",
     "debug_enabled",
+    "dump",
     "hyperloglog",
     "geo",
     "server_rest",
@@ -262,10 +263,13 @@ impl Target {
                     argv.push(format!("--{name}"));
                     argv.push(value.to_string());
                 }
-                let config =
+                let mut config =
                     resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
                         .unwrap_or_else(|e| panic!("startup settings {startup:?}: {e:?}"))
                         .config;
+                // Files a case saves (SAVE, DEBUG RELOAD) go to a directory of the server's
+                // own, never the working directory another case's server would load from.
+                config.dir = resplock::Config::ephemeral().dir;
                 let s = resplock::start(config).await.expect("resplock starts");
                 self.addr = s.local_addr();
                 self.server = Some(s);

@@ -37,6 +37,10 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("keyspace", &["types", "num", "clock", "error"]),
     // Redis's RDB format: values and whole files in both directions, DUMP payloads.
     ("rdb", &["keyspace", "types", "num", "log", "version"]),
+    // The append-only log: manifest, records, the live appender, loading.
+    ("aof", &["rdb", "keyspace", "types", "num", "log", "config"]),
+    // Replication's history (id, offset, backlog).
+    ("repl", &[]),
     // Redis Cluster's data model: hash slots, a node's view of the configuration, how the
     // nodes of one process share it. No commands, sockets or keyspace.
     ("cluster", &[]),
@@ -55,7 +59,8 @@ const ARROWS: &[(&str, &[&str])] = &[
         "cmd",
         &[
             "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "wake", "history", "cluster",
+            "clock", "config", "version", "alloc", "log", "rdb", "aof", "repl", "wake", "history",
+            "cluster",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.

@@ -569,6 +569,121 @@ async fn busy_script_is_killed_by_script_kill() {
     );
 }
 
+/// Scripts whose time goes into single expensive C calls: string.rep building a megabyte per
+/// call (the Lua hook fired once in several seconds there), string.find backtracking over
+/// a megabyte (one call that never returns, allocating nothing) and a plain find of a long
+/// needle. Each must stop soon after SCRIPT KILL (FUNCTION KILL for the function): the
+/// promise is 100 ms; the bound checked here is a generous liveness bound (the first one
+/// took about 15 s before), the time taken is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_stops_scripts_busy_inside_expensive_c_calls() {
+    let s = server_with(Config {
+        busy_reply_threshold_ms: 100,
+        ..Config::ephemeral()
+    })
+    .await;
+    let mut admin = Raw::connect(&s).await;
+    let spin = "local s = string.rep('a', 1000000) while true do string.find(s, '.-.-.-b') end";
+    let lib = format!("#!lua name=spin\nredis.register_function('spin', function() {spin} end)");
+    assert_eq!(cmd!(admin, "FUNCTION", "LOAD", lib), b"$4\r\nspin\r\n");
+    let cases: [(&str, bool); 7] = [
+        ("local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1e6) end", true),
+        (spin, true),
+        (
+            "local p = string.rep('a', 1e5) .. 'b'\nlocal s = string.rep('a', 2e6) while true do string.find(s, p, 1, true) end",
+            true,
+        ),
+        (
+            "local t = {} for i = 1, 3e5 do t[i] = tostring(i * 7919 % 3e5) end while true do table.sort(t) end",
+            true,
+        ),
+        (
+            "local t = {} for i = 1, 1e6 do t[i] = i end while true do cjson.encode(t) end",
+            true,
+        ),
+        (
+            "local c = string.rep('x = 1 ', 3e6) while true do loadstring(c) end",
+            true,
+        ),
+        (spin, false),
+    ];
+    for (script, eval) in cases {
+        let mut runner = Raw::connect(&s).await;
+        if eval {
+            runner
+                .send(
+                    format!(
+                        "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+                        script.len()
+                    )
+                    .as_bytes(),
+                )
+                .await;
+        } else {
+            runner
+                .send(b"*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n")
+                .await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let kill: &[&[u8]] = if eval {
+            &[b"SCRIPT", b"KILL"]
+        } else {
+            &[b"FUNCTION", b"KILL"]
+        };
+        assert_eq!(admin.cmd(kill).await, b"+OK\r\n", "{script}");
+        let killed_at = Instant::now();
+        let reply = tokio::time::timeout(Duration::from_secs(30), runner.reply())
+            .await
+            .expect("the killed script answers");
+        let took = killed_at.elapsed();
+        println!("killed in {took:?}: {script}");
+        let expected = if eval {
+            let line = if script.contains('\n') { 2 } else { 1 };
+            format!(
+                "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:{line}.\r\n",
+                sha1(script)
+            )
+        } else {
+            "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
+                .to_string()
+        };
+        assert_eq!(String::from_utf8_lossy(&reply), expected);
+        assert!(
+            took < Duration::from_secs(2),
+            "{script}: killed after {took:?}"
+        );
+        assert_eq!(cmd!(admin, "PING"), b"+PONG\r\n");
+    }
+}
+
+/// cjson.decode of an array of numbers is linear: each number used to look for the input's
+/// end first, which made 100,000 numbers take minutes in a debug build. The bound is a
+/// liveness bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cjson_decodes_a_long_array_of_numbers_promptly() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let started = Instant::now();
+    let script = "local t = {} for i = 1, 1e5 do t[i] = i end local d = cjson.decode(cjson.encode(t)) return {#d, d[1], d[100000]}";
+    r.send(
+        format!(
+            "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+            script.len()
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        r.try_reply(Duration::from_secs(120)).await.as_deref(),
+        Some(&b"*3\r\n:100000\r\n:1\r\n:100000\r\n"[..])
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn script_that_wrote_is_unkillable_and_others_wait_for_it() {
     let s = server_with(Config {

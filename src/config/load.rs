@@ -558,11 +558,10 @@ impl Loader {
     /// nothing). Secrets stay out of the log.
     fn note_without_effect(&mut self, p: &Param, line: &str) {
         let why = match p.scope {
-            Scope::Persistence => "resplock keeps nothing on disk",
             Scope::Replication => "resplock does not replicate",
             Scope::Cluster => "resplock has no cluster mode",
             Scope::Pending => "not implemented in resplock yet",
-            Scope::Honoured | Scope::Stored => return,
+            Scope::Honoured | Scope::Stored | Scope::Persistence => return,
         };
         if self.config.formatted(p) == parse::format_value(p, &parse::default_value(p)) {
             return;

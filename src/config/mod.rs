@@ -24,7 +24,7 @@ pub use settings::{
 };
 // The parameter table and its parsing are the server's business: CONFIG GET/SET and the
 // command line reach them through `Config`.
-pub(crate) use parse::{memtoull, repr, split_args};
+pub(crate) use parse::{memtoull, repr, split_args, strerror};
 pub(crate) use settings::Value;
 pub(crate) use table::{flags, lookup, Param, PARAMS};
 
@@ -108,6 +108,9 @@ impl Default for Config {
     }
 }
 
+/// The name prefix of the directories [`Config::ephemeral`] makes up.
+const EPHEMERAL_DIR_PREFIX: &str = "resplock-ephemeral-";
+
 /// True for a parameter whose CONFIG SET argument must be redacted from logs, slowlog and
 /// MONITOR (Redis's SENSITIVE_CONFIG: requirepass, masterauth, masteruser).
 ///
@@ -120,7 +123,10 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 }
 
 impl Config {
-    /// A configuration for tests: loopback, a free port, everything else default.
+    /// A configuration for tests: loopback, a free port, and a `dir` of its own (a fresh
+    /// path under the system temp directory, made on the first save and removed when the
+    /// server stops), so SAVE or BGSAVE never write into the working directory and a server
+    /// never loads another's file; everything else default.
     ///
     /// ```
     /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral())?;
@@ -129,10 +135,31 @@ impl Config {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn ephemeral() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Config {
             port: 0,
+            dir: Some(
+                std::env::temp_dir()
+                    .join(format!("{EPHEMERAL_DIR_PREFIX}{}-{n}", std::process::id())),
+            ),
             ..Config::default()
         }
+    }
+
+    /// Whether `dir` is one [`Config::ephemeral`] made up (the server removes it at stop).
+    ///
+    /// ```
+    /// assert!(resplock::Config::ephemeral().has_ephemeral_dir());
+    /// assert!(!resplock::Config::default().has_ephemeral_dir());
+    /// ```
+    pub fn has_ephemeral_dir(&self) -> bool {
+        self.dir.as_ref().is_some_and(|d| {
+            d.parent() == Some(std::env::temp_dir().as_path())
+                && d.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(EPHEMERAL_DIR_PREFIX))
+        })
     }
 
     /// The same configuration with the server's clock frozen from its start, so a test's TTL

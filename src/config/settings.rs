@@ -159,9 +159,9 @@ pub struct Config {
     pub databases: usize,
     /// Most simultaneous clients.
     pub maxclients: usize,
-    /// Accepted for redis-server compatibility; resplock keeps nothing on disk.
+    /// The `save` points (`seconds changes` pairs; empty: no automatic saves).
     pub save: String,
-    /// `yes`/`no`: accepted for redis-server compatibility; resplock keeps nothing on disk.
+    /// `yes`/`no`: whether writes go to the append-only log (and it is loaded at start).
     pub appendonly: String,
     /// busy-reply-threshold (alias lua-time-limit), milliseconds.
     pub busy_reply_threshold_ms: u64,

@@ -124,7 +124,7 @@ pub enum Scope {
     Honoured,
     /// Kept for CONFIG GET/SET/REWRITE only; Redis tuning that has no counterpart here.
     Stored,
-    /// Redis persistence (RDB/AOF): resplock keeps nothing on disk.
+    /// Redis persistence (RDB/AOF), which `cmd::runtime::persist` acts on.
     Persistence,
     /// Replication: resplock is always a lone master.
     Replication,

@@ -20,6 +20,7 @@
 
 pub mod access;
 mod audit;
+mod capture;
 mod key;
 mod map;
 mod scan;
@@ -27,6 +28,7 @@ mod snapshot;
 mod value;
 
 pub use access::{set_command_context, AccessPolicy};
+pub use capture::{CaptureBusy, ShardSink};
 pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
@@ -36,6 +38,7 @@ pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 use ahash::RandomState;
 use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// 2^SHARD_BITS shards per database.
@@ -108,6 +111,8 @@ pub struct Shard {
     expire_cursor: usize,
     /// Number of keys that carry a TTL (INFO keyspace's `expires=`).
     pub volatile: usize,
+    /// The last capture epoch this shard was handed to a sink for ([`ShardSink`]).
+    captured: u64,
 }
 
 impl Shard {
@@ -117,6 +122,7 @@ impl Shard {
             db,
             expire_cursor: 0,
             volatile: 0,
+            captured: 0,
         }
     }
 
@@ -267,22 +273,6 @@ impl Shard {
         self.map.iter().filter(move |(_, e)| !e.is_expired(now))
     }
 
-    /// Rebuild every entry as loading a saved copy of it would (DEBUG RELOAD): keys past
-    /// their TTL are dropped without events (Redis does not load them), every other entry
-    /// goes through `f`.
-    pub fn reload(&mut self, now: i64, mut f: impl FnMut(&mut Entry)) {
-        let mut i = 0;
-        while let Some((_, e)) = self.map.get_index_mut(i) {
-            if e.is_expired(now) {
-                self.map.swap_remove_index(i);
-                self.volatile -= 1;
-                continue;
-            }
-            f(e);
-            i += 1;
-        }
-    }
-
     /// Exchange this shard's keys with `other`'s (SWAPDB); each keeps its database number, so
     /// expiry keeps reporting keys in the database they are now in.
     pub fn swap_contents(&mut self, other: &mut Shard) {
@@ -338,6 +328,10 @@ pub type ShardGuard<'a> = MutexGuard<'a, Shard>;
 pub struct Db {
     shards: Box<[Mutex<Shard>]>,
     hasher: RandomState,
+    /// This database's number.
+    index: usize,
+    /// The keyspace's capture state: every lock that may change a shard passes it first.
+    gate: Arc<capture::Gate>,
 }
 
 /// Several shards of one database, locked in ascending order.
@@ -365,13 +359,24 @@ impl<'a> MultiGuard<'a> {
 }
 
 impl Db {
-    fn new(db: usize, hasher: RandomState) -> Self {
+    fn new(db: usize, hasher: RandomState, gate: Arc<capture::Gate>) -> Self {
         Db {
             shards: (0..SHARDS)
                 .map(|_| Mutex::new(Shard::new(db, hasher.clone())))
                 .collect(),
             hasher,
+            index: db,
+            gate,
         }
+    }
+
+    /// Lock shard `idx`, first handing it to a running capture if it has not been yet: every
+    /// path that may change a shard locks it through here.
+    #[inline]
+    fn acquire(&self, idx: usize) -> ShardGuard<'_> {
+        let mut g = self.shards[idx].lock();
+        self.gate.check(self.index, idx, &mut g);
+        g
     }
 
     /// The 64-bit hash of `key`: its top bits pick the shard, and SCAN walks keys in its order.
@@ -384,11 +389,11 @@ impl Db {
     }
 
     pub fn lock(&self, key: &[u8]) -> ShardGuard<'_> {
-        self.shards[self.shard_of(key)].lock()
+        self.acquire(self.shard_of(key))
     }
 
     pub fn lock_shard(&self, idx: usize) -> ShardGuard<'_> {
-        self.shards[idx].lock()
+        self.acquire(idx)
     }
 
     /// Lock the shards of all `keys` at once, in ascending shard order.
@@ -398,10 +403,7 @@ impl Db {
         idx.dedup();
         MultiGuard {
             db: self,
-            guards: idx
-                .into_iter()
-                .map(|i| (i, self.shards[i].lock()))
-                .collect(),
+            guards: idx.into_iter().map(|i| (i, self.acquire(i))).collect(),
         }
     }
 
@@ -409,7 +411,7 @@ impl Db {
     pub fn lock_all(&self) -> MultiGuard<'_> {
         MultiGuard {
             db: self,
-            guards: (0..SHARDS).map(|i| (i, self.shards[i].lock())).collect(),
+            guards: (0..SHARDS).map(|i| (i, self.acquire(i))).collect(),
         }
     }
 
@@ -429,6 +431,7 @@ impl Db {
 
 pub struct Keyspace {
     dbs: Box<[Db]>,
+    gate: Arc<capture::Gate>,
     event_hook: parking_lot::RwLock<Option<KeyEventHook>>,
     /// Keys removed by expiry, lazily or actively (INFO's expired_keys).
     pub expired_keys: std::sync::atomic::AtomicU64,
@@ -437,10 +440,12 @@ pub struct Keyspace {
 impl Keyspace {
     pub fn new(databases: usize) -> Self {
         let hasher = RandomState::new();
+        let gate = Arc::new(capture::Gate::default());
         Keyspace {
             dbs: (0..databases.max(1))
-                .map(|i| Db::new(i, hasher.clone()))
+                .map(|i| Db::new(i, hasher.clone(), gate.clone()))
                 .collect(),
+            gate,
             event_hook: parking_lot::RwLock::new(None),
             expired_keys: Default::default(),
         }
@@ -503,9 +508,9 @@ impl Keyspace {
         let mut slowest = Duration::ZERO;
         let mut removed = Vec::new();
         for (dbi, db) in self.dbs.iter().enumerate() {
-            for s in db.shards.iter() {
+            for idx in 0..SHARDS {
                 {
-                    let mut g = s.lock();
+                    let mut g = db.acquire(idx);
                     let budget = g.map.len() / 10 + 16;
                     slowest = slowest.max(g.active_expire(budget, now, &mut removed));
                 }

@@ -67,9 +67,9 @@ impl Keyspace {
     pub fn expire_all(&self, now: i64) {
         let mut removed = Vec::new();
         for (dbi, db) in self.dbs.iter().enumerate() {
-            for s in db.shards.iter() {
+            for idx in 0..super::SHARDS {
                 {
-                    let mut g = s.lock();
+                    let mut g = db.acquire(idx);
                     if g.volatile == 0 {
                         continue;
                     }
@@ -109,8 +109,8 @@ impl Keyspace {
     /// No key events are raised: to clients this is a server that came back with that data.
     pub fn restore(&self, snapshot: &Snapshot) {
         for (dbi, db) in self.dbs.iter().enumerate() {
-            for s in db.shards.iter() {
-                s.lock().clear();
+            for idx in 0..super::SHARDS {
+                db.acquire(idx).clear();
             }
             for (k, e) in snapshot.db(dbi) {
                 let mut g = db.lock(k);

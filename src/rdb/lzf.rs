@@ -12,77 +12,186 @@ const MAX_REF: usize = 264;
 const MAX_OFF: usize = 1 << 13;
 /// Longest literal run one control byte announces.
 const MAX_LIT: usize = 32;
-const HASH_BITS: u32 = 14;
+/// liblzf's HLOG as Redis builds it: a table of 2^16 positions.
+const HLOG: u32 = 16;
 
+/// The table slot of the three bytes packed in `h` (liblzf's IDX in its VERY_FAST mode).
 #[inline]
-fn hash3(b: &[u8]) -> usize {
-    let v = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-    (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
+fn idx(h: u32) -> usize {
+    ((h >> (3 * 8 - HLOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << HLOG) - 1)) as usize
 }
 
-/// Compress `input` into at most `limit` bytes; None when it does not fit (Redis then stores
-/// the string as it is: it asks for at least 4 bytes saved).
+/// Per thread: the table of positions (position + 1, tagged with the call's generation in
+/// the high half, so entries of earlier calls read as empty without clearing 512 KB per
+/// string) and the generation.
+struct Table {
+    slots: Vec<u64>,
+    generation: u32,
+}
+
+thread_local! {
+    static TABLE: std::cell::RefCell<Table> = std::cell::RefCell::new(Table {
+        slots: vec![0; 1 << HLOG],
+        generation: 0,
+    });
+}
+
+/// Compress `input` into at most `limit` bytes, or None when it does not fit (Redis then
+/// stores the string as it is: it asks for at least four bytes saved).
+///
+/// The algorithm is liblzf's, step for step as Redis builds it (VERY_FAST hashing, the same
+/// search and the same limits), so a payload or file holds the bytes redis-server would
+/// write: DUMP replies match byte for byte.
 pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
-    let n = input.len();
-    let mut out = Vec::with_capacity(limit.min(n + n / 32 + 1));
-    // Positions + 1 of the last 3-byte sequence with each hash (0: none yet).
-    let mut table = vec![0u32; 1 << HASH_BITS];
-    let mut lit_start = 0;
-    let mut ip = 0;
+    let mut out = Vec::new();
+    compress_into(input, limit, &mut out).then_some(out)
+}
 
-    fn flush(out: &mut Vec<u8>, lits: &[u8]) {
-        for run in lits.chunks(MAX_LIT) {
-            out.push((run.len() - 1) as u8);
-            out.extend_from_slice(run);
+/// Like [`compress`], into `out` (cleared first): true if it fit in `limit` bytes. Lets a
+/// caller reuse one buffer for every string of a save.
+pub fn compress_into(input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        t.generation = t.generation.wrapping_add(1);
+        if t.generation == 0 {
+            t.slots.iter_mut().for_each(|s| *s = 0);
+            t.generation = 1;
         }
-    }
+        let g = t.generation;
+        match lzf_compress(&mut t.slots, g, input, limit, out) {
+            Some(n) => {
+                out.truncate(n);
+                true
+            }
+            None => false,
+        }
+    })
+}
 
-    while ip + 2 < n {
-        let h = hash3(&input[ip..]);
-        let cand = table[h] as usize;
-        table[h] = (ip + 1) as u32;
-        if cand > 0 {
-            let r = cand - 1;
-            let dist = ip - r;
-            if dist <= MAX_OFF && input[r..r + 3] == input[ip..ip + 3] {
-                let max = MAX_REF.min(n - ip);
-                let mut len = 3;
-                while len < max && input[r + len] == input[ip + len] {
+/// lzf_compress: the number of bytes written to `out`, or None if they exceed `out_len`.
+fn lzf_compress(
+    table: &mut [u64],
+    generation: u32,
+    input: &[u8],
+    out_len: usize,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
+    let in_len = input.len();
+    if in_len == 0 || out_len == 0 {
+        return None;
+    }
+    // Room for every index the C code may write through before its checks fail.
+    out.resize(out_len + 4, 0);
+    let tag = (generation as u64) << 32;
+    let lookup = |t: &[u64], slot: usize| -> Option<usize> {
+        let v = t[slot];
+        (v >> 32 == generation as u64 && v & 0xffff_ffff != 0)
+            .then(|| (v & 0xffff_ffff) as usize - 1)
+    };
+    let mut ip = 0usize;
+    let mut op = 1usize; // the first literal run's control byte is written when it ends
+    let mut lit = 0usize;
+    let mut hval: u32 = ((input[0] as u32) << 8) | *input.get(1).unwrap_or(&0) as u32;
+    while ip + 2 < in_len {
+        hval = (hval << 8) | input[ip + 2] as u32;
+        let slot = idx(hval);
+        let r = lookup(table, slot);
+        table[slot] = tag | (ip as u64 + 1);
+        let found = r.filter(|&r| {
+            r < ip
+                && ip - r - 1 < MAX_OFF
+                && r > 0
+                && input[r + 2] == input[ip + 2]
+                && input[r..r + 2] == input[ip..ip + 2]
+        });
+        if let Some(r) = found {
+            let off = ip - r - 1;
+            let mut len = 2usize;
+            let maxlen = (in_len - ip - len).min(MAX_REF);
+            if op + 3 + 1 >= out_len && op - (lit == 0) as usize + 3 + 1 >= out_len {
+                return None;
+            }
+            // End the literal run (or take back its unused control byte).
+            out[op - lit - 1] = (lit as u8).wrapping_sub(1);
+            op -= (lit == 0) as usize;
+            let mut unrolled_all = false;
+            if maxlen > 16 {
+                unrolled_all = true;
+                for _ in 0..16 {
                     len += 1;
+                    if input[r + len] != input[ip + len] {
+                        unrolled_all = false;
+                        break;
+                    }
                 }
-                flush(&mut out, &input[lit_start..ip]);
-                let l = len - 2;
-                let off = dist - 1;
-                if l < 7 {
-                    out.push(((l << 5) | (off >> 8)) as u8);
-                } else {
-                    out.push(((7 << 5) | (off >> 8)) as u8);
-                    out.push((l - 7) as u8);
+            }
+            if maxlen <= 16 || unrolled_all {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && input[r + len] == input[ip + len]) {
+                        break;
+                    }
                 }
-                out.push(off as u8);
-                if out.len() > limit {
-                    return None;
-                }
-                // Remember the sequences inside the match too, so a repeat of them is found.
-                let end = ip + len;
-                let mut p = ip + 1;
-                while p < end && p + 2 < n {
-                    table[hash3(&input[p..])] = (p + 1) as u32;
-                    p += 1;
-                }
-                ip = end;
-                lit_start = ip;
-                continue;
+            }
+            len -= 2; // now the length minus one
+            ip += 1;
+            if len < 7 {
+                out[op] = ((off >> 8) + (len << 5)) as u8;
+                op += 1;
+            } else {
+                out[op] = ((off >> 8) + (7 << 5)) as u8;
+                out[op + 1] = (len - 7) as u8;
+                op += 2;
+            }
+            out[op] = off as u8;
+            op += 1;
+            lit = 0;
+            op += 1; // start a literal run
+            ip += len + 1;
+            if ip + 2 >= in_len {
+                break;
+            }
+            // Hash the two positions before the end of the match.
+            ip -= 2;
+            hval = ((input[ip] as u32) << 8) | input[ip + 1] as u32;
+            for _ in 0..2 {
+                hval = (hval << 8) | input[ip + 2] as u32;
+                table[idx(hval)] = tag | (ip as u64 + 1);
+                ip += 1;
+            }
+        } else {
+            if op >= out_len {
+                return None;
+            }
+            lit += 1;
+            out[op] = input[ip];
+            op += 1;
+            ip += 1;
+            if lit == MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8;
+                lit = 0;
+                op += 1;
             }
         }
+    }
+    if op + 3 > out_len {
+        return None;
+    }
+    while ip < in_len {
+        lit += 1;
+        out[op] = input[ip];
+        op += 1;
         ip += 1;
-        // Bound the work a stream of literals does before the size check.
-        if ip - lit_start >= MAX_LIT * 64 && out.len() + (ip - lit_start) > limit {
-            return None;
+        if lit == MAX_LIT {
+            out[op - lit - 1] = (lit - 1) as u8;
+            lit = 0;
+            op += 1;
         }
     }
-    flush(&mut out, &input[lit_start..]);
-    (out.len() <= limit).then_some(out)
+    out[op - lit - 1] = (lit as u8).wrapping_sub(1);
+    op -= (lit == 0) as usize;
+    Some(op)
 }
 
 /// liblzf's lzf_decompress: exactly `len` bytes out, or None for a corrupt input.

@@ -15,6 +15,7 @@ pub mod file;
 pub mod lzf;
 pub mod object;
 pub mod payload;
+pub mod snapshot;
 pub mod stream;
 
 pub use crc::crc64;

@@ -281,10 +281,7 @@ pub fn read_object<S: Source>(
         HASH_ZIPMAP | LIST_ZIPLIST | SET_INTSET | ZSET_ZIPLIST | ZSET_LISTPACK | HASH_ZIPLIST
         | HASH_LISTPACK => read_blob_object(&r.read_string()?, t, limits)?,
         STREAM_LISTPACKS | STREAM_LISTPACKS_2 => {
-            return Err(LoadError::read(
-                2672,
-                format!("Unknown RDB encoding type {t}"),
-            ))
+            Value::Stream(super::stream::read_stream(r, t == STREAM_LISTPACKS_2)?)
         }
         MODULE | MODULE_2 => {
             let id = r.read_len()?;

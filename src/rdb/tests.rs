@@ -70,7 +70,32 @@ pub(super) fn sample_values() -> Vec<(&'static str, Value)> {
         h.set(format!("field{i}").as_bytes(), i.to_string().as_bytes());
     }
     out.push(("hash-table", Value::Hash(h)));
+    out.push(("stream", Value::Stream(sample_stream())));
     out
+}
+
+/// A stream over several nodes, with a tombstone, two groups, pending entries and consumers.
+fn sample_stream() -> crate::types::stream::Stream {
+    use crate::types::stream::{AddId, NodeLimits, Stream, StreamId};
+    let mut x = Stream::new();
+    for i in 1..=250u64 {
+        let v = format!("v{i}");
+        let pairs: [&[u8]; 4] = [b"field", v.as_bytes(), b"n", b"42"];
+        x.add(
+            AddId::Exact(StreamId::new(i, 0)),
+            &pairs,
+            0,
+            NodeLimits::default(),
+        )
+        .unwrap();
+    }
+    x.delete(&[StreamId::new(7, 0)]);
+    x.create_group(b"g1", StreamId::MIN, -1);
+    x.create_group(b"g2", StreamId::new(100, 0), 100);
+    x.group_mut(b"g1").unwrap().touch_consumer(b"alice", 5);
+    x.read_group(b"g1", b"alice", StreamId::new(0, 1), 5, false, 10, |_| {});
+    x.group_mut(b"g1").unwrap().create_consumer(b"bob", 20);
+    x
 }
 
 /// The elements of a value in a comparable form (and its encoding).
@@ -332,4 +357,39 @@ fn idle_times_and_counters_survive_a_file() {
     };
     let (keys, _) = load_all(&data, &opts).expect("loads");
     assert_eq!(keys[0].2.lfu_freq(now, lfu), 42);
+}
+
+/// DUMP payloads of these strings recorded from redis-server 7.0.15 (rdbcompression
+/// yes): type 0, then 0xC3, the lengths and liblzf's output.
+#[test]
+fn compression_matches_redis_byte_for_byte() {
+    let cases: &[(Vec<u8>, &str)] = &[
+        (
+            b"lock-owner-".repeat(30),
+            "c316414a0b6c6f636b2d6f776e65722d6ce0ff0ae12b0701722d",
+        ),
+        (vec![b'a'; 21], "c30615016161e00a00"),
+        (
+            b"abcabcabcabcabcabcabcabc".to_vec(),
+            "c30a180361626361e00a020063",
+        ),
+        (
+            [vec![b'x'; 1000], vec![b'y'; 1000]].concat(),
+            "c32047d0017878e0ff00e0ff00e0ff00e0c5000079e0ff00e0ff00e0ff00e0c400017979",
+        ),
+        (
+            b"hello world, ".repeat(7)[..90].to_vec(),
+            "c315405a0d68656c6c6f20776f726c642c2068e0410c01642c",
+        ),
+        (
+            b"0123456789".repeat(5),
+            "c312320a3031323334353637383930e01c09013839",
+        ),
+    ];
+    for (input, want) in cases {
+        let mut v = Vec::new();
+        encode::put_raw_string(&mut v, input, true);
+        let got: String = v.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(&got, want, "{} bytes", input.len());
+    }
 }

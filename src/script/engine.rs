@@ -54,7 +54,14 @@ pub(super) struct Engine {
     pub function_runner: [c_int; 3],
     /// Keeps the runner references alive.
     _anchors: Vec<RegistryKey>,
+    /// The interpreter's main state, where runs happen: the KILL commands and the watchdog
+    /// install a hook on it from other threads.
+    pub main: *mut mlua::ffi::lua_State,
 }
+
+// SAFETY: `main` is only a handle on the interpreter `lua` owns (which is Send); the engine is
+// used under its mutex, and other threads use the pointer only as `Scripting`'s `StatePtr` says.
+unsafe impl Send for Engine {}
 
 impl Engine {
     /// `rand` is the server-wide redisLrand48 state behind `math.random` (it outlives the
@@ -102,6 +109,9 @@ impl Engine {
             rand,
             loading: None,
         });
+        let mut main = std::ptr::null_mut();
+        // SAFETY: only reads the state exec_raw runs on, which at top level is the main one.
+        unsafe { lua.exec_raw::<()>((), |l| main = l)? };
         let run_eval = c(ffi::run_eval)?;
         let run_function = c(ffi::run_function)?;
         let anchors = vec![
@@ -115,6 +125,7 @@ impl Engine {
             eval_runner: [anchors[0].id(), anchors[1].id()],
             function_runner: [anchors[2].id(), anchors[3].id(), anchors[4].id()],
             _anchors: anchors,
+            main,
             slot,
             limit_set: usize::MAX,
             functions: FunctionEnv {

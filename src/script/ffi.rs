@@ -5,7 +5,7 @@
 //! [`tramp`], a C closure that raises what the callback asks for. None of these functions keeps
 //! a Rust value with a destructor alive across `lua_error`.
 
-use super::host::HookState;
+use super::host::{HookState, HOOK_EVERY};
 use mlua::ffi;
 use std::os::raw::c_int;
 use std::sync::atomic::Ordering;
@@ -16,6 +16,24 @@ extern "C-unwind" {
     fn lua_enablereadonlytable(l: *mut ffi::lua_State, idx: c_int, enabled: c_int);
     /// Redis's Lua patch: whether the table at `idx` is read-only.
     fn lua_isreadonlytable(l: *mut ffi::lua_State, idx: c_int) -> c_int;
+    /// resplock's Lua patch: ask the running code to stop inside a long C call: the next check
+    /// in the loops of the string, table and buffer functions and of the lexer unwinds with
+    /// LUA_ERRMEM, once. A plain store: other threads may call it while code runs.
+    pub fn lua_interrupt(l: *mut ffi::lua_State);
+    /// resplock's Lua patch: forget a pending interrupt and where the last one fired.
+    pub fn lua_clearinterrupt(l: *mut ffi::lua_State);
+    /// resplock's Lua patch: the flag of a pending interrupt, which long loops poll.
+    pub fn lua_getinterrupt(l: *mut ffi::lua_State) -> *const c_int;
+    /// resplock's Lua patch: unwind (LUA_ERRMEM) if an interrupt is pending, clearing it.
+    pub fn lua_checkinterrupt(l: *mut ffi::lua_State);
+    /// resplock's Lua patch: the current line of the innermost Lua function when an interrupt
+    /// fired (-1: no Lua function; -2: none fired since `lua_clearinterrupt`) and that
+    /// function's source.
+    pub fn lua_interruptedat(
+        l: *mut ffi::lua_State,
+        source: *mut *const std::os::raw::c_char,
+        len: *mut usize,
+    ) -> c_int;
 }
 
 /// Registry key of the light userdata pointing at the running script's [`HookState`].
@@ -28,7 +46,9 @@ const LOAD_DEADLINE_KEY: &std::ffi::CStr = c"resplock.load_deadline";
 /// `"where"` then a message to raise prefixed with the caller's position (as `luaL_error`);
 /// a number N then a message to raise through `luaL_argerror(N, msg)`, which names the
 /// function as the caller's code called it; a table and a count N then the N results it
-/// holds.
+/// holds; [`stopped_marker`] alone when the implementation saw the script asked to stop
+/// (the pending interrupt then unwinds; if the kill hook consumed it already, the call
+/// returns nothing and the hook raises at the next instruction).
 ///
 /// More than [`PACK_ARGS`] arguments are passed packed, as `(PACKED, table, n)`: an mlua
 /// callback cannot return while its frame holds almost LUAI_MAXCSTACK values, and Redis takes
@@ -79,6 +99,11 @@ pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
             ffi::lua_remove(l, 1);
             count
         }
+        ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, 1) == stopped_marker() => {
+            ffi::lua_settop(l, 0);
+            lua_checkinterrupt(l);
+            0
+        }
         ffi::LUA_TSTRING => {
             ffi::lua_settop(l, 2);
             ffi::luaL_where(l, 1);
@@ -97,6 +122,12 @@ pub unsafe extern "C-unwind" fn tramp(l: *mut ffi::lua_State) -> c_int {
 pub const PACK_ARGS: c_int = 256;
 
 static PACKED: u8 = 0;
+static STOPPED: u8 = 0;
+
+/// The light userdata a library implementation returns to say it stopped for a kill.
+pub fn stopped_marker() -> *mut std::ffi::c_void {
+    &STOPPED as *const u8 as *mut std::ffi::c_void
+}
 
 /// The light userdata that marks packed arguments (see [`tramp`]).
 pub fn packed_marker() -> *mut std::ffi::c_void {
@@ -112,7 +143,9 @@ pub unsafe extern "C-unwind" fn make_tramp(l: *mut ffi::lua_State) -> c_int {
 
 /// The count hook of a running script: runs the caller's tick (which keeps the rest of the
 /// server responsive), and once SCRIPT KILL or FUNCTION KILL set the flag raises Redis's error,
-/// firing from then on every line so `pcall` cannot swallow it for long.
+/// firing from then on every line so `pcall` cannot swallow it for long. Another thread may
+/// have made it fire at the next instruction (see `Scripting`'s watchdog); it then goes back
+/// to every [`HOOK_EVERY`] instructions.
 pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
     ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, HOOK_STATE_KEY.as_ptr());
     let hook = ffi::lua_touserdata(l, -1) as *const HookState;
@@ -122,17 +155,23 @@ pub unsafe extern "C-unwind" fn kill_hook(l: *mut ffi::lua_State, _ar: *mut ffi:
     }
     ((*hook).tick)();
     if !(*hook).kill.load(Ordering::Acquire) {
+        if ffi::lua_gethookcount(l) != HOOK_EVERY {
+            ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
+        }
         return;
     }
+    // From here on the hook stops the script; a pending interrupt would only turn its error
+    // into a memory error.
+    lua_clearinterrupt(l);
     ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKLINE, 0);
-    push_error_table(l, c"ERR Script killed by user with SCRIPT KILL...");
+    push_error_table(l, crate::error::SCRIPT_KILLED);
     ffi::lua_error(l);
 }
 
 /// Push `{err=msg}`, the error value Redis's C functions raise (luaPushError).
-unsafe fn push_error_table(l: *mut ffi::lua_State, msg: &std::ffi::CStr) {
+unsafe fn push_error_table(l: *mut ffi::lua_State, msg: &str) {
     ffi::lua_createtable(l, 0, 1);
-    ffi::lua_pushstring(l, msg.as_ptr());
+    ffi::lua_pushlstring(l, msg.as_ptr() as *const _, msg.len());
     ffi::lua_setfield(l, -2, c"err".as_ptr());
 }
 
@@ -160,7 +199,7 @@ unsafe extern "C-unwind" fn load_hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua
         return;
     }
     ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKLINE, 0);
-    push_error_table(l, c"ERR FUNCTION LOAD timeout");
+    push_error_table(l, crate::error::FUNCTION_LOAD_TIMEOUT);
     ffi::lua_error(l);
 }
 

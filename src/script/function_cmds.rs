@@ -116,7 +116,7 @@ impl Scripting {
     /// FUNCTION STATS. Reads only what a running function leaves readable, so it can answer
     /// while one runs (it is allowed while a script is busy, and then runs without the lock).
     pub fn function_stats(&self) -> Result<Reply, RedisError> {
-        let running = match self.current.lock().as_ref() {
+        let running = match self.watch.current.lock().as_ref() {
             None => Reply::Nil,
             Some(r) if r.is_eval => return Err(RedisError::new(error::BUSY)),
             Some(r) => {

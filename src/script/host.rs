@@ -41,11 +41,21 @@ pub trait Host {
     }
 }
 
+/// Instructions between two runs of the count hook (kill flag, long-run callback).
+pub(crate) const HOOK_EVERY: i32 = 10_000;
+
 /// State the count hook reads through the Lua registry: the kill flag and the callback that
 /// lets the caller keep the rest of the server responsive while a script runs long.
 pub(crate) struct HookState {
+    /// Set once SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE asked the running script to stop;
+    /// the count hook reads it. A hook only runs between instructions and one instruction
+    /// (a `string.rep`, a `string.find`) can take seconds, so the kill also interrupts the
+    /// C call in progress (`lua_interrupt`, see `Scripting`'s `Watch::stop`).
     pub(crate) kill: AtomicBool,
     pub(crate) tick: fn(),
+    /// Another thread made the hook fire at the next instruction (`Watch::poke`); the run
+    /// removes that hook again if it ended before the hook put itself back.
+    pub(crate) poked: AtomicBool,
 }
 
 /// What the interpreter keeps in its app data: the host of the running script (only while

@@ -12,6 +12,9 @@ pub(crate) enum Out {
     Raise(Value),
     Where(String),
     Arg(i32, String),
+    /// A loop saw the script asked to stop (`libs::Poll`): the trampoline unwinds as the
+    /// patched Lua's own loops do, and the kill hook raises the kill's error.
+    Stopped,
 }
 
 /// Wrap `f` as a Lua function that can raise what [`Out`] asks for.
@@ -62,6 +65,9 @@ where
                 v.push(Value::Integer(n as mlua::Integer));
                 v.push(Value::String(lua.create_string(msg)?));
             }
+            Out::Stopped => v.push(Value::LightUserData(mlua::LightUserData(
+                super::ffi::stopped_marker(),
+            ))),
         }
         Ok(MultiValue::from_vec(v))
     })?;

@@ -30,21 +30,43 @@ use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use engine::{sha_str, Engine};
-use host::{HookState, HostPtr, SlotRef};
+use host::{HookState, HostPtr, SlotRef, HOOK_EVERY};
 use mlua::{Lua, Table, Value};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
-/// Instructions between two runs of the count hook (kill flag, long-run callback).
-const HOOK_EVERY: i32 = 10_000;
+/// How often the watchdog looks at a running script: one that has run this long gets its
+/// hook run at its next instruction, however long each instruction takes.
+const WATCH_EVERY: Duration = Duration::from_millis(10);
+/// Looks without a running script after which the watchdog parks until the next run.
+const WATCH_IDLE: u32 = 100;
 
 /// Growth of the interpreter's memory since its last full collection that triggers one.
 const BIG_GARBAGE: usize = 4 << 20;
 
 /// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+
+/// What the KILL commands and the watchdog share with the running script.
+struct Watch {
+    hook: HookState,
+    /// The running script; under this lock another thread may install a hook on its state.
+    current: Mutex<Option<Running>>,
+    running: AtomicBool,
+    /// The watchdog thread (started by the first run); parked while no script runs.
+    thread: OnceLock<std::thread::Thread>,
+    parked: AtomicBool,
+}
+
+/// The Lua state a script runs on, for another thread's `lua_sethook`.
+#[derive(Clone, Copy)]
+struct StatePtr(*mut mlua::ffi::lua_State);
+// SAFETY: only used under `Watch::current`'s lock while the run on that state is in progress,
+// for lua_sethook, which Lua documents as safe to call asynchronously (its signal handler
+// does).
+unsafe impl Send for StatePtr {}
 
 /// The running script, as FUNCTION STATS and the KILL commands see it.
 struct Running {
@@ -53,6 +75,90 @@ struct Running {
     is_eval: bool,
     /// For a function: its name and the command that called it.
     function: Option<(Arc<str>, CallArgs)>,
+    /// The state it runs on.
+    state: StatePtr,
+}
+
+impl Watch {
+    /// Make the running script's hook fire at its next instruction: its tick (the hand-off of
+    /// the worker's other clients) and the kill check then come within one instruction rather
+    /// than [`HOOK_EVERY`] of them.
+    fn poke(&self, running: &Running) {
+        // SAFETY: `state` is the running script's (see `StatePtr`); the hook and its count
+        // are plain stores, and the hook reads the registry entry the run installed.
+        unsafe {
+            mlua::ffi::lua_sethook(
+                running.state.0,
+                Some(ffi::kill_hook),
+                mlua::ffi::LUA_MASKCOUNT,
+                1,
+            );
+        }
+        self.poked.store(true, Ordering::Release);
+    }
+
+    /// Stop the running script: the flag its hook checks, an interrupt of the C call it may be
+    /// in (the patched Lua's string, table and buffer loops and its lexer check it, then
+    /// unwind as from an allocation failure, which every caller of those survives), and a poke
+    /// so the hook runs at the next instruction.
+    fn stop(&self, running: &Running) {
+        self.hook.kill.store(true, Ordering::Release);
+        // SAFETY: as `poke`: a plain store in the running state's global part.
+        unsafe { ffi::lua_interrupt(running.state.0) };
+        self.poke(running);
+    }
+
+    /// One look of the watchdog: poke a script that has run for a while or was asked to stop.
+    /// Whether a script was running.
+    fn look(&self) -> bool {
+        let cur = self.current.lock();
+        let Some(r) = cur.as_ref() else {
+            return false;
+        };
+        if self.hook.kill.load(Ordering::Acquire) || r.started.elapsed() >= WATCH_EVERY {
+            self.poke(r);
+        }
+        true
+    }
+}
+
+impl std::ops::Deref for Watch {
+    type Target = HookState;
+    fn deref(&self) -> &HookState {
+        &self.hook
+    }
+}
+
+/// The watchdog: every [`WATCH_EVERY`] while scripts run, pokes one that has run longer, so a
+/// script whose instructions are each expensive still hands its worker's clients off and
+/// still sees a kill at once. It ends when its `Scripting` is dropped.
+fn watchdog(watch: Weak<Watch>) {
+    let mut idle = 0;
+    loop {
+        let Some(w) = watch.upgrade() else {
+            return;
+        };
+        if w.look() {
+            idle = 0;
+        } else {
+            idle += 1;
+        }
+        if idle >= WATCH_IDLE {
+            w.parked.store(true, Ordering::SeqCst);
+            let still_idle = w.current.lock().is_none();
+            drop(w);
+            if still_idle {
+                // Woken by the next run; the timeout notices a dropped `Scripting`.
+                std::thread::park_timeout(Duration::from_millis(500));
+            }
+            if let Some(w) = watch.upgrade() {
+                w.parked.store(false, Ordering::SeqCst);
+            }
+        } else {
+            drop(w);
+            std::thread::sleep(WATCH_EVERY);
+        }
+    }
 }
 
 /// The arguments of the running FCALL, borrowed for the run: FUNCTION STATS copies them out
@@ -74,9 +180,8 @@ impl CallArgs {
 /// Server-wide script state.
 pub struct Scripting {
     engine: Mutex<Option<Engine>>,
-    hook: Box<HookState>,
-    running: AtomicBool,
-    current: Mutex<Option<Running>>,
+    /// The hook's state, the running script and the watchdog, shared with the watchdog.
+    watch: Arc<Watch>,
     /// The running script called a write command: the KILL commands must refuse.
     wrote: AtomicBool,
     memory_limit: AtomicUsize,
@@ -122,12 +227,17 @@ impl Scripting {
     pub fn new(tick: fn()) -> Self {
         Scripting {
             engine: Mutex::new(None),
-            hook: Box::new(HookState {
-                kill: AtomicBool::new(false),
-                tick,
+            watch: Arc::new(Watch {
+                hook: HookState {
+                    kill: AtomicBool::new(false),
+                    tick,
+                    poked: AtomicBool::new(false),
+                },
+                current: Mutex::new(None),
+                running: AtomicBool::new(false),
+                thread: OnceLock::new(),
+                parked: AtomicBool::new(false),
             }),
-            running: AtomicBool::new(false),
-            current: Mutex::new(None),
             wrote: AtomicBool::new(false),
             memory_limit: AtomicUsize::new(DEFAULT_MEMORY_LIMIT),
             function_counts: AtomicU64::new(0),
@@ -142,15 +252,19 @@ impl Scripting {
 
     /// How long the current script has run, if one runs.
     pub fn running_for(&self) -> Option<std::time::Duration> {
-        if !self.running.load(Ordering::Acquire) {
+        if !self.watch.running.load(Ordering::Acquire) {
             return None;
         }
-        self.current.lock().as_ref().map(|r| r.started.elapsed())
+        self.watch
+            .current
+            .lock()
+            .as_ref()
+            .map(|r| r.started.elapsed())
     }
 
     /// Whether the running script (if any) is an EVAL script rather than a function.
     fn running_eval(&self) -> Option<bool> {
-        self.current.lock().as_ref().map(|r| r.is_eval)
+        self.watch.current.lock().as_ref().map(|r| r.is_eval)
     }
 
     /// The error other commands get while a script is busy: it names the command that can
@@ -219,26 +333,53 @@ impl Scripting {
     /// be killed (scriptKill): refused once it has written, and each command kills only its
     /// own kind of script.
     pub fn kill(&self, eval: bool) -> Result<(), RedisError> {
-        let Some(is_eval) = self.running_eval().filter(|_| self.running_for().is_some()) else {
+        let cur = self.watch.current.lock();
+        let running = cur
+            .as_ref()
+            .filter(|_| self.watch.running.load(Ordering::Acquire));
+        let Some(r) = running else {
             return Err(RedisError::new(error::NOTBUSY));
         };
         if self.wrote.load(Ordering::Acquire) {
             return Err(RedisError::new(error::UNKILLABLE));
         }
-        if eval && !is_eval {
+        if eval && !r.is_eval {
             return Err(RedisError::new(error::BUSY_FUNCTION));
         }
-        if !eval && is_eval {
+        if !eval && r.is_eval {
             return Err(RedisError::new(error::BUSY));
         }
-        self.hook.kill.store(true, Ordering::Release);
+        self.watch.stop(r);
         Ok(())
     }
 
     /// Stop the running script whatever it did (SHUTDOWN NOSAVE: the server is going away).
     pub fn abort(&self) {
-        if self.running.load(Ordering::Acquire) {
-            self.hook.kill.store(true, Ordering::Release);
+        let cur = self.watch.current.lock();
+        if let Some(r) = cur.as_ref() {
+            self.watch.stop(r);
+        }
+    }
+
+    /// Start the watchdog on the first run, wake it if it parked.
+    fn wake_watchdog(&self) {
+        match self.watch.thread.get() {
+            Some(t) => {
+                if self.watch.parked.load(Ordering::SeqCst) {
+                    t.unpark();
+                }
+            }
+            None => {
+                let weak = Arc::downgrade(&self.watch);
+                // Without a thread (none can be started) scripts still stop: the count hook
+                // and the interrupt see the kill flag, only later.
+                if let Ok(h) = std::thread::Builder::new()
+                    .name("script-watchdog".into())
+                    .spawn(move || watchdog(weak))
+                {
+                    let _ = self.watch.thread.set(h.thread().clone());
+                }
+            }
         }
     }
 
@@ -358,17 +499,19 @@ impl Scripting {
         let host_ptr: *mut (dyn Host + '_) = host;
         let host_ptr: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host_ptr) };
         eng.slot.0.set(Some(HostPtr(host_ptr)));
-        self.hook.kill.store(false, Ordering::Release);
         self.wrote.store(false, Ordering::Release);
-        *self.current.lock() = Some(Running {
+        let state = eng.main;
+        *self.watch.current.lock() = Some(Running {
             started: Instant::now(),
             is_eval: job.is_eval,
             function: job
                 .function
                 .map(|name| (name, CallArgs(args as *const [Bytes]))),
+            state: StatePtr(state),
         });
-        self.running.store(true, Ordering::Release);
-        let hook: *const HookState = &*self.hook;
+        self.watch.running.store(true, Ordering::Release);
+        self.wake_watchdog();
+        let hook: *const HookState = &self.watch.hook;
         let params = raw::RunParams {
             runner: if job.is_eval {
                 &eng.eval_runner
@@ -392,12 +535,38 @@ impl Scripting {
             // may still be installed.
             set_hook(lua, hook, 0);
         }
-        self.running.store(false, Ordering::Release);
-        *self.current.lock() = None;
+        self.watch.running.store(false, Ordering::Release);
+        *self.watch.current.lock() = None;
+        // No other thread touches the state from here on (the KILL commands and the watchdog
+        // act under `current`'s lock, and only while it holds a run): a kill that came after
+        // the script ended is forgotten, and a hook installed after the run's own removal goes.
+        let fired_at = if self.watch.kill.load(Ordering::Acquire) {
+            self.watch.kill.store(false, Ordering::Relaxed);
+            // SAFETY: reads and plain stores in the state's global part, owned by this thread.
+            unsafe {
+                let at = interrupted_at(state);
+                ffi::lua_clearinterrupt(state);
+                at
+            }
+        } else {
+            None
+        };
+        if self.watch.poked.load(Ordering::Acquire) {
+            self.watch.poked.store(false, Ordering::Relaxed);
+            // SAFETY: lua_sethook on the engine's state, which this thread owns again.
+            unsafe { mlua::ffi::lua_sethook(state, None, 0, 0) };
+        }
         eng.slot.0.set(None);
         let resp = host.resp();
         let name = job.name;
         let reply = match (result, scalar) {
+            // Interrupted inside a C call (see `HookState::kill`): the unwinding was a memory
+            // error, but the client gets what the hook would have raised there.
+            (Err(mlua::Error::MemoryError(_)), _) | (Ok((false, Value::String(_))), _)
+                if fired_at.is_some() =>
+            {
+                Reply::Error(killed_error(name, fired_at.as_ref()))
+            }
             (Ok(_), raw::Scalar::Nil) => Reply::Nil,
             (Ok(_), raw::Scalar::Bool(b)) => convert::bool_reply(b, resp),
             (Ok(_), raw::Scalar::Int(n)) => Reply::Int(n),
@@ -494,6 +663,39 @@ fn error_from_table(t: &Table, name: &str) -> Bytes {
         if *c == b'\r' || *c == b'\n' {
             *c = b' ';
         }
+    }
+    Bytes::from(out)
+}
+
+/// Where the interrupt fired during the run that just ended: the source and current line of
+/// the innermost Lua function (line -1: none), or None if it did not fire.
+///
+/// # Safety
+/// `state` is the engine's state and no Lua code runs on it meanwhile.
+unsafe fn interrupted_at(state: *mut mlua::ffi::lua_State) -> Option<(Vec<u8>, i32)> {
+    let mut src = std::ptr::null();
+    let mut len = 0usize;
+    let line = ffi::lua_interruptedat(state, &mut src, &mut len);
+    if line == -2 {
+        return None;
+    }
+    let source = if src.is_null() {
+        Vec::new()
+    } else {
+        std::slice::from_raw_parts(src as *const u8, len).to_vec()
+    };
+    Some((source, line))
+}
+
+/// The error of a script killed inside a C call, as the count hook raises it through Redis's
+/// error handler: `ERR Script killed by user with SCRIPT KILL... script: <name>, on
+/// <source>:<line>.`
+fn killed_error(name: &str, at: Option<&(Vec<u8>, i32)>) -> Bytes {
+    let mut out = error::SCRIPT_KILLED.as_bytes().to_vec();
+    if let Some((source, line)) = at.filter(|(_, line)| *line >= 0) {
+        out.extend_from_slice(format!(" script: {name}, on ").as_bytes());
+        out.extend_from_slice(source);
+        out.extend_from_slice(format!(":{line}.").as_bytes());
     }
     Bytes::from(out)
 }

@@ -149,7 +149,9 @@ impl ServerHandle {
 /// # Ok(()) }
 /// ```
 pub async fn start(config: Config) -> io::Result<ServerHandle> {
-    start_with_pidfile(config, None).await
+    let server = start_with_pidfile(config, None).await?;
+    server.load_data().await?;
+    Ok(server)
 }
 
 /// Start `n` independent servers (each its own keyspace, clock, faults and configuration
@@ -181,6 +183,32 @@ pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle
     Ok(out)
 }
 
+impl ServerHandle {
+    /// Load the dataset as redis-server does at start: the append-only log when
+    /// `appendonly` is on, else `dbfilename` if it exists (in `dir`). Clients connected
+    /// meanwhile get -LOADING. A file that does not load stops the server: the error says
+    /// so (redis-server exits).
+    pub(crate) async fn load_data(&self) -> io::Result<()> {
+        let state = self.state.clone();
+        let loaded = tokio::task::spawn_blocking(move || {
+            crate::cmd::runtime::persist::load::load_at_start(&state)
+        })
+        .await
+        .map_err(io::Error::other)?;
+        self.state
+            .persist
+            .starting
+            .store(false, std::sync::atomic::Ordering::Release);
+        if loaded.is_err() {
+            self.state.shutdown.cancel();
+            return Err(io::Error::other(
+                "the dataset could not be loaded (see the log)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// [`start`], and remove `pidfile` when the server stops (the process wrote it).
 pub(crate) async fn start_with_pidfile(
     config: Config,
@@ -188,6 +216,12 @@ pub(crate) async fn start_with_pidfile(
 ) -> io::Result<ServerHandle> {
     let listeners = listen::bind_all(&config)?;
     let state = ServerState::new(config, crate::cmd::commands());
+    // Until `load_data` has read the files, clients that connect get -LOADING, never an
+    // empty dataset. (Cluster nodes start empty and load nothing.)
+    state
+        .persist
+        .starting
+        .store(true, std::sync::atomic::Ordering::Release);
     serve_bound(listeners, state, pidfile)
 }
 
@@ -268,6 +302,13 @@ async fn run(
     if let Some(path) = socket_path {
         crate::log::notice("Removing the unix socket file.");
         let _ = std::fs::remove_file(path);
+    }
+    // A test server's own directory (Config::ephemeral) goes with it.
+    let config = state.config.read().clone();
+    if config.has_ephemeral_dir() {
+        if let Some(d) = &config.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
 

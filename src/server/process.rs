@@ -112,7 +112,8 @@ pub fn run_many(startup: Startup, n: usize) -> i32 {
         }
         let states: Vec<_> = servers.iter().map(|s| s.state().clone()).collect();
         tokio::spawn(async move {
-            log::warning(wait_signal(signals).await);
+            let mut signals = signals;
+            log::warning(wait_signal(&mut signals).await);
             for s in states {
                 s.shutdown.cancel();
             }
@@ -168,7 +169,8 @@ pub fn run_cluster(startup: Startup, masters: usize, replicas: usize) -> i32 {
         }
         let states = cluster.states();
         tokio::spawn(async move {
-            log::warning(wait_signal(signals).await);
+            let mut signals = signals;
+            log::warning(wait_signal(&mut signals).await);
             for s in states {
                 s.shutdown.cancel();
             }
@@ -231,6 +233,10 @@ async fn serve(config: Config) -> i32 {
         log::notice(&format!("Running mode=standalone, port={port}."));
     }
     log::warning("Server initialized");
+    if server.load_data().await.is_err() {
+        server.wait().await;
+        return 1;
+    }
     if tcp.is_some() {
         log::notice("Ready to accept connections tcp");
     }
@@ -244,9 +250,21 @@ async fn serve(config: Config) -> i32 {
     }
     let state = server.state().clone();
     tokio::spawn(async move {
-        let msg = wait_signal(signals).await;
-        log::warning(msg);
-        state.shutdown.cancel();
+        let mut signals = signals;
+        loop {
+            let msg = wait_signal(&mut signals).await;
+            log::warning(msg);
+            // prepareForShutdown: the AOF synced, a final RDB saved when `save` points are
+            // set; if that fails the server keeps running, as redis-server does.
+            if prepare_shutdown(&state).await {
+                state.shutdown.cancel();
+                return;
+            }
+            log::warning(&format!(
+                "{} received but errors trying to shut down the server, check the logs for more information",
+                if msg.contains("SIGINT") { "SIGINT" } else { "SIGTERM" }
+            ));
+        }
     });
     server.wait().await;
     log::warning("Redis is now ready to exit, bye bye...");
@@ -267,9 +285,23 @@ fn shutdown_signals() -> Signals {
     }
 }
 
+/// Persistence's part of stopping, holding the server lock; false if the server must stay
+/// up.
+async fn prepare_shutdown(state: &crate::cmd::runtime::state::ServerState) -> bool {
+    loop {
+        if let Some(held) = state.lock.lock_briefly() {
+            let ok =
+                crate::cmd::runtime::persist::prepare_shutdown(state, false, false, false).is_ok();
+            drop(held);
+            return ok;
+        }
+        state.lock.released().await;
+    }
+}
+
 /// Wait for SIGINT or SIGTERM; the log line Redis writes for it.
-async fn wait_signal(signals: Signals) -> &'static str {
-    let Some((mut int, mut term)) = signals else {
+async fn wait_signal(signals: &mut Signals) -> &'static str {
+    let Some((int, term)) = signals else {
         return std::future::pending().await;
     };
     tokio::select! {

@@ -210,6 +210,32 @@ pub fn mpop<W>(
     Ok((&a[at + 1..where_at], side, count.unwrap_or(1)))
 }
 
+/// A SCAN cursor as Redis reads one (strtoul): an optional sign then decimal digits, a
+/// negative one wrapping around (`-1` is 2^64-1), the empty string 0; a leading space, a
+/// trailing character or more than 64 bits give `ERR invalid cursor`.
+pub fn cursor(s: &[u8]) -> Result<u64, RedisError> {
+    let bad = || RedisError::new(error::INVALID_CURSOR);
+    if s.is_empty() {
+        return Ok(0);
+    }
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let mut v: u64 = 0;
+    for d in digits {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or_else(bad)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
 /// Lossy UTF-8 view of an argument, for error messages.
 pub fn text(b: &Bytes) -> String {
     String::from_utf8_lossy(b).into_owned()

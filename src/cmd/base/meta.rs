@@ -230,11 +230,43 @@ fn search(meta: &Meta, args: &[Bytes], flags: &mut Vec<Vec<&'static str>>) -> Ke
         let (Some(bs), Some(fk)) = (spec.field("begin_search"), spec.field("find_keys")) else {
             return KeySearch::Unknown;
         };
-        if bs.text("type") != Some("index") {
-            return KeySearch::Unknown;
-        }
-        let Some(first) = bs.field("spec").and_then(|s| s.int("index")) else {
-            return KeySearch::Unknown;
+        let first = match bs.text("type") {
+            Some("index") => {
+                let Some(first) = bs.field("spec").and_then(|s| s.int("index")) else {
+                    return KeySearch::Unknown;
+                };
+                first
+            }
+            Some("keyword") => {
+                // The keys follow a keyword (XREAD's STREAMS), looked for from `startfrom`
+                // (from the end when negative); a spec whose keyword is absent finds nothing.
+                let spec = bs.field("spec");
+                let (Some(word), Some(from)) = (
+                    spec.and_then(|s| s.text("keyword")),
+                    spec.and_then(|s| s.int("startfrom")),
+                ) else {
+                    return KeySearch::Unknown;
+                };
+                let start = if from > 0 { from } else { argc + from };
+                let end = if from > 0 { argc - 1 } else { 0 };
+                let mut i = start;
+                let mut found = None;
+                while i != end {
+                    if i >= argc || i < 1 {
+                        break;
+                    }
+                    if args[i as usize].eq_ignore_ascii_case(word.as_bytes()) {
+                        found = Some(i + 1);
+                        break;
+                    }
+                    i = if start <= end { i + 1 } else { i - 1 };
+                }
+                match found {
+                    Some(f) => f,
+                    None => continue,
+                }
+            }
+            _ => return KeySearch::Unknown,
         };
         let Some(fks) = fk.field("spec") else {
             return KeySearch::Unknown;

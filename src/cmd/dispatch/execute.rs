@@ -101,8 +101,12 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
     {
         Some((cmd, parent, e))
+    } else if let Some(e) =
+        crate::cmd::runtime::persist::disk_error(state, writes(state, client, cmd, parent), cmd)
+    {
+        Some((cmd, parent, e))
     } else {
-        None
+        crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))
     };
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
@@ -134,6 +138,17 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         return fault_injection::run_with_fault(state, client, cmd, parent, args).await;
     }
     run_checked(state, client, cmd, parent, args, now).await
+}
+
+/// Redis's is_write_command: a write row, or EXEC of a transaction that queued one.
+fn writes(state: &ServerState, client: &Client, cmd: &Command, parent: Option<&Command>) -> bool {
+    cmd.has(flags::WRITE)
+        || (multi::is_exec(cmd, parent)
+            && client.multi.as_ref().is_some_and(|m| {
+                m.queued
+                    .iter()
+                    .any(|q| state.commands.every_row()[q.row].0.has(flags::WRITE))
+            }))
 }
 
 /// A request that passed the checks: queued inside MULTI, or run holding the server lock.

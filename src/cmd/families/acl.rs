@@ -40,7 +40,14 @@ fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .get(&name)
         .cloned()
         .unwrap_or_else(|| User::new(&name));
-    for op in &a[3..] {
+    // A selector split over several arguments is joined first (ACLMergeSelectorArguments).
+    let ops = acl_user::merge_selector_args(&a[3..]).map_err(|at| {
+        error::err(format!(
+            "ERR Unmatched parenthesis in acl selector starting at '{}'.",
+            String::from_utf8_lossy(&a[3 + at])
+        ))
+    })?;
+    for op in &ops {
         if let Err(e) = u.apply(op) {
             return Err(error::err(format!(
                 "ERR Error in ACL SETUSER modifier '{}': {}",
@@ -65,9 +72,14 @@ fn acl_deluser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         if users.remove(name.as_ref()).is_some() {
             deleted += 1;
             // Redis disconnects the clients authenticated as a deleted user.
-            for c in ctx.state.clients.lock().values() {
+            for (id, c) in ctx.state.clients.lock().iter() {
                 if c.user.lock().as_str() == name {
-                    c.kill.cancel();
+                    if *id == ctx.client.id {
+                        // A client deleting its own user gets the reply, then is closed.
+                        ctx.client.close_after_reply = true;
+                    } else {
+                        c.kill.cancel();
+                    }
                 }
             }
         }
@@ -81,21 +93,34 @@ fn acl_getuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Ok(Reply::Nil);
     };
     let s = |v: &'static str| Reply::bulk_static(v);
-    let mut flags = vec![s(if u.enabled { "on" } else { "off" })];
-    if u.nopass {
-        flags.push(s("nopass"));
-    }
-    Ok(Reply::Map(vec![
-        (s("flags"), Reply::Set(flags)),
+    let describe = |sel: &acl_user::Selector| {
+        vec![
+            (s("commands"), Reply::bulk_str(&sel.describe_commands())),
+            (s("keys"), Reply::bulk_str(&sel.keys_field())),
+            (s("channels"), Reply::bulk_str(&sel.channels_field())),
+        ]
+    };
+    let mut fields = vec![
+        (
+            s("flags"),
+            Reply::Set(u.flags().into_iter().map(s).collect()),
+        ),
         (
             s("passwords"),
             Reply::Array(u.passwords.iter().map(|p| Reply::bulk_str(p)).collect()),
         ),
-        (s("commands"), Reply::bulk_str(&u.describe_commands())),
-        (s("keys"), Reply::bulk_str(&u.keys_field())),
-        (s("channels"), Reply::bulk_str(&u.channels_field())),
-        (s("selectors"), Reply::Array(vec![])),
-    ]))
+    ];
+    fields.extend(describe(&u.root));
+    fields.push((
+        s("selectors"),
+        Reply::Array(
+            u.selectors
+                .iter()
+                .map(|x| Reply::Map(describe(x)))
+                .collect(),
+        ),
+    ));
+    Ok(Reply::Map(fields))
 }
 
 fn acl_list(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -204,34 +229,47 @@ fn acl_dryrun(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(error::err(format!("ERR User '{name}' not found")));
     }
     let args = &a[3..];
-    let Ok((cmd, parent)) = ctx.state.commands.resolve(args) else {
-        return Err(error::err(format!(
-            "ERR Command '{}' not found",
-            String::from_utf8_lossy(&a[3])
-        )));
+    let (cmd, parent) = match ctx.state.commands.resolve(args) {
+        Ok(row) => row,
+        // A command found with the wrong number of arguments is refused as such.
+        Err(e) if e.0.starts_with(b"ERR wrong number of arguments") => return Err(e),
+        Err(_) => {
+            return Err(error::err(format!(
+                "ERR Command '{}' not found",
+                String::from_utf8_lossy(&a[3])
+            )))
+        }
     };
     match check_user(ctx.state, &name, cmd, parent, args) {
         Ok(()) => Ok(Reply::ok()),
         Err(Denied::Command) => Ok(Reply::bulk_str(&format!(
             "This user has no permissions to run the '{}' command",
-            crate::cmd::runtime::table::fullname(parent, cmd)
+            crate::cmd::runtime::acl::acl_name(cmd, parent, args).0
         ))),
-        Err(Denied::Key(p)) => Ok(Reply::bulk_str(&format!(
-            "This user has no permissions to access the '{}' key",
-            String::from_utf8_lossy(&args[p])
-        ))),
-        Err(Denied::Channel(p)) => Ok(Reply::bulk_str(&format!(
-            "This user has no permissions to access the '{}' channel",
-            String::from_utf8_lossy(&args[p])
-        ))),
+        Err(Denied::Key(p)) => Ok(named(&args[p], "key")),
+        Err(Denied::Channel(p)) => Ok(named(&args[p], "channel")),
     }
+}
+
+/// DRYRUN's answer naming a key or channel: its bytes up to any NUL (Redis formats it as a C
+/// string).
+fn named(name: &[u8], what: &str) -> Reply {
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    let mut out = b"This user has no permissions to access the '".to_vec();
+    out.extend_from_slice(&name[..end]);
+    out.extend_from_slice(format!("' {what}").as_bytes());
+    Reply::Bulk(Bytes::from(out))
 }
 
 fn acl_load(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     if ctx.state.config.read().aclfile.is_none() {
         return Err(RedisError::new(error::ACL_NO_FILE));
     }
-    load_file(ctx.state).map_err(|e| error::err(format!("ERR {e}")))?;
+    load_file(ctx.state, Some(ctx.client.id)).map_err(|e| error::err(format!("ERR {e}")))?;
+    if ctx.client.user != "default" {
+        // Its user was replaced: closed after this reply, as Redis does.
+        ctx.client.close_after_reply = true;
+    }
     Ok(Reply::ok())
 }
 
@@ -281,6 +319,6 @@ fn acl_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
         "WHOAMI",
         "    Return the current connection username.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]))
 }

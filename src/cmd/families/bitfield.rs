@@ -154,7 +154,8 @@ fn bitfield_generic(ctx: &Ctx, a: &[Bytes], ro_command: bool) -> CmdResult {
     if changes > 0 {
         ctx.signal_modified(key);
         ctx.notify(notify::STRING, "setbit", key);
-        ctx.state.add_dirty(changes);
+        // The signal counted one change; BITFIELD counts each write that changed bits.
+        ctx.state.add_dirty(changes - 1);
     }
     Ok(Reply::Array(replies))
 }

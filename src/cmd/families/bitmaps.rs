@@ -99,7 +99,6 @@ fn setbit(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if changed {
         ctx.signal_modified(key);
         ctx.notify(notify::STRING, "setbit", key);
-        ctx.state.add_dirty(1);
     }
     Ok(Reply::Int(old as i64))
 }
@@ -356,7 +355,6 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         if existed {
             ctx.signal_modified(dest);
             ctx.notify(notify::GENERIC, "del", dest);
-            ctx.state.add_dirty(1);
         }
         return Ok(Reply::Int(0));
     }
@@ -378,7 +376,6 @@ fn bitop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     ctx.db().lock(dest).insert(dest, e);
     ctx.signal_modified(dest);
     ctx.notify(notify::STRING, "set", dest);
-    ctx.state.add_dirty(1);
     Ok(Reply::Int(maxlen as i64))
 }
 

@@ -70,6 +70,7 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             )));
         }
     }
+    let before = ctx.state.config.read().clone();
     // Then the listeners move, as Redis's apply functions run after every value is set; if one
     // cannot, those already moved go back to the old configuration and nothing changes.
     let mut moved: Vec<Change> = Vec::new();
@@ -105,6 +106,17 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     *ctx.state.config.write() = cfg;
     ctx.state.config_changed();
+    // Persistence applies its settings (updateAppendonly and friends); a failure puts the
+    // configuration back, as Redis's apply functions do.
+    if let Err((name, why)) =
+        crate::cmd::runtime::persist::config_changed(ctx.state, &changed, ctx.in_exec)
+    {
+        *ctx.state.config.write() = before;
+        ctx.state.config_changed();
+        return Err(error::err(format!(
+            "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+        )));
+    }
     Ok(Reply::ok())
 }
 

@@ -97,17 +97,19 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return Err(RedisError::new(error::NOPROTO));
         }
     }
-    let mut creds = None;
-    let mut name = None;
+    // Each option takes effect as it is read, as in Redis: an AUTH before a bad SETNAME
+    // stays done.
     let mut args = Args::new(a, 2);
     while let Some(opt) = args.next() {
         if let Some(v) = args.values_of(opt, "auth", 2) {
-            creds = Some((&v[0], &v[1]));
+            if !crate::cmd::runtime::acl::authenticate(ctx, &v[0], &v[1]) {
+                return Err(RedisError::new(error::WRONGPASS));
+            }
         } else if let Some(v) = args.value_of(opt, "setname") {
             if !valid_client_attr(v) {
                 return Err(RedisError::new(error::CLIENT_NAME_INVALID));
             }
-            name = Some(v);
+            set_name(&ctx.client.info, v);
         } else {
             return Err(error::err(format!(
                 "ERR Syntax error in HELLO option '{}'",
@@ -115,16 +117,8 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             )));
         }
     }
-    if let Some((user, pass)) = creds {
-        if !crate::cmd::runtime::acl::authenticate(ctx, user, pass) {
-            return Err(RedisError::new(error::WRONGPASS));
-        }
-    }
     if !ctx.client.authenticated {
         return Err(RedisError::new(error::HELLO_NOAUTH));
-    }
-    if let Some(n) = name {
-        set_name(&ctx.client.info, n);
     }
     if ver != 0 {
         ctx.client.set_resp(ver as u8);

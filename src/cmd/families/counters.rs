@@ -129,5 +129,12 @@ fn incrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     };
     ctx.signal_modified(key);
     ctx.notify(notify::STRING, "incrbyfloat", key);
+    // As the value it produced, so float formatting never makes a copy differ.
+    ctx.propagate_as(vec![
+        Bytes::from_static(b"SET"),
+        key.clone(),
+        text.clone(),
+        Bytes::from_static(b"KEEPTTL"),
+    ]);
     Ok(Reply::Bulk(text))
 }

@@ -40,10 +40,17 @@ fn flushdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     crate::cmd::runtime::cluster::feed::flushed(ctx.state, Some(ctx.client.db));
     crate::cmd::runtime::tracking::flushed(ctx.state, ctx.client.id);
-    let mut g = ctx.db().lock_all();
-    for s in g.shards() {
-        s.clear();
+    let mut removed = 0;
+    {
+        let mut g = ctx.db().lock_all();
+        for s in g.shards() {
+            removed += s.map.len() as u64;
+            s.clear();
+        }
     }
+    ctx.state.add_dirty(removed);
+    // Propagated even when there was nothing to remove.
+    ctx.force_propagation();
     Ok(Reply::ok())
 }
 
@@ -57,19 +64,27 @@ fn flushall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if crate::cmd::runtime::lock_history::on(ctx.state) {
         crate::cmd::runtime::lock_history::flushed(ctx.state, None, ctx.client);
     }
-    // With save points configured Redis saves after FLUSHALL: the change count starts again.
-    if !ctx.state.config.read().save.is_empty() {
-        crate::cmd::families::server::saved(ctx);
-    } else {
-        ctx.state.add_dirty(1);
-    }
     let ks = &ctx.state.keyspace;
-    let mut guards: Vec<MultiGuard> = (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
-    for g in &mut guards {
-        for s in g.shards() {
-            s.clear();
+    let mut removed = 0;
+    {
+        let mut guards: Vec<MultiGuard> =
+            (0..ks.databases()).map(|i| ks.db(i).lock_all()).collect();
+        for g in &mut guards {
+            for s in g.shards() {
+                removed += s.map.len() as u64;
+                s.clear();
+            }
         }
     }
+    ctx.state.add_dirty(removed);
+    // A BGSAVE of the data that is gone is stopped; with save points Redis saves the empty
+    // dataset at once, which starts the change count again.
+    use crate::cmd::runtime::persist::{registry::JobKind, save, settings};
+    save::cancel(ctx.state, JobKind::Rdb);
+    if !settings::save_points(&ctx.state.config.read()).is_empty() {
+        let _ = save::save(ctx.state);
+    }
+    ctx.force_propagation();
     Ok(Reply::ok())
 }
 
@@ -107,5 +122,6 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     // Clients blocked in either database may find their keys there now.
     crate::cmd::runtime::blocking::swapped(ctx.state, lo, hi, ctx.now);
+    ctx.state.add_dirty(1);
     Ok(Reply::ok())
 }

@@ -21,7 +21,6 @@ use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
-use crate::types::hash::Hash;
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -186,6 +185,8 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         object(ctx, &a[2])
     } else if is(sub, "reload") {
         reload(ctx, &a[2..])
+    } else if is(sub, "loadaof") {
+        loadaof(ctx)
     } else if n == 2 && is(sub, "digest") {
         Ok(Reply::Simple(Bytes::from(digest::hex(
             &digest::dataset_digest(&ctx.state.keyspace),
@@ -278,7 +279,7 @@ fn object(ctx: &Ctx, key: &[u8]) -> CmdResult {
             &e.value,
             refcount_of(shared, e),
             e.encoding(),
-            serialized_len(e),
+            serialized_len(e, shared_compress(ctx)),
             e.access().unwrap_or(0),
             e.idle_ms(now) / 1000,
             quicklist_extra(ctx, e)
@@ -290,117 +291,31 @@ fn object(ctx: &Ctx, key: &[u8]) -> CmdResult {
     }
 }
 
-/// rdbSaveLen's size for `n`.
-fn rdb_len_size(n: usize) -> usize {
-    match n {
-        0..=63 => 1,
-        64..=16383 => 2,
-        _ if (n as u64) <= u32::MAX as u64 => 5,
-        _ => 9,
-    }
+/// DEBUG OBJECT's serializedlength: the value's RDB object as SAVE would write it (after
+/// its type byte), compressed when rdbcompression is on (rdbSavedObjectLen).
+fn serialized_len(e: &Entry, compress: bool) -> usize {
+    let mut out = Vec::new();
+    crate::rdb::object::put_object(&mut out, &e.value, compress);
+    out.len()
 }
 
-/// The bytes an RDB string takes (integers of up to 32 bits in their short forms; no LZF
-/// compression, which Redis may apply to strings over 20 bytes).
-fn rdb_string_size(s: &[u8]) -> usize {
-    if s.len() <= 11 {
-        if let Some(v) = crate::num::parse_ll(s) {
-            if i8::try_from(v).is_ok() {
-                return 2;
-            } else if i16::try_from(v).is_ok() {
-                return 3;
-            } else if i32::try_from(v).is_ok() {
-                return 5;
-            }
-        }
-    }
-    rdb_len_size(s.len()) + s.len()
+/// rdbcompression, as DEBUG OBJECT's serializedlength counts it.
+fn shared_compress(ctx: &Ctx) -> bool {
+    crate::cmd::runtime::persist::settings::compression(&ctx.state.config.read())
 }
 
-/// DEBUG OBJECT's serializedlength: the value's RDB size (before compression).
-fn serialized_len(e: &Entry) -> usize {
-    match &e.value {
-        Value::Str(s) => rdb_string_size(s),
-        Value::Hash(h) if h.is_listpack() => {
-            let lp = crate::types::alloc::LISTPACK_OVERHEAD
-                + h.iter()
-                    .map(|(f, v)| {
-                        crate::types::alloc::listpack_entry_size(f)
-                            + crate::types::alloc::listpack_entry_size(v)
-                    })
-                    .sum::<usize>();
-            rdb_len_size(lp) + lp
-        }
-        Value::Hash(h) => {
-            rdb_len_size(h.len())
-                + h.iter()
-                    .map(|(f, v)| rdb_string_size(f) + rdb_string_size(v))
-                    .sum::<usize>()
-        }
-        // An intset is saved as its blob: an 8-byte header and members of one width.
-        Value::Set(set) if set.encoding() == "intset" => {
-            let width = set
-                .iter()
-                .filter_map(|m| crate::num::parse_ll(&m))
-                .map(|v| {
-                    if i16::try_from(v).is_ok() {
-                        2
-                    } else if i32::try_from(v).is_ok() {
-                        4
-                    } else {
-                        8
-                    }
-                })
-                .max()
-                .unwrap_or(2);
-            let blob = 8 + width * set.len();
-            rdb_len_size(blob) + blob
-        }
-        Value::Set(set) => {
-            rdb_len_size(set.len()) + set.iter().map(|m| rdb_string_size(&m)).sum::<usize>()
-        }
-        // A listpack zset is saved as its blob: member and score entries (scores that are
-        // integers as integers, others as %.17g text).
-        Value::ZSet(z) if z.encoding() == "listpack" => {
-            let lp = crate::types::alloc::LISTPACK_OVERHEAD
-                + z.iter()
-                    .map(|(m, score)| {
-                        crate::types::alloc::listpack_entry_size(m)
-                            + crate::types::alloc::listpack_entry_size(
-                                crate::num::format_double(score).as_bytes(),
-                            )
-                    })
-                    .sum::<usize>();
-            rdb_len_size(lp) + lp
-        }
-        // A skiplist zset: members as strings, scores as 8-byte binary doubles.
-        Value::ZSet(z) => {
-            rdb_len_size(z.len()) + z.iter().map(|(m, _)| rdb_string_size(m) + 8).sum::<usize>()
-        }
-        // A stream is saved as its RDB form: the listpacks as they are, then the counters
-        // and groups.
-        Value::Stream(s) => {
-            let mut out = Vec::new();
-            crate::rdb::put_stream(&mut out, s, false);
-            out.len()
-        }
-        // A quicklist is saved node by node (container type, listpack blob); nodes are taken
-        // as equally sized.
-        Value::List(l) => {
-            let nodes = l.node_count().max(1);
-            let bytes = list_listpack_bytes(l);
-            rdb_len_size(nodes) + nodes * (1 + rdb_len_size(bytes / nodes)) + bytes
-        }
-    }
-}
-
-/// The listpack bytes of a list's nodes, as Redis sizes them (each node's header and end
-/// byte, then its entries).
+/// The nodes' sizes as Redis keeps them (node->sz): a listpack's bytes, header and end byte
+/// included, or a plain node's element.
 fn list_listpack_bytes(l: &crate::types::list::List) -> usize {
-    crate::types::alloc::LISTPACK_OVERHEAD * l.node_count()
-        + l.iter()
-            .map(|e| e.with_bytes(crate::types::alloc::listpack_entry_size))
-            .sum::<usize>()
+    use crate::types::list::NodeView;
+    l.node_views()
+        .map(|n| match n {
+            NodeView::Packed { entries, .. } => {
+                entries.len() + crate::types::alloc::LISTPACK_OVERHEAD
+            }
+            NodeView::Plain(e) => e.len(),
+        })
+        .sum()
 }
 
 /// DEBUG OBJECT's quicklist details: nodes, average elements per node, the fill and
@@ -436,37 +351,35 @@ fn encoding_check(ctx: &Ctx, key: &[u8], want: &str, wrong: &'static str, what: 
     }
 }
 
-/// DEBUG RELOAD: what saving the dataset and loading it back leaves, without a file: keys
-/// past their TTL are gone, strings are re-encoded as loaded (tryObjectEncoding), hashes take
-/// the encoding their size calls for, access times start afresh; nothing changed is unsaved
-/// any more. Every option Redis knows is accepted (there is no RDB file to merge or skip).
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: the dataset saved to `dbfilename` and loaded
+/// back from it (see `runtime::persist::load::debug_reload`).
 fn reload(ctx: &Ctx, opts: &[Bytes]) -> CmdResult {
-    if !opts
-        .iter()
-        .all(|o| is(o, "merge") || is(o, "noflush") || is(o, "nosave"))
-    {
-        return Err(RedisError::new(error::DEBUG_RELOAD_OPTIONS));
-    }
-    // Redis empties the databases before loading: a WATCHed key counts as changed.
-    crate::cmd::runtime::watch::flushed(ctx.state, None, ctx.now);
-    let ks = &ctx.state.keyspace;
-    for i in 0..ks.databases() {
-        let mut all = ks.db(i).lock_all();
-        for shard in all.shards() {
-            shard.reload(ctx.now, |e| {
-                e.reset_access();
-                e.set_str_kind(StrKind::Encoded);
-                if let Value::Hash(h) = &mut e.value {
-                    let mut fresh = Hash::new();
-                    for (f, v) in h.iter() {
-                        fresh.set(f, v);
-                    }
-                    *h = fresh;
-                }
-            });
+    let (mut merge, mut noflush, mut nosave) = (false, false, false);
+    for o in opts {
+        if is(o, "merge") {
+            merge = true;
+        } else if is(o, "noflush") {
+            noflush = true;
+        } else if is(o, "nosave") {
+            nosave = true;
+        } else {
+            return Err(RedisError::new(error::DEBUG_RELOAD_OPTIONS));
         }
     }
-    ctx.state.dirty.store(0, Ordering::Relaxed);
+    use crate::cmd::runtime::persist::load::{debug_reload, ReloadError};
+    match debug_reload(ctx.state, merge, noflush, nosave) {
+        Ok(()) => Ok(Reply::ok()),
+        Err(ReloadError::Save) => Err(error::err("ERR")),
+        Err(_) => Err(error::err(
+            "ERR Error trying to load the RDB dump, check server logs.",
+        )),
+    }
+}
+
+/// DEBUG LOADAOF: the append-only log written out, the dataset emptied and the log loaded
+/// back (see `runtime::persist::aof::debug_loadaof`).
+fn loadaof(ctx: &Ctx) -> CmdResult {
+    crate::cmd::runtime::persist::aof::debug_loadaof(ctx.state);
     Ok(Reply::ok())
 }
 

@@ -45,6 +45,8 @@ fn function_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         replace = true;
     }
     let name = ctx.state.scripting.function_load(code, replace)?;
+    // Libraries are part of the dataset: the change propagates and counts for saves.
+    ctx.state.add_dirty(1);
     Ok(Reply::Bulk(Bytes::from(name)))
 }
 
@@ -69,6 +71,7 @@ fn function_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn function_delete(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     ctx.state.scripting.function_delete(&a[2])?;
+    ctx.state.add_dirty(1);
     Ok(Reply::ok())
 }
 
@@ -81,6 +84,7 @@ fn function_flush(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(RedisError::new(error::FUNCTION_FLUSH_OPTION));
     }
     ctx.state.scripting.function_flush();
+    ctx.state.add_dirty(1);
     Ok(Reply::ok())
 }
 
@@ -111,6 +115,7 @@ fn function_restore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .ok_or_else(|| RedisError::new(error::FUNCTION_RESTORE_PAYLOAD))?;
     let codes = payload_codes(body)?;
     ctx.state.scripting.function_restore(&codes, policy)?;
+    ctx.state.add_dirty(1);
     Ok(Reply::ok())
 }
 

@@ -224,7 +224,14 @@ fn search_generic(ctx: &mut Ctx, a: &[Bytes], form: Form, nostore: bool) -> CmdR
     } else {
         &a[1]
     };
-    let found = read(ctx, src, |z: Option<&ZSet>| search_in(z, a, form, nostore))??;
+    // The source is looked up before the options are read (a hit or a keymiss either way).
+    let mut hit = true;
+    let found = read(ctx, src, |z: Option<&ZSet>| {
+        hit = z.is_some();
+        search_in(z, a, form, nostore)
+    });
+    crate::cmd::families::strings::note_read(ctx, src, hit);
+    let found = found??;
     match found {
         Found::Reply(r) => Ok(r),
         Found::Store {

@@ -205,7 +205,15 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     })?;
     ctx.signal_modified(key);
     ctx.notify(notify::HASH, "hincrbyfloat", key);
-    Ok(Reply::Bulk(Bytes::from(s)))
+    // As the value it produced (an HSET), so float formatting never makes a copy differ.
+    let s = Bytes::from(s);
+    ctx.propagate_as(vec![
+        Bytes::from_static(b"HSET"),
+        key.clone(),
+        a[2].clone(),
+        s.clone(),
+    ]);
+    Ok(Reply::Bulk(s))
 }
 
 fn hgetall(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

@@ -238,48 +238,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("lazyfree_pending_objects", &0);
             kv("lazyfreed_objects", &0);
         }
-        "persistence" => {
-            for k in [
-                "loading",
-                "async_loading",
-                "current_cow_peak",
-                "current_cow_size",
-            ] {
-                kv(k, &0);
-            }
-            kv("current_cow_size_age", &0);
-            kv("current_fork_perc", &"0.00");
-            kv("current_save_keys_processed", &0);
-            kv("current_save_keys_total", &0);
-            kv(
-                "rdb_changes_since_last_save",
-                &state.dirty.load(Ordering::Relaxed),
-            );
-            kv("rdb_bgsave_in_progress", &0);
-            kv(
-                "rdb_last_save_time",
-                &state.lastsave.load(Ordering::Relaxed),
-            );
-            kv("rdb_last_bgsave_status", &"ok");
-            kv("rdb_last_bgsave_time_sec", &-1);
-            kv("rdb_current_bgsave_time_sec", &-1);
-            kv("rdb_saves", &0);
-            kv("rdb_last_cow_size", &0);
-            kv("rdb_last_load_keys_expired", &0);
-            kv("rdb_last_load_keys_loaded", &0);
-            kv("aof_enabled", &0);
-            kv("aof_rewrite_in_progress", &0);
-            kv("aof_rewrite_scheduled", &0);
-            kv("aof_last_rewrite_time_sec", &-1);
-            kv("aof_current_rewrite_time_sec", &-1);
-            kv("aof_last_bgrewrite_status", &"ok");
-            kv("aof_rewrites", &0);
-            kv("aof_rewrites_consecutive_failures", &0);
-            kv("aof_last_write_status", &"ok");
-            kv("aof_last_cow_size", &0);
-            kv("module_fork_in_progress", &0);
-            kv("module_fork_last_cow_size", &0);
-        }
+        "persistence" => crate::cmd::runtime::persist::info(state, &mut kv),
         "stats" => {
             let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
             kv("total_connections_received", &l(&st.total_connections));

@@ -208,6 +208,15 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
             "expire"
         }
     };
+    // Propagated as an explicit deletion, or as PEXPIREAT with the absolute time.
+    if event == "del" {
+        ctx.propagate_as_del(key, "lazyfree-lazy-expire");
+    } else if relative || seconds {
+        let mut prop = a.to_vec();
+        prop[0] = Bytes::from_static(b"PEXPIREAT");
+        prop[2] = Bytes::from(when.to_string());
+        ctx.propagate_as(prop);
+    }
     ctx.signal_modified(key);
     ctx.notify(notify::GENERIC, event, key);
     Ok(Reply::Int(1))

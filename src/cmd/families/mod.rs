@@ -18,6 +18,7 @@ pub mod counters;
 pub mod databases;
 pub mod debug;
 pub mod debug_digest;
+pub mod dump;
 pub mod functions;
 pub mod geo;
 pub mod hashes;
@@ -63,6 +64,7 @@ pub static ALL: &[&[Row]] = &[
     bitmaps::COMMANDS,
     bitfield::COMMANDS,
     keys::COMMANDS,
+    dump::COMMANDS,
     databases::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,

@@ -1,9 +1,10 @@
-//! Server commands without a family of their own: TIME, WAIT, SHUTDOWN, and the persistence
-//! and replication commands answered as a master whose saves are no-ops (SAVE, BGSAVE,
-//! BGREWRITEAOF, LASTSAVE, ROLE, REPLICAOF/SLAVEOF).
+//! Server commands without a family of their own: TIME, WAIT, SHUTDOWN, the persistence
+//! commands (SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE; the work is `runtime::persist`'s) and the
+//! replication commands answered as a master (ROLE, REPLICAOF/SLAVEOF).
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::runtime::blocking;
+use crate::cmd::runtime::persist::{self, aof, registry::JobKind, save};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
@@ -67,29 +68,38 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     ))
 }
 
-/// SHUTDOWN: stop the server; the caller's connection closes without a reply, as in Redis.
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the AOF synced and, with `save` points
+/// (or SAVE), a final RDB written, then the server stops; the caller's connection closes
+/// without a reply, as in Redis. A failed final save keeps the server up (unless FORCE).
 fn shutdown(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    let (mut save, mut nosave, mut abort, mut now, mut force) = (false, false, false, false, false);
     for o in &a[1..] {
         if is(o, "nosave") {
             nosave = true;
         } else if is(o, "save") {
             save = true;
-        } else if is(o, "now") || is(o, "force") {
-            other = true;
+        } else if is(o, "now") {
+            now = true;
+        } else if is(o, "force") {
+            force = true;
         } else if is(o, "abort") {
             abort = true;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
     }
-    if (abort && (save || nosave || other)) || (save && nosave) {
+    if (abort && (save || nosave || now || force)) || (save && nosave) {
         return Err(RedisError::new(error::SYNTAX));
     }
     if abort {
         return Err(error::err("ERR No shutdown in progress."));
     }
     crate::log::warning("User requested shutdown...");
+    let busy = crate::cmd::runtime::lock::script_busy(ctx.state);
+    // Inside a script past busy-reply-threshold only SHUTDOWN NOSAVE may stop the server.
+    if (busy && !nosave) || persist::prepare_shutdown(ctx.state, save, nosave, force).is_err() {
+        return Err(error::err("ERR Errors trying to SHUTDOWN. Check logs."));
+    }
     // A busy script (even one that wrote, which KILL refuses) is stopped: the server is going
     // away, as Redis exits from inside the script's event processing.
     ctx.state.scripting.abort();
@@ -102,35 +112,74 @@ fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(Reply::Int(ctx.state.lastsave.load(Ordering::Relaxed)))
 }
 
-/// A save that keeps nothing still counts as done now (LASTSAVE, INFO persistence), so
-/// harnesses that wait for LASTSAVE to move after BGSAVE finish.
-pub(super) fn saved(ctx: &Ctx) {
-    ctx.state
-        .lastsave
-        .store(ctx.state.clock.now_ms() / 1000, Ordering::Relaxed);
-    ctx.state.dirty.store(0, Ordering::Relaxed);
-}
-
-/// SAVE: +OK; nothing is written (resplock keeps nothing on disk).
+/// SAVE: the dataset to `dbfilename` now (refused while a BGSAVE runs).
 fn save(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    saved(ctx);
-    Ok(Reply::ok())
+    if save::running(ctx.state) == Some(JobKind::Rdb) {
+        return Err(error::err("ERR Background save already in progress"));
+    }
+    ctx.state.persist.stats.lock().rdb_saves += 1;
+    match save::save(ctx.state) {
+        Ok(()) => Ok(Reply::ok()),
+        Err(_) => Err(error::err("ERR")),
+    }
 }
 
-/// BGSAVE [SCHEDULE]: started, and done at once.
+/// BGSAVE [SCHEDULE]: a background save of the dataset as of now; scheduled for when the
+/// running AOF rewrite ends (with SCHEDULE, or inside MULTI).
 fn bgsave(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() > 2 || (a.len() == 2 && !is(&a[1], "schedule")) {
         return Err(RedisError::new(error::SYNTAX));
     }
-    saved(ctx);
-    Ok(Reply::simple("Background saving started"))
+    let schedule = a.len() == 2;
+    let running = save::running(ctx.state);
+    if running == Some(JobKind::Rdb) {
+        return Err(error::err("ERR Background save already in progress"));
+    }
+    if running.is_some() || ctx.in_exec {
+        if schedule || ctx.in_exec {
+            ctx.state
+                .persist
+                .bgsave_scheduled
+                .store(true, Ordering::Relaxed);
+            return Ok(Reply::simple("Background saving scheduled"));
+        }
+        return Err(error::err(
+            "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.",
+        ));
+    }
+    match save::bgsave(ctx.state) {
+        Ok(()) => Ok(Reply::simple("Background saving started")),
+        Err(_) => Err(error::err("ERR")),
+    }
 }
 
-/// BGREWRITEAOF: started (and there is nothing to rewrite).
-fn bgrewriteaof(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    Ok(Reply::simple(
-        "Background append only file rewriting started",
-    ))
+/// BGREWRITEAOF: a background rewrite of the append-only log (scheduled while a BGSAVE
+/// runs, or inside MULTI).
+fn bgrewriteaof(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    let running = save::running(ctx.state);
+    if running == Some(JobKind::AofRewrite) {
+        return Err(error::err(
+            "ERR Background append only file rewriting already in progress",
+        ));
+    }
+    if running.is_some() || ctx.in_exec {
+        ctx.state
+            .persist
+            .rewrite_scheduled
+            .store(true, Ordering::Relaxed);
+        ctx.state.persist.stats.lock().aof_rewrite_failures = 0;
+        return Ok(Reply::simple(
+            "Background append only file rewriting scheduled",
+        ));
+    }
+    match aof::rewrite_background(ctx.state) {
+        Ok(()) => Ok(Reply::simple(
+            "Background append only file rewriting started",
+        )),
+        Err(_) => Err(error::err(
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
+        )),
+    }
 }
 
 /// ROLE: a master at offset 0 with no replicas.

@@ -32,9 +32,12 @@ fn with_sets<R>(
     f: impl FnOnce(&[Option<&Set>]) -> R,
 ) -> Result<R, RedisError> {
     let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    read_many(ctx, &refs, |vals| {
+    // Which keys were looked up (Redis stops at the first of another type) and found.
+    let mut looked: Vec<bool> = Vec::with_capacity(keys.len());
+    let out = read_many(ctx, &refs, |vals| {
         let mut sets = Vec::with_capacity(vals.len());
         for v in vals {
+            looked.push(v.is_some());
             match v {
                 None => sets.push(None),
                 Some(Value::Set(s)) => sets.push(Some(s)),
@@ -42,7 +45,12 @@ fn with_sets<R>(
             }
         }
         Ok(f(&sets))
-    })
+    });
+    // Each lookup counts as a hit or a miss (with its keymiss event), as lookupKeyRead does.
+    for (k, hit) in keys.iter().zip(looked) {
+        crate::cmd::families::strings::note_read(ctx, k, hit);
+    }
+    out
 }
 
 /// What an intersection is asked for.

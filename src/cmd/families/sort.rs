@@ -39,7 +39,12 @@ struct Options<'a> {
     gets: Vec<&'a Bytes>,
 }
 
-fn parse_options(a: &[Bytes], readonly: bool) -> Result<Options<'_>, RedisError> {
+/// `full_access`: the user may read every key (else BY with a pattern and GET are refused).
+fn parse_options(
+    a: &[Bytes],
+    readonly: bool,
+    full_access: bool,
+) -> Result<Options<'_>, RedisError> {
     let mut o = Options {
         desc: false,
         alpha: false,
@@ -67,7 +72,13 @@ fn parse_options(a: &[Bytes], readonly: bool) -> Result<Options<'_>, RedisError>
         } else if let Some(by) = args.value_of(opt, "by") {
             o.by = Some(by);
             o.dontsort = !by.contains(&b'*');
+            if !o.dontsort && !full_access {
+                return Err(RedisError::new(error::SORT_BY_ACL));
+            }
         } else if let Some(get) = args.value_of(opt, "get") {
+            if !full_access {
+                return Err(RedisError::new(error::SORT_GET_ACL));
+            }
             o.gets.push(get);
         } else {
             return Err(RedisError::new(error::SYNTAX));
@@ -199,7 +210,21 @@ fn sort_score(v: &[u8]) -> Option<f64> {
 }
 
 fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> CmdResult {
-    let mut o = parse_options(a, readonly)?;
+    let full_access = {
+        let user = if ctx.in_script {
+            ctx.state.acl.script_user.lock().clone()
+        } else {
+            ctx.client.user.clone()
+        };
+        (user == "default"
+            && ctx
+                .state
+                .acl
+                .default_open
+                .load(std::sync::atomic::Ordering::Relaxed))
+            || crate::cmd::runtime::acl::full_key_read_access(ctx.state, &user, a)
+    };
+    let mut o = parse_options(a, readonly, full_access)?;
     let (len, kind) = source_len(ctx, &a[1])?;
     let mut by = o.by;
     if o.dontsort && kind == Kind::Set && (o.store.is_some() || ctx.in_script) {

@@ -212,8 +212,17 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
     if written {
         ctx.signal_modified(s.key);
         ctx.notify(notify::STRING, "set", s.key);
-        if let Expiry::At(_) = s.expiry {
+        if let Expiry::At(t) = s.expiry {
             ctx.notify(notify::GENERIC, "expire", s.key);
+            // With the absolute time, so the log and replicas expire it when this server
+            // does, however late they replay it.
+            ctx.propagate_as(vec![
+                Bytes::from_static(b"SET"),
+                Bytes::copy_from_slice(s.key),
+                Bytes::copy_from_slice(s.val),
+                Bytes::from_static(b"PXAT"),
+                Bytes::from(t.to_string()),
+            ]);
         }
     }
     Ok(SetOutcome { old, written })
@@ -304,6 +313,9 @@ fn getset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             expiry: Expiry::None,
         },
     )?;
+    let mut prop = a.to_vec();
+    prop[0] = Bytes::from_static(b"SET");
+    ctx.propagate_as(prop);
     Ok(bulk_or_nil(r.old))
 }
 
@@ -326,6 +338,7 @@ fn getdel(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         None => Ok(Reply::Nil),
         Some(Err(e)) => Err(e),
         Some(Ok(s)) => {
+            ctx.propagate_as_del(key, "lazyfree-lazy-user-del");
             ctx.signal_modified(key);
             ctx.notify(notify::GENERIC, "del", key);
             Ok(Reply::Bulk(s))
@@ -368,14 +381,21 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         // An absolute time already past deletes the key.
         Some((u, t)) if (is(u, "exat") || is(u, "pxat")) && t <= ctx.now => {
             shard.remove(key, ctx.now);
+            ctx.propagate_as_del(key, "lazyfree-lazy-expire");
             Some("del")
         }
         Some((_, t)) => {
             shard.set_expiry(key, t, ctx.now);
+            ctx.propagate_as(vec![
+                Bytes::from_static(b"PEXPIREAT"),
+                key.clone(),
+                Bytes::from(t.to_string()),
+            ]);
             Some("expire")
         }
         None if o.persist && ttl != 0 => {
             shard.set_expiry(key, 0, ctx.now);
+            ctx.propagate_as(vec![Bytes::from_static(b"PERSIST"), key.clone()]);
             Some("persist")
         }
         None => None,

@@ -5,6 +5,7 @@
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::observe;
+use crate::cmd::runtime::propagate;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::{Command, Runs};
 use crate::reply::Reply;
@@ -39,6 +40,7 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         _ => crate::clock::system_us(),
     };
     notify::track_events(ctx.state, ctx.now);
+    let propagating = propagate::enter(ctx.state);
     // The lock history: what runs, for the keys it changes (commands served without the
     // lock past a busy script, ALLOW_BUSY, change none and must not take its record).
     let history = lock_history::on(ctx.state) && !cmd.has(crate::cmd::base::flags::ALLOW_BUSY);
@@ -58,6 +60,9 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    // EXEC is never propagated itself: its commands are, wrapped in MULTI/EXEC.
+    let itself = cmd.name != "exec";
+    propagate::leave(ctx.state, propagating, ctx.client.db, args, itself);
     if history && top {
         let who = lock_history::client_ref(ctx.client);
         lock_history::after_request(ctx.state, &who, "", "", started);

@@ -12,8 +12,44 @@ pub async fn run(state: Arc<ServerState>) {
     tokio::join!(
         active_expiry(state.clone()),
         replication_ping(state.clone()),
-        idle_clients(state)
+        idle_clients(state.clone()),
+        persistence(state)
     );
+}
+
+/// serverCron's persistence part, `hz` times a second: a scheduled BGSAVE or a `save` point
+/// reached starts a background save, a scheduled or due AOF rewrite starts one. Starting
+/// takes the server lock (a snapshot begins with no command running).
+async fn persistence(state: Arc<ServerState>) {
+    use crate::cmd::runtime::persist::{aof, save};
+    loop {
+        let hz = u64::from(state.config.read().hz.clamp(1, 500));
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => {}
+        }
+        if state.cron_paused.load(Ordering::Relaxed) {
+            continue;
+        }
+        let rdb = save::due(&state);
+        let rewrite = rdb.is_none() && aof::due(&state);
+        if rdb.is_none() && !rewrite {
+            continue;
+        }
+        loop {
+            if let Some(guard) = state.lock.lock_briefly() {
+                match rdb {
+                    Some(d) => save::start_due(&state, d),
+                    None => {
+                        let _ = aof::rewrite_background(&state);
+                    }
+                }
+                drop(guard);
+                break;
+            }
+            state.lock.released().await;
+        }
+    }
 }
 
 /// On a cluster node, once a second: Redis's replicationCron PING (every

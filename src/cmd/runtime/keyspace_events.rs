@@ -81,6 +81,9 @@ impl Ctx<'_> {
         // Keys this command found expired were removed first: their signals come first, so a
         // watch of a key that was already stale is settled before this change is seen.
         self.state.keyspace.report_pending();
+        // Each key changed is one change (Redis's server.dirty), which is also what makes
+        // the command propagate to the AOF and replicas.
+        self.state.add_dirty(1);
         watch::key_modified(self.state, db, key);
         if lock_history::on(self.state) {
             lock_history::touched(self.state, db, key);

@@ -35,6 +35,8 @@ pub(crate) fn script_in_transaction(
     call: ScriptCall,
     args: &[Bytes],
 ) -> Reply {
+    // Its `redis.call`s are checked against the transaction's user.
+    state.acl.script_user.lock().clone_from(&client.user);
     let inline = handoff::runs_inline();
     if inline {
         handoff::set_inline_since(Some(Instant::now()));
@@ -77,10 +79,12 @@ pub(crate) fn run_script(
             .as_ref()
             .map(|_| ScriptSlot::for_call(state, args, origin)),
     };
-    let reply = match kind {
+    // A script is propagated as the commands it ran (effects), wrapped in MULTI/EXEC when
+    // there are several, never as itself.
+    let reply = crate::cmd::runtime::propagate::unit(state, || match kind {
         ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
-    };
+    });
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
     reply

@@ -14,8 +14,10 @@ use bytes::Bytes;
 
 /// Wire up a new server: every subsystem that keeps server-wide state registers it here.
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
+    // Background saves and rewrites run on threads that hold the server.
+    let _ = state.persist.server.set(std::sync::Arc::downgrade(state));
     // The aclfile's users, as redis-server loads them at start.
-    if let Err(e) = acl::load_file(state) {
+    if let Err(e) = acl::load_file(state, None) {
         crate::log::warning(&e.to_string());
     }
     // Shutdown wakes every connection through its doorbell (connections wait on nothing
@@ -37,6 +39,7 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
             if let Some(s) = weak.upgrade() {
                 match event {
                     KeyEvent::Expired => {
+                        crate::cmd::runtime::propagate::expired(&s, db, key);
                         notify::keyspace_event(&s, notify::EXPIRED, "expired", key, db);
                         crate::cmd::runtime::cluster::feed::expired(&s, db, key);
                         tracking::key_modified(&s, 0, key);

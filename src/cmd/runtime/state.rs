@@ -98,6 +98,12 @@ pub struct ServerState {
     pub snapshots: Mutex<std::collections::HashMap<String, Arc<crate::keyspace::Snapshot>>>,
     /// The `RESPLOCK.*` commands resolve (started with `enable_test_commands`).
     pub test_commands: bool,
+    /// Effects gathered for the AOF and replicas (see `propagate`).
+    pub propagation: crate::cmd::runtime::propagate::registry::Propagation,
+    /// The append-only log and the saves.
+    pub persist: crate::cmd::runtime::persist::registry::Persist,
+    /// The master side of replication.
+    pub replication: crate::cmd::runtime::replication::registry::Replication,
     /// `lock-history`: the recorder of lock-key changes and the fenced resources.
     pub lock_history: crate::cmd::runtime::lock_history::registry::LockHistory,
     /// This server is a node of an in-process cluster (`--cluster N`); None otherwise, and
@@ -161,6 +167,9 @@ impl ServerState {
             serve_client: Mutex::new(crate::cmd::runtime::client::Client::detached(0, 0, 2)),
             faults: crate::cmd::runtime::fault_table::Faults::new(),
             snapshots: Mutex::new(std::collections::HashMap::new()),
+            propagation: Default::default(),
+            persist: Default::default(),
+            replication: Default::default(),
             lock_history: Default::default(),
             cluster,
         });

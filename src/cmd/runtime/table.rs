@@ -199,10 +199,20 @@ impl Command {
     /// recorded key specs, or by the key range (first, last, step) for a command whose specs
     /// cannot say (or that has none recorded).
     pub fn keys_in(&self, args: &[Bytes]) -> Vec<usize> {
-        match self.meta.map(|m| meta::key_positions(m, args)) {
-            Some(KeySearch::Keys(p)) => p,
-            Some(KeySearch::NoKeys) => Vec::new(),
-            Some(KeySearch::Unknown) | None => self.key_range(args.len()).collect(),
+        self.keys_and_flags_in(args).0
+    }
+    /// [`Command::keys_in`] with the flags of the key spec that found each key (aligned with
+    /// the positions; ACL checks read or write access by them), or `None` when the key range
+    /// found them.
+    #[allow(clippy::type_complexity)]
+    pub fn keys_and_flags_in(
+        &self,
+        args: &[Bytes],
+    ) -> (Vec<usize>, Option<Vec<Vec<&'static str>>>) {
+        match self.meta.map(|m| meta::key_positions_and_flags(m, args)) {
+            Some((KeySearch::Keys(p), flags)) => (p, Some(flags)),
+            Some((KeySearch::NoKeys, _)) => (Vec::new(), Some(Vec::new())),
+            Some((KeySearch::Unknown, _)) | None => (self.key_range(args.len()).collect(), None),
         }
     }
     /// The key range's positions among `argc` arguments.

@@ -343,21 +343,23 @@ fn send(state: &ServerState, id: u64, current: u64, payload: Payload) {
         return;
     };
     let resp = target.resp.load(Ordering::Relaxed);
+    // A flush's "every key" is a null in the protocol of the tracking client, not of the
+    // redirect target (Redis sends shared.null[c->resp] of the tracking client as is).
+    let all: &[u8] = match info_of(state, id).map(|me| me.resp.load(Ordering::Relaxed)) {
+        Some(r) if r > 2 => b"_\r\n",
+        _ => b"$-1\r\n",
+    };
     let mut frame = BytesMut::new();
     if resp > 2 {
         frame.put_slice(b">2\r\n$10\r\ninvalidate\r\n");
-        match payload {
-            Payload::Keys(k) => frame.put_slice(k),
-            Payload::All => frame.put_slice(b"_\r\n"),
-        }
     } else if redirected && target.subscriptions.load(Ordering::Relaxed) > 0 {
         frame.put_slice(b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n");
-        match payload {
-            Payload::Keys(k) => frame.put_slice(k),
-            Payload::All => frame.put_slice(b"*-1\r\n"),
-        }
     } else {
         return;
+    }
+    match payload {
+        Payload::Keys(k) => frame.put_slice(k),
+        Payload::All => frame.put_slice(all),
     }
     deliver(state, &target, current, frame.freeze());
 }

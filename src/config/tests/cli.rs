@@ -305,8 +305,6 @@ fn directives_without_effect_are_accepted_with_one_warning_each() {
     assert_eq!(
         s.warnings,
         [
-            "'save \"900\" \"1\"' ignored: resplock keeps nothing on disk",
-            "'appendonly \"yes\"' ignored: resplock keeps nothing on disk",
             "'replicaof \"10.0.0.1\" \"6380\"' ignored: resplock does not replicate",
             "'masterauth' ignored: resplock does not replicate",
             "'cluster-node-timeout \"5000\"' ignored: resplock has no cluster mode",

@@ -4,7 +4,11 @@ use super::*;
 use crate::script::lib_fn::{lib_fn, Out};
 use mlua::{Function, Lua, Result, Table, Value};
 
-fn mp_encode(out: &mut Vec<u8>, v: &Value, depth: usize) {
+/// mp_encode_lua_type; false when `poll` says the script must stop.
+fn mp_encode(out: &mut Vec<u8>, v: &Value, depth: usize, poll: &mut Poll) -> bool {
+    if poll.stop() {
+        return false;
+    }
     match v {
         Value::Nil => out.push(0xc0),
         Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
@@ -43,18 +47,23 @@ fn mp_encode(out: &mut Vec<u8>, v: &Value, depth: usize) {
                 mp_len(out, len, 0x90, 0xdc);
                 for i in 1..=len {
                     let v: Value = t.raw_get(i).unwrap_or(Value::Nil);
-                    mp_encode(out, &v, depth + 1);
+                    if !mp_encode(out, &v, depth + 1, poll) {
+                        return false;
+                    }
                 }
             } else {
                 mp_len(out, count, 0x80, 0xde);
                 for (k, v) in t.pairs::<Value, Value>().flatten() {
-                    mp_encode(out, &k, depth + 1);
-                    mp_encode(out, &v, depth + 1);
+                    if !mp_encode(out, &k, depth + 1, poll) || !mp_encode(out, &v, depth + 1, poll)
+                    {
+                        return false;
+                    }
                 }
             }
         }
         _ => out.push(0xc0),
     }
+    true
 }
 
 fn mp_len(out: &mut Vec<u8>, n: usize, fix: u8, big: u8) {
@@ -109,6 +118,8 @@ enum MpErr {
     Raise(&'static str),
     Where(&'static str),
     Lua(mlua::Error),
+    /// The script was asked to stop ([`Poll`]).
+    Stopped,
 }
 
 impl From<mlua::Error> for MpErr {
@@ -156,6 +167,7 @@ struct MpDec<'a> {
     /// past LUAI_MAXCSTACK, and so does this decoder, at the same points and with the same
     /// messages, so no call can return more values than a C function may.
     slots: usize,
+    poll: Poll<'a>,
 }
 
 const TOO_MANY_VALUES: &str =
@@ -177,6 +189,9 @@ impl MpDec<'_> {
     fn value(&mut self, lua: &Lua) -> MpResult {
         let mut open: Vec<Open> = Vec::new();
         loop {
+            if self.poll.stop() {
+                return Err(MpErr::Stopped);
+            }
             let mut v = match self.step(lua)? {
                 Step::Value(v) => v,
                 Step::Open(o) => {
@@ -353,6 +368,7 @@ fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, nargs: usize) ->
         s: &s[offset as usize..],
         i: 0,
         slots: nargs,
+        poll: Poll::new(lua),
     };
     let mut out = Vec::new();
     let mut cnt = 0i64;
@@ -364,6 +380,7 @@ fn mp_unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, nargs: usize) ->
             Err(MpErr::Raise(m)) => return Ok(Out::Raise(Value::String(lua.create_string(m)?))),
             Err(MpErr::Where(m)) => return Ok(Out::Where(m.into())),
             Err(MpErr::Lua(e)) => return Err(e),
+            Err(MpErr::Stopped) => return Ok(Out::Stopped),
         }
         cnt += 1;
         d.slots += 1;
@@ -390,8 +407,11 @@ pub fn cmsgpack(lua: &Lua, mt: &Function) -> Result<Table> {
                 return Ok(Out::Arg(0, "MessagePack pack needs input.".into()));
             }
             let mut out = Vec::new();
+            let mut poll = Poll::new(lua);
             for v in a.iter() {
-                mp_encode(&mut out, v, 0);
+                if !mp_encode(&mut out, v, 0, &mut poll) {
+                    return Ok(Out::Stopped);
+                }
             }
             Ok(Out::Ok(vec![Value::String(lua.create_string(&out)?)]))
         })?,

@@ -24,6 +24,62 @@ pub use structlib::structlib;
 use super::lib_fn::Out;
 use mlua::{Lua, Result, Value};
 
+/// Steps of a library loop between two looks at the kill request.
+const POLL_EVERY: u32 = 1024;
+
+/// A library loop's look, every [`POLL_EVERY`] steps, at whether the script was asked to
+/// stop (SCRIPT KILL): the patched Lua's own long loops check its interrupt flag, and these
+/// loops (encoding or decoding a big table) run in Rust where no Lua check is.
+pub(super) struct Poll<'a> {
+    lua: &'a Lua,
+    steps: u32,
+}
+
+impl<'a> Poll<'a> {
+    pub(super) fn new(lua: &'a Lua) -> Self {
+        Poll { lua, steps: 0 }
+    }
+
+    /// One step: true when the loop must stop and answer [`Out::Stopped`].
+    pub(super) fn stop(&mut self) -> bool {
+        self.steps = self.steps.wrapping_add(1);
+        if !self.steps.is_multiple_of(POLL_EVERY) {
+            return false;
+        }
+        let mut pending = false;
+        // SAFETY: reads the state's interrupt flag; nothing raises.
+        let _ = unsafe {
+            self.lua.exec_raw::<()>((), |l| {
+                pending = std::ptr::read_volatile(super::ffi::lua_getinterrupt(l)) != 0;
+            })
+        };
+        pending
+    }
+}
+
+/// Why a library's encoder or decoder gave up: an error to raise with the caller's
+/// position, or a kill ([`Poll`]).
+pub(super) enum Fail {
+    Msg(String),
+    Stopped,
+}
+
+impl From<String> for Fail {
+    fn from(s: String) -> Self {
+        Fail::Msg(s)
+    }
+}
+
+impl Fail {
+    /// What the library function answers.
+    pub(super) fn out(self) -> Out {
+        match self {
+            Fail::Msg(m) => Out::Where(m),
+            Fail::Stopped => Out::Stopped,
+        }
+    }
+}
+
 /// `?` for library functions: a Lua error result ends the call.
 macro_rules! tri {
     ($e:expr) => {

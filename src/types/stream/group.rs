@@ -61,6 +61,15 @@ pub struct Group {
     consumers: BTreeMap<Arc<[u8]>, Consumer>,
 }
 
+/// Why a loaded consumer PEL entry was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPelIssue {
+    /// "Consumer entry not found in group global PEL".
+    NotInGroup,
+    /// "Duplicated consumer PEL entry  loading a stream consumer group".
+    Duplicate,
+}
+
 /// XPENDING's summary form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingSummary {
@@ -279,6 +288,50 @@ impl Group {
             .expect("consumer exists")
             .pel
             .insert(id);
+    }
+
+    /// Loading a saved group: a pending entry, whose consumer comes with the consumers.
+    /// False if the ID is pending already.
+    pub fn load_nack(&mut self, id: StreamId, delivery_time: i64, delivery_count: u64) -> bool {
+        if self.pel.contains_key(&id) {
+            return false;
+        }
+        self.pel.insert(
+            id,
+            Nack {
+                delivery_time,
+                delivery_count,
+                consumer: Arc::from(&b""[..]),
+            },
+        );
+        true
+    }
+
+    /// Loading a saved group: a consumer. False if the name is taken.
+    pub fn load_consumer(&mut self, name: &[u8], seen_time: i64) -> bool {
+        self.create_consumer(name, seen_time)
+    }
+
+    /// Loading a saved group: `id` is in consumer `name`'s PEL. The entry must be pending in
+    /// the group and held by no other consumer (Redis lets a later consumer take it over,
+    /// leaving the first one a stale reference; that is refused here as corrupt).
+    pub fn load_consumer_pel(&mut self, name: &[u8], id: StreamId) -> Result<(), LoadPelIssue> {
+        let key = self.consumer_key(name);
+        let c = self.consumers.get_mut(name).expect("loaded consumer");
+        let Some(n) = self.pel.get_mut(&id) else {
+            return Err(LoadPelIssue::NotInGroup);
+        };
+        if !n.consumer.is_empty() || !c.pel.insert(id) {
+            return Err(LoadPelIssue::Duplicate);
+        }
+        n.consumer = key;
+        Ok(())
+    }
+
+    /// Loading a saved group: whether every pending entry got its consumer.
+    pub fn every_nack_owned(&self) -> bool {
+        let owned: usize = self.consumers.values().map(|c| c.pel.len()).sum();
+        owned == self.pel.len()
     }
 
     /// XPENDING's summary.

@@ -18,6 +18,7 @@
 mod group;
 mod id;
 mod iter;
+mod load;
 mod node;
 mod rax;
 #[cfg(test)]
@@ -30,7 +31,8 @@ mod tests_model;
 use std::collections::BTreeMap;
 
 pub use group::{
-    AutoClaim, Claim, ClaimOptions, Consumer, Group, Nack, PendingEntry, PendingSummary,
+    AutoClaim, Claim, ClaimOptions, Consumer, Group, LoadPelIssue, Nack, PendingEntry,
+    PendingSummary,
 };
 pub use id::{
     parse_add_id, parse_id, parse_interval, parse_range_end, parse_range_start, parse_strict_id,
@@ -38,6 +40,7 @@ pub use id::{
 };
 
 pub use iter::{Entry, Fields, Range};
+pub use load::{LoadIssue, SavedCounters};
 
 use iter::range_in;
 use node::{Node, FLAG_DELETED};

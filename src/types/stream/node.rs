@@ -114,6 +114,17 @@ impl Node {
         n
     }
 
+    /// A node from a listpack read back from a payload (checked by the loader), held in an
+    /// allocation Redis would size `alloc`.
+    pub(super) fn loaded(lp: Vec<u8>, alloc: u32) -> Node {
+        Node { lp, alloc }
+    }
+
+    /// The allocation as a listpack read back from a file has: its exact size.
+    pub(super) fn fit_alloc(&mut self) {
+        self.alloc = jemalloc_size(self.lp.len()) as u32;
+    }
+
     /// The listpack's bytes.
     pub(super) fn bytes(&self) -> &[u8] {
         &self.lp

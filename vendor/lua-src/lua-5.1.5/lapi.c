@@ -1109,6 +1109,39 @@ LUA_API void lua_enablereadonlytable (lua_State *L, int objindex, int enabled) {
   t->readonly = enabled;
 }
 
+/* resplock: ask the code running in L's state to stop: the next check in the long loops of
+** the string, table and buffer functions and of the lexer unwinds with LUA_ERRMEM, once.
+** A plain store, so another thread may call it while code runs, as lua_sethook. */
+LUA_API void lua_interrupt (lua_State *L) {
+  G(L)->interrupt = 1;
+}
+
+/* resplock: forget a pending interrupt request and where the last one fired. */
+LUA_API void lua_clearinterrupt (lua_State *L) {
+  G(L)->interrupt = 0;
+  G(L)->interrupt_line = -2;
+}
+
+/* resplock: the flag long C loops poll; when it reads non-zero they call
+** lua_checkinterrupt. */
+LUA_API const volatile int *lua_getinterrupt (lua_State *L) {
+  return &G(L)->interrupt;
+}
+
+/* resplock: unwind now if an interrupt was requested (see lua_interrupt). */
+LUA_API void lua_checkinterrupt (lua_State *L) {
+  luaG_interrupt(L);
+}
+
+/* resplock: the line (-1 if none) and source of the innermost Lua function when an
+** interrupt fired, or -2 if none fired since lua_clearinterrupt. */
+LUA_API int lua_interruptedat (lua_State *L, const char **source, size_t *len) {
+  global_State *g = G(L);
+  *source = g->interrupt_src;
+  *len = g->interrupt_srclen;
+  return g->interrupt_line;
+}
+
 /* redis: whether the table at `objindex` is read-only. */
 LUA_API int lua_isreadonlytable (lua_State *L, int objindex) {
   const TValue* o = index2adr(L, objindex);

@@ -427,6 +427,7 @@ static void adjuststack (luaL_Buffer *B) {
 
 
 LUALIB_API char *luaL_prepbuffer (luaL_Buffer *B) {
+  if (*lua_getinterrupt(B->L)) lua_checkinterrupt(B->L);  /* resplock */
   if (emptybuffer(B))
     adjuststack(B);
   return B->buffer;
@@ -461,6 +462,7 @@ LUALIB_API void luaL_addvalue (luaL_Buffer *B) {
     lua_pop(L, 1);  /* remove from stack */
   }
   else {
+    if (*lua_getinterrupt(L)) lua_checkinterrupt(L);  /* resplock */
     if (emptybuffer(B))
       lua_insert(L, -2);  /* put buffer before new value */
     B->lvl++;  /* add new value into B stack */

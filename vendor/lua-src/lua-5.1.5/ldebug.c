@@ -51,6 +51,33 @@ static int currentline (lua_State *L, CallInfo *ci) {
 
 
 /*
+** resplock: if an interrupt is requested (see lua_interrupt), clear the request (it stops one
+** call), record where the innermost Lua function is, and unwind with LUA_ERRMEM: an error
+** every point that allocates already survives.
+*/
+void luaG_interrupt (lua_State *L) {
+  global_State *g = G(L);
+  CallInfo *ci;
+  if (!g->interrupt) return;
+  g->interrupt = 0;
+  g->interrupt_line = -1;
+  g->interrupt_srclen = 0;
+  for (ci = L->ci; ci > L->base_ci; ci--) {
+    if (isLua(ci)) {
+      TString *src = ci_func(ci)->l.p->source;
+      size_t n = src->tsv.len;
+      if (n > sizeof(g->interrupt_src)) n = sizeof(g->interrupt_src);
+      memcpy(g->interrupt_src, getstr(src), n);
+      g->interrupt_srclen = n;
+      g->interrupt_line = currentline(L, ci);
+      break;
+    }
+  }
+  luaD_throw(L, LUA_ERRMEM);
+}
+
+
+/*
 ** this function can be called asynchronous (e.g. during a signal)
 */
 LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {

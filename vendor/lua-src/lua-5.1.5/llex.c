@@ -14,6 +14,7 @@
 
 #include "lua.h"
 
+#include "ldebug.h"
 #include "ldo.h"
 #include "llex.h"
 #include "lobject.h"
@@ -446,6 +447,7 @@ static int llex (LexState *ls, SemInfo *seminfo) {
 
 
 void luaX_next (LexState *ls) {
+  if (G(ls->L)->interrupt) luaG_interrupt(ls->L);  /* resplock: a huge chunk stops too */
   ls->lastline = ls->linenumber;
   if (ls->lookahead.token != TK_EOS) {  /* is there a look-ahead token? */
     ls->t = ls->lookahead;  /* use this one */

@@ -91,6 +91,12 @@ typedef struct global_State {
   UpVal uvhead;  /* head of double-linked list of all open upvalues */
   struct Table *mt[NUM_TAGS];  /* metatables for basic types */
   TString *tmname[TM_N];  /* array with tag-method names */
+  /* resplock: an interrupt requested by the embedder (see lua_interrupt), and where the
+  ** code it stopped was (its innermost Lua function's source and current line). */
+  volatile int interrupt;
+  int interrupt_line;
+  size_t interrupt_srclen;
+  char interrupt_src[256];
 } global_State;
 
 

@@ -95,9 +95,12 @@ static int str_rep (lua_State *L) {
   luaL_Buffer b;
   const char *s = luaL_checklstring(L, 1, &l);
   int n = luaL_checkint(L, 2);
+  const volatile int *interrupt = lua_getinterrupt(L);
   luaL_buffinit(L, &b);
-  while (n-- > 0)
+  while (n-- > 0) {
+    if (*interrupt) lua_checkinterrupt(L);
     luaL_addlstring(&b, s, l);
+  }
   luaL_pushresult(&b);
   return 1;
 }
@@ -171,6 +174,7 @@ typedef struct MatchState {
   const char *src_init;  /* init of source string */
   const char *src_end;  /* end (`\0') of source string */
   lua_State *L;
+  const volatile int *interrupt;  /* resplock: see lua_getinterrupt */
   int level;  /* total number of captures (finished or unfinished) */
   struct {
     const char *init;
@@ -364,6 +368,7 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 
 static const char *match (MatchState *ms, const char *s, const char *p) {
   init: /* using goto's to optimize tail recursion */
+  if (*ms->interrupt) lua_checkinterrupt(ms->L);
   switch (*p) {
     case '(': {  /* start capture */
       if (*(p+1) == ')')  /* position capture? */
@@ -441,8 +446,9 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
 
 
 
-static const char *lmemfind (const char *s1, size_t l1,
+static const char *lmemfind (lua_State *L, const char *s1, size_t l1,
                                const char *s2, size_t l2) {
+  const volatile int *interrupt = lua_getinterrupt(L);
   if (l2 == 0) return s1;  /* empty strings are everywhere */
   else if (l2 > l1) return NULL;  /* avoids a negative `l1' */
   else {
@@ -450,6 +456,7 @@ static const char *lmemfind (const char *s1, size_t l1,
     l2--;  /* 1st char will be checked by `memchr' */
     l1 = l1-l2;  /* `s2' cannot be found after that */
     while (l1 > 0 && (init = (const char *)memchr(s1, *s2, l1)) != NULL) {
+      if (*interrupt) lua_checkinterrupt(L);
       init++;   /* 1st char is already checked */
       if (memcmp(init, s2+1, l2) == 0)
         return init-1;
@@ -502,7 +509,7 @@ static int str_find_aux (lua_State *L, int find) {
   if (find && (lua_toboolean(L, 4) ||  /* explicit request? */
       strpbrk(p, SPECIALS) == NULL)) {  /* or no special characters? */
     /* do a plain search */
-    const char *s2 = lmemfind(s+init, l1-init, p, l2);
+    const char *s2 = lmemfind(L, s+init, l1-init, p, l2);
     if (s2) {
       lua_pushinteger(L, s2-s+1);
       lua_pushinteger(L, s2-s+l2);
@@ -514,6 +521,7 @@ static int str_find_aux (lua_State *L, int find) {
     int anchor = (*p == '^') ? (p++, 1) : 0;
     const char *s1=s+init;
     ms.L = L;
+    ms.interrupt = lua_getinterrupt(L);
     ms.src_init = s;
     ms.src_end = s+l1;
     do {
@@ -552,6 +560,7 @@ static int gmatch_aux (lua_State *L) {
   const char *p = lua_tostring(L, lua_upvalueindex(2));
   const char *src;
   ms.L = L;
+  ms.interrupt = lua_getinterrupt(L);
   ms.src_init = s;
   ms.src_end = s+ls;
   for (src = s + (size_t)lua_tointeger(L, lua_upvalueindex(3));
@@ -656,6 +665,7 @@ static int str_gsub (lua_State *L) {
                       "string/function/table expected");
   luaL_buffinit(L, &b);
   ms.L = L;
+  ms.interrupt = lua_getinterrupt(L);
   ms.src_init = src;
   ms.src_end = src+srcl;
   while (n < max_s) {

@@ -191,6 +191,7 @@ static int sort_comp (lua_State *L, int a, int b) {
 }
 
 static void auxsort (lua_State *L, int l, int u) {
+  const volatile int *interrupt = lua_getinterrupt(L);  /* resplock */
   while (l < u) {  /* for tail recursion */
     int i, j;
     /* sort elements a[l], a[(l+u)/2] and a[u] */
@@ -222,6 +223,7 @@ static void auxsort (lua_State *L, int l, int u) {
     /* a[l] <= P == a[u-1] <= a[u], only need to sort from l+1 to u-2 */
     i = l; j = u-1;
     for (;;) {  /* invariant: a[l..i] <= P <= a[j..u] */
+      if (*interrupt) lua_checkinterrupt(L);
       /* repeat ++i until a[i] >= P */
       while (lua_rawgeti(L, 1, ++i), sort_comp(L, -1, -2)) {
         if (i>u) luaL_error(L, "invalid order function for sorting");

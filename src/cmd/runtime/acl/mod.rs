@@ -55,30 +55,82 @@ type KeyTargets = Vec<(usize, u8)>;
 /// Channel positions, with whether each is a pattern.
 type ChannelTargets = Vec<(usize, bool)>;
 
-/// What `args` asks of the ACL: the keys with the access they need, and the channels.
-fn targets(
-    cmd: &Command,
-    parent: Option<&Command>,
-    args: &[Bytes],
-) -> (KeyTargets, ChannelTargets) {
+/// The arity of COMMAND's subcommands: resplock runs COMMAND whole, Redis checks a
+/// subcommand's arity before the ACL does.
+const COMMAND_SUB_ARITY: &[(&str, i64)] = &[
+    ("command|count", 2),
+    ("command|docs", -2),
+    ("command|getkeys", -4),
+    ("command|getkeysandflags", -4),
+    ("command|help", 2),
+    ("command|info", -2),
+    ("command|list", -2),
+];
+
+/// Whether `args` has the arity of the ACL name's row (only COMMAND's subcommands are
+/// checked here, the table checked the others).
+fn arity_ok(name: &str, args: &[Bytes]) -> bool {
+    match COMMAND_SUB_ARITY.iter().find(|(n, _)| *n == name) {
+        Some(&(_, a)) if a >= 0 => args.len() as i64 == a,
+        Some(&(_, a)) => args.len() as i64 >= -a,
+        None => true,
+    }
+}
+
+/// The name the ACL knows the command by: its full name, or for a command resplock runs
+/// whole that Redis splits into subcommands (COMMAND DOCS), the subcommand's.
+pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> (String, bool) {
     let name = crate::cmd::runtime::table::fullname(parent, cmd);
+    if parent.is_none() && args.len() >= 2 {
+        let u = acl_user::universe();
+        if let Some(id) = u.id(&name) {
+            if u.has_children(id) {
+                let sub = format!("{name}|{}", String::from_utf8_lossy(&args[1]));
+                if let Some(s) = u.id(&sub) {
+                    return (u.names[s].to_string(), true);
+                }
+            }
+        }
+    }
+    (name, parent.is_some())
+}
+
+/// What `args` asks of the ACL: the keys with the access each needs (from the flags of the
+/// key spec that found it, as ACLSelectorCheckKey reads them), and the channels.
+fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTargets) {
     let mut keys = Vec::new();
     if let Some(m) = cmd.meta {
-        let (mut read, write) = crate::cmd::base::meta::key_access(m);
-        if name == "set" && !args.iter().skip(3).any(|a| is(a, "get")) {
-            // SET's flags vary (setGetKeys): without GET it only overwrites.
-            read = false;
-        }
-        let need =
-            (if read { acl_user::READ } else { 0 }) | (if write { acl_user::WRITE } else { 0 });
-        let need = if need == 0 {
-            acl_user::READ | acl_user::WRITE
-        } else {
+        let access = |flags: &[&str]| {
+            let mut need = 0;
+            for f in flags {
+                match *f {
+                    "access" => need |= acl_user::READ,
+                    "insert" | "delete" | "update" => need |= acl_user::WRITE,
+                    _ => {}
+                }
+            }
             need
         };
-        keys = cmd.keys_in(args).into_iter().map(|p| (p, need)).collect();
+        let (positions, spec_flags) = cmd.keys_and_flags_in(args);
+        let set_without_get = name == "set" && !args.iter().skip(3).any(|a| is(a, "get"));
+        let range_need = || {
+            let (read, write) = crate::cmd::base::meta::key_access(m);
+            (if read { acl_user::READ } else { 0 }) | (if write { acl_user::WRITE } else { 0 })
+        };
+        for (i, p) in positions.into_iter().enumerate() {
+            let mut need = match &spec_flags {
+                Some(f) => f.get(i).map_or(0, |f| access(f)),
+                // No key spec could say: the access of all the command's specs.
+                None => range_need(),
+            };
+            if set_without_get {
+                // SET's flags vary (setGetKeys): without GET it only overwrites.
+                need &= !acl_user::READ;
+            }
+            keys.push((p, need));
+        }
     }
-    let channels = match name.as_str() {
+    let channels = match name {
         "subscribe" | "ssubscribe" => (1..args.len()).map(|p| (p, false)).collect(),
         "psubscribe" => (1..args.len()).map(|p| (p, true)).collect(),
         "publish" | "spublish" if args.len() > 1 => vec![(1, false)],
@@ -106,7 +158,11 @@ pub fn check_command(
                 state,
                 client,
                 &client.user,
-                "toplevel",
+                if client.multi.is_some() {
+                    "multi"
+                } else {
+                    "toplevel"
+                },
                 cmd,
                 parent,
                 args,
@@ -115,7 +171,7 @@ pub fn check_command(
             Err(match d {
                 Denied::Command => error::err(format!(
                     "NOPERM this user has no permissions to run the '{}' command",
-                    crate::cmd::runtime::table::fullname(parent, cmd)
+                    acl_name(cmd, parent, args).0
                 )),
                 Denied::Key(_) => RedisError::new(error::NOPERM_KEY),
                 Denied::Channel(_) => RedisError::new(error::NOPERM_CHANNEL),
@@ -177,15 +233,14 @@ pub(crate) fn check_user(
     let Some(u) = users.get(user) else {
         return Err(Denied::Command);
     };
-    let (keys, channels) = targets(cmd, parent, args);
+    let (name, is_sub) = acl_name(cmd, parent, args);
+    if !arity_ok(&name, args) {
+        // The command refuses it with the arity error.
+        return Ok(());
+    }
+    let (keys, channels) = targets(&name, cmd, args);
     let no_auth = cmd.has(NO_AUTH) || parent.is_some_and(|p| p.has(NO_AUTH));
-    u.check(
-        &crate::cmd::runtime::table::fullname(parent, cmd),
-        no_auth,
-        args,
-        &keys,
-        &channels,
-    )
+    u.check(&name, is_sub, no_auth, args, &keys, &channels)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -200,10 +255,7 @@ fn log_denied(
     d: Denied,
 ) {
     let (reason, object) = match d {
-        Denied::Command => (
-            "command",
-            Bytes::from(crate::cmd::runtime::table::fullname(parent, cmd)),
-        ),
+        Denied::Command => ("command", Bytes::from(acl_name(cmd, parent, args).0)),
         Denied::Key(p) => ("key", args[p].clone()),
         Denied::Channel(p) => ("channel", args[p].clone()),
     };
@@ -218,40 +270,79 @@ fn log_denied(
     });
 }
 
-/// Load the aclfile named in the configuration, if any, replacing every user (ACLLoadFromFile).
-/// Err: Redis's error text.
-pub fn load_file(state: &ServerState) -> Result<(), String> {
+/// Load the aclfile named in the configuration, if any, replacing every user (ACLLoadFromFile):
+/// every line is tried and every error reported, in Redis's words, and nothing changes when
+/// there is one. The clients authenticated as a user other than default are disconnected,
+/// since their users are replaced (all but `keep`, which its caller closes after the
+/// reply). Err: Redis's error text.
+pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
     let Some(path) = state.config.read().aclfile.clone() else {
         return Ok(());
     };
-    let text = std::fs::read_to_string(&path)
+    let raw = std::fs::read(&path)
         .map_err(|e| format!("Error loading ACLs, opening file '{path}': {e}"))?;
-    let mut users = BTreeMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+    let text = String::from_utf8_lossy(&raw);
+    let mut users: BTreeMap<String, User> = BTreeMap::new();
+    let mut errors = String::new();
+    for (n, line) in text.split('\n').enumerate() {
+        let n = n + 1;
+        let line = line.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+        if line.is_empty() {
             continue;
         }
-        let words: Vec<&str> = line.split_whitespace().collect();
+        let words: Vec<&str> = line.split(' ').collect();
         if words[0] != "user" || words.len() < 2 {
-            return Err(format!(
-                "{path}:{}: line should start with user keyword",
-                n + 1
+            errors.push_str(&format!(
+                "{path}:{n} should start with user keyword followed by the username. "
             ));
+            continue;
         }
-        let mut u = User::new(words[1]);
-        for w in &words[2..] {
-            if let Err(e) = u.apply(w.as_bytes()) {
-                return Err(format!("{path}:{}: {}", n + 1, e.text()));
+        let name = words[1];
+        if name.bytes().any(|c| c.is_ascii_whitespace() || c == 0) {
+            errors.push_str(&format!(
+                "'{path}:{n}: username '{name}' contains invalid characters. "
+            ));
+            continue;
+        }
+        if users.contains_key(name) {
+            errors.push_str(&format!(
+                "WARNING: Duplicate user '{name}' found on line {n}. "
+            ));
+            continue;
+        }
+        let mut u = User::new(name);
+        let args = match acl_user::merge_selector_args(&words[2..]) {
+            Ok(a) => a,
+            Err(_) => {
+                errors.push_str(&format!(
+                    "{path}:{n}: Unmatched parenthesis in selector definition."
+                ));
+                Vec::new()
+            }
+        };
+        let mut syntax_error = false;
+        for a in &args {
+            let a = trim_bytes(a);
+            if let Err(e) = u.apply(a) {
+                if e == acl_user::RuleError::UnknownCommand {
+                    errors.push_str(&format!(
+                        "{path}:{n}: Error in applying operation '{}': {}. ",
+                        String::from_utf8_lossy(a),
+                        e.text()
+                    ));
+                } else if !syntax_error {
+                    errors.push_str(&format!("{path}:{n}: {}. ", e.text()));
+                    syntax_error = true;
+                }
             }
         }
-        if users.insert(words[1].to_string(), u).is_some() {
-            return Err(format!(
-                "{path}:{}: Duplicate user '{}' found",
-                n + 1,
-                words[1]
-            ));
-        }
+        users.insert(name.to_string(), u);
+    }
+    if !errors.is_empty() {
+        errors.push_str(
+            "WARNING: ACL errors detected, no change to the previously active ACL rules was performed",
+        );
+        return Err(errors);
     }
     users
         .entry("default".to_string())
@@ -259,5 +350,35 @@ pub fn load_file(state: &ServerState) -> Result<(), String> {
     let mut current = state.acl.users.write();
     *current = users;
     state.acl.refresh_open(&current);
+    drop(current);
+    for (id, c) in state.clients.lock().iter() {
+        if Some(*id) != keep && c.user.lock().as_str() != "default" {
+            c.kill.cancel();
+        }
+    }
     Ok(())
+}
+
+/// An aclfile argument without surrounding tabs and line ends (Redis trims "\t\r\n").
+fn trim_bytes(a: &[u8]) -> &[u8] {
+    let keep = |c: &u8| !matches!(c, b'\t' | b'\r' | b'\n');
+    let start = a.iter().position(keep).unwrap_or(a.len());
+    let end = a.iter().rposition(keep).map_or(start, |e| e + 1);
+    &a[start..end]
+}
+
+/// ACLUserCheckCmdWithUnrestrictedKeyAccess for READ: may `user` run `args` through a
+/// selector that also reads every key (SORT's BY and GET patterns need it).
+pub fn full_key_read_access(state: &ServerState, user: &str, args: &[Bytes]) -> bool {
+    let Ok((cmd, parent)) = state.commands.resolve(args) else {
+        return true;
+    };
+    let users = state.acl.users.read();
+    let Some(u) = users.get(user) else {
+        return false;
+    };
+    let (name, is_sub) = acl_name(cmd, parent, args);
+    let (keys, channels) = targets(&name, cmd, args);
+    let no_auth = cmd.has(NO_AUTH) || parent.is_some_and(|p| p.has(NO_AUTH));
+    u.reads_every_key(&name, is_sub, no_auth, args, &keys, &channels)
 }

@@ -49,9 +49,7 @@ impl Default for Acl {
 
 impl Acl {
     pub(crate) fn refresh_open(&self, users: &BTreeMap<String, User>) {
-        let open = users
-            .get("default")
-            .is_some_and(|u| u.describe_commands() == "+@all" && u.allkeys && u.allchannels);
+        let open = users.get("default").is_some_and(|u| u.root.unrestricted());
         self.default_open.store(open, Ordering::Relaxed);
     }
 
@@ -102,17 +100,20 @@ impl Acl {
 
     pub(crate) fn add_log(&self, entry: LogEntry) {
         let mut log = self.log.lock();
-        // Redis merges an entry into a similar one less than a minute old.
-        if let Some(e) = log.iter_mut().find(|e| {
+        // Redis merges an entry into a similar one less than a minute old, and moves it first.
+        // Only the ten newest entries are looked at, as in Redis.
+        if let Some(i) = log.iter().take(10).position(|e| {
             e.reason == entry.reason
                 && e.context == entry.context
                 && e.object == entry.object
                 && e.username == entry.username
                 && entry.ctime_ms - e.ctime_ms < 60_000
         }) {
+            let mut e = log.remove(i).expect("entry found");
             e.count += 1;
             e.ctime_ms = entry.ctime_ms;
             e.client_info = entry.client_info;
+            log.push_front(e);
             return;
         }
         log.push_front(entry);

@@ -6,7 +6,8 @@
 //!
 //! The command universe is Redis's whole table (the recorded COMMAND INFO metadata), not only
 //! the commands resplock implements, so category rules and their descriptions come out as
-//! Redis's do. Not done: selectors (`(...)`), first-arg rules (`+select|0`).
+//! Redis's do. A user holds a root selector (the rules outside parentheses) and any number of
+//! `(...)` selectors; first-arg rules (`+select|0`) are kept per selector.
 
 use crate::cmd::base::meta;
 use crate::glob::glob_match;
@@ -93,6 +94,11 @@ impl Universe {
             .copied()
     }
 
+    /// Whether the command of this id is a container of subcommands.
+    pub fn has_children(&self, id: usize) -> bool {
+        !self.children[id].is_empty()
+    }
+
     /// The commands of a category, in table order (ACL CAT name).
     pub fn in_category(&self, cat: usize) -> impl Iterator<Item = &'static str> + '_ {
         (0..self.names.len())
@@ -130,14 +136,10 @@ impl RuleError {
     }
 }
 
-/// One user.
+/// The permissions of one selector: the root one every user has (rules outside parentheses)
+/// or one of the user's `(...)` selectors. A command may run if any selector allows it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct User {
-    pub name: String,
-    pub enabled: bool,
-    pub nopass: bool,
-    /// SHA-256 of each password, lowercase hex, in the order added.
-    pub passwords: Vec<String>,
+pub struct Selector {
     allowed: Vec<bool>,
     /// `+@all`'s reserved bit: commands added later are allowed too. Only `+@all` sets it and
     /// only `-@all` clears it, so it decides how the rules are described, not what may run.
@@ -146,6 +148,9 @@ pub struct User {
     /// `+@all`, cleared by any rule that takes a command away (`-get`, `-@dangerous`), as
     /// ACLSetSelectorCommandBit clears it.
     every_command: bool,
+    /// First arguments allowed for a command whose bit is off (`+select|0`), by command id,
+    /// in the order added.
+    firstargs: Vec<(usize, Vec<String>)>,
     pub allkeys: bool,
     /// (pattern, READ|WRITE).
     pub keys: Vec<(Vec<u8>, u8)>,
@@ -153,7 +158,29 @@ pub struct User {
     pub channels: Vec<Vec<u8>>,
 }
 
-/// Why a command was refused for a user.
+/// User flags (ACLUserFlags) beyond on/off and nopass.
+const SANITIZE: u8 = 1;
+/// skip-sanitize-payload.
+const SKIP_SANITIZE: u8 = 2;
+
+/// One user.
+#[derive(Clone, Debug, PartialEq)]
+pub struct User {
+    pub name: String,
+    pub enabled: bool,
+    pub nopass: bool,
+    /// SANITIZE or SKIP_SANITIZE, or neither (a user never told either).
+    sanitize: u8,
+    /// SHA-256 of each password, lowercase hex, in the order added.
+    pub passwords: Vec<String>,
+    /// The rules given outside parentheses.
+    pub root: Selector,
+    /// The `(...)` selectors, in the order added.
+    pub selectors: Vec<Selector>,
+}
+
+/// Why a command was refused for a user. Ordered as Redis ranks them when no selector
+/// allows a command (ACL_DENIED_CMD < ACL_DENIED_KEY < ACL_DENIED_CHANNEL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Denied {
     Command,
@@ -161,6 +188,17 @@ pub enum Denied {
     Key(usize),
     /// The argument position of the refused channel.
     Channel(usize),
+}
+
+impl Denied {
+    /// (rank, argument position) as ACLCheckAllUserCommandPerm compares them.
+    fn rank(self) -> (u8, usize) {
+        match self {
+            Denied::Command => (1, 0),
+            Denied::Key(p) => (2, p),
+            Denied::Channel(p) => (4, p),
+        }
+    }
 }
 
 /// The SHA-256 of a password, lowercase hex (ACLHashPassword).
@@ -175,18 +213,14 @@ fn has_spaces(b: &[u8]) -> bool {
     b.iter().any(|&c| c.is_ascii_whitespace() || c == 0)
 }
 
-impl User {
-    /// A new user as ACLCreateUser makes one: off, no passwords, no commands, no keys, no
-    /// channels (acl-pubsub-default resetchannels).
-    pub fn new(name: &str) -> User {
-        User {
-            name: name.to_string(),
-            enabled: false,
-            nopass: false,
-            passwords: Vec::new(),
+impl Selector {
+    /// An empty selector: no commands, keys or channels (acl-pubsub-default resetchannels).
+    pub fn new() -> Selector {
+        Selector {
             allowed: vec![false; universe().names.len()],
             all_commands: false,
             every_command: false,
+            firstargs: Vec::new(),
             allkeys: false,
             keys: Vec::new(),
             allchannels: false,
@@ -194,23 +228,20 @@ impl User {
         }
     }
 
-    /// The default user: `on nopass ~* &* +@all`.
-    pub fn default_user() -> User {
-        let mut u = User::new("default");
-        for r in ["+@all", "~*", "&*", "on", "nopass"] {
-            u.apply(r.as_bytes()).expect("default rules");
-        }
-        u
-    }
-
-    fn set_cmd(&mut self, id: usize, allow: bool) {
-        let u = universe();
+    fn set_bit(&mut self, id: usize, allow: bool) {
         if !allow {
             self.every_command = false;
         }
         self.allowed[id] = allow;
+    }
+
+    /// ACLChangeSelectorPerm: a command and its subcommands, forgetting its first-args.
+    fn set_cmd(&mut self, id: usize, allow: bool) {
+        let u = universe();
+        self.set_bit(id, allow);
+        self.firstargs.retain(|(c, _)| *c != id);
         for &c in &u.children[id] {
-            self.allowed[c] = allow;
+            self.set_bit(c, allow);
         }
     }
 
@@ -223,30 +254,10 @@ impl User {
         }
     }
 
-    /// ACLSetUser: apply one rule.
+    /// ACLSetSelector: apply one command, key or channel rule.
     pub fn apply(&mut self, op: &[u8]) -> Result<(), RuleError> {
-        if op.is_empty() {
-            return Ok(());
-        }
         let lower = String::from_utf8_lossy(op).to_ascii_lowercase();
         match lower.as_str() {
-            "on" => self.enabled = true,
-            "off" => self.enabled = false,
-            "skip-sanitize-payload" | "sanitize-payload" => {}
-            "nopass" => {
-                self.nopass = true;
-                self.passwords.clear();
-            }
-            "resetpass" => {
-                self.nopass = false;
-                self.passwords.clear();
-            }
-            "reset" => {
-                for r in ["resetpass", "resetkeys", "resetchannels", "off", "-@all"] {
-                    self.apply(r.as_bytes())?;
-                }
-            }
-            "clearselectors" => {}
             "allkeys" | "~*" => {
                 self.allkeys = true;
                 self.keys.clear();
@@ -267,11 +278,13 @@ impl User {
                 self.allowed.iter_mut().for_each(|b| *b = true);
                 self.all_commands = true;
                 self.every_command = true;
+                self.firstargs.clear();
             }
             "nocommands" | "-@all" => {
                 self.allowed.iter_mut().for_each(|b| *b = false);
                 self.all_commands = false;
                 self.every_command = false;
+                self.firstargs.clear();
             }
             _ => return self.apply_prefixed(op),
         }
@@ -279,31 +292,8 @@ impl User {
     }
 
     fn apply_prefixed(&mut self, op: &[u8]) -> Result<(), RuleError> {
-        match op[0] {
-            b'>' | b'#' => {
-                let hash = if op[0] == b'>' {
-                    hash_password(&op[1..])
-                } else {
-                    check_hash(&op[1..])?
-                };
-                if !self.passwords.contains(&hash) {
-                    self.passwords.push(hash);
-                }
-                self.nopass = false;
-            }
-            b'<' | b'!' => {
-                let hash = if op[0] == b'<' {
-                    hash_password(&op[1..])
-                } else {
-                    check_hash(&op[1..])?
-                };
-                let Some(i) = self.passwords.iter().position(|p| *p == hash) else {
-                    return Err(RuleError::NoSuchPassword);
-                };
-                self.passwords.remove(i);
-            }
-            b'(' => return Err(RuleError::Unsupported),
-            b'~' | b'%' => {
+        match op.first() {
+            Some(b'~') | Some(b'%') => {
                 if self.allkeys {
                     return Err(RuleError::KeyAfterAll);
                 }
@@ -314,7 +304,7 @@ impl User {
                         match op.get(i).map(|c| c.to_ascii_uppercase()) {
                             Some(b'R') if flags & READ == 0 => flags |= READ,
                             Some(b'W') if flags & WRITE == 0 => flags |= WRITE,
-                            Some(b'~') => {
+                            Some(b'~') if flags != 0 => {
                                 i += 1;
                                 break;
                             }
@@ -333,8 +323,9 @@ impl User {
                     Some((_, f)) => *f |= flags,
                     None => self.keys.push((pat.to_vec(), flags)),
                 }
+                self.allkeys = false;
             }
-            b'&' => {
+            Some(b'&') => {
                 if self.allchannels {
                     return Err(RuleError::ChannelAfterAll);
                 }
@@ -346,14 +337,14 @@ impl User {
                     self.channels.push(pat.to_vec());
                 }
             }
-            b'+' | b'-' if op.get(1) == Some(&b'@') => {
+            Some(b'+') | Some(b'-') if op.get(1) == Some(&b'@') => {
                 let cat = String::from_utf8_lossy(&op[2..]).to_ascii_lowercase();
                 let Some(c) = CATEGORIES.iter().position(|x| *x == cat) else {
                     return Err(RuleError::UnknownCommand);
                 };
                 self.set_category(c, op[0] == b'+');
             }
-            b'+' | b'-' => {
+            Some(b'+') | Some(b'-') => {
                 let name = String::from_utf8_lossy(&op[1..]).to_ascii_lowercase();
                 let u = universe();
                 if op[0] == b'+' {
@@ -368,8 +359,17 @@ impl User {
                             return Err(RuleError::Syntax);
                         }
                         if u.children[p].is_empty() {
-                            // First-arg rules (`+select|0`) are not kept.
-                            return Err(RuleError::Unsupported);
+                            // A first argument of an otherwise refused command (SELECT 0).
+                            let sub = String::from_utf8_lossy(&op[1 + parent.len() + 1..]);
+                            match self.firstargs.iter_mut().find(|(c, _)| *c == p) {
+                                Some((_, subs)) => {
+                                    if !subs.iter().any(|s| s.eq_ignore_ascii_case(&sub)) {
+                                        subs.push(sub.into_owned());
+                                    }
+                                }
+                                None => self.firstargs.push((p, vec![sub.into_owned()])),
+                            }
+                            return Ok(());
                         }
                         let Some(id) = u.id(&name) else {
                             return Err(RuleError::UnknownCommand);
@@ -388,16 +388,12 @@ impl User {
         Ok(())
     }
 
-    /// Whether `password` opens this user (ACLCheckUserCredentials, disabled users aside).
-    pub fn password_ok(&self, password: &[u8]) -> bool {
-        self.nopass || self.passwords.contains(&hash_password(password))
-    }
-
-    /// ACLSelectorCheckCmd: may this user run `fullname` with these key and channel
-    /// arguments? `keys`: (position, needs READ|WRITE); `channels`: (position, is a pattern).
-    pub fn check(
+    /// ACLSelectorCheckCmd: may this selector run `fullname` (with its id in the universe)
+    /// with these key and channel arguments?
+    fn check(
         &self,
         fullname: &str,
+        is_sub: bool,
         no_auth: bool,
         args: &[bytes::Bytes],
         keys: &[(usize, u8)],
@@ -407,7 +403,18 @@ impl User {
             // A command outside Redis's table (the RESPLOCK.* test controls) is one added
             // later: `+@all`'s reserved bit decides it.
             let allowed = match universe().id(fullname) {
-                Some(id) => self.allowed[id],
+                Some(id) => {
+                    self.allowed[id] || {
+                        let first = args.get(if is_sub { 2 } else { 1 });
+                        self.firstargs.iter().any(|(c, subs)| {
+                            *c == id
+                                && args.len() >= 2
+                                && first.is_some_and(|a| {
+                                    subs.iter().any(|s| s.as_bytes().eq_ignore_ascii_case(a))
+                                })
+                        })
+                    }
+                }
                 None => self.all_commands,
             };
             if !allowed {
@@ -444,18 +451,9 @@ impl User {
         Ok(())
     }
 
-    /// ACLDescribeUser: the user as ACL LIST prints it (after `user <name> `).
+    /// ACLDescribeSelector: keys, channels, then the command rules.
     pub fn describe(&self) -> String {
         let mut out = String::new();
-        out.push_str(if self.enabled { "on " } else { "off " });
-        if self.nopass {
-            out.push_str("nopass ");
-        }
-        for p in &self.passwords {
-            out.push('#');
-            out.push_str(p);
-            out.push(' ');
-        }
         if self.allkeys {
             out.push_str("~* ");
         } else {
@@ -502,13 +500,20 @@ impl User {
             .join(" ")
     }
 
+    /// Whether this selector may run anything on any key and channel.
+    pub fn unrestricted(&self) -> bool {
+        self.describe_commands() == "+@all" && self.allkeys && self.allchannels
+    }
+
     /// ACLDescribeSelectorCommandRules: `+@all`/`-@all`, the best-fitting categories, then
-    /// the single commands still different.
+    /// the single commands still different and the first-args of refused commands. (Redis
+    /// lists the single commands in its command dict's order, which changes from one start
+    /// to the next; here they come in name order.)
     pub fn describe_commands(&self) -> String {
         let u = universe();
         let additive = !self.all_commands;
         let mut rules = String::from(if additive { "-@all " } else { "+@all " });
-        let mut fake = User::new("");
+        let mut fake = Selector::new();
         fake.apply(if additive { b"-@all" } else { b"+@all" })
             .expect("rule");
         let mut temp = self.clone();
@@ -552,9 +557,323 @@ impl User {
                 rules.push(' ');
                 fake.set_cmd(i, self.allowed[i]);
             }
+            if !self.allowed[i] {
+                if let Some((_, subs)) = self.firstargs.iter().find(|(c, _)| *c == i) {
+                    for s in subs {
+                        rules.push('+');
+                        rules.push_str(u.names[i]);
+                        rules.push('|');
+                        rules.push_str(s);
+                        rules.push(' ');
+                    }
+                }
+            }
         }
         rules.pop();
         rules
+    }
+}
+
+impl Default for Selector {
+    fn default() -> Self {
+        Selector::new()
+    }
+}
+
+/// ACLMergeSelectorArguments: arguments of a selector split over several (`(+get`, `~x)`)
+/// joined by spaces; Err(index of the opening argument) when a parenthesis is not closed.
+pub fn merge_selector_args<T: AsRef<[u8]>>(args: &[T]) -> Result<Vec<Vec<u8>>, usize> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, Vec<u8>)> = None;
+    for (j, a) in args.iter().enumerate() {
+        let a = a.as_ref();
+        if a.first() == Some(&b'(') && a.last() != Some(&b')') {
+            open = Some((j, a.to_vec()));
+            continue;
+        }
+        if let Some((_, sel)) = open.as_mut() {
+            sel.push(b' ');
+            sel.extend_from_slice(a);
+            if a.last() == Some(&b')') {
+                out.push(open.take().expect("open selector").1);
+            }
+            continue;
+        }
+        out.push(a.to_vec());
+    }
+    match open {
+        Some((j, _)) => Err(j),
+        None => Ok(out),
+    }
+}
+
+/// sdssplitargs on a selector's inside: words split on spaces, with "..." and '...' quoting.
+/// None: unbalanced quotes.
+fn split_args(s: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < s.len() && s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= s.len() {
+            return Some(out);
+        }
+        let mut cur = Vec::new();
+        let (mut inq, mut insq) = (false, false);
+        loop {
+            if inq {
+                let c = *s.get(i)?;
+                if c == b'\\' && i + 3 < s.len() && s.get(i + 1) == Some(&b'x') {
+                    let hex = s.get(i + 2..i + 4).and_then(|h| {
+                        std::str::from_utf8(h)
+                            .ok()
+                            .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    });
+                    if let Some(b) = hex {
+                        cur.push(b);
+                        i += 4;
+                        continue;
+                    }
+                }
+                if c == b'\\' && i + 1 < s.len() {
+                    i += 1;
+                    cur.push(match s[i] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        c => c,
+                    });
+                } else if c == b'"' {
+                    if s.get(i + 1).is_some_and(|c| !c.is_ascii_whitespace()) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else if insq {
+                let c = *s.get(i)?;
+                if c == b'\\' && s.get(i + 1) == Some(&b'\'') {
+                    i += 1;
+                    cur.push(b'\'');
+                } else if c == b'\'' {
+                    if s.get(i + 1).is_some_and(|c| !c.is_ascii_whitespace()) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else {
+                match s.get(i) {
+                    None => break,
+                    Some(c) if c.is_ascii_whitespace() => break,
+                    Some(b'"') => inq = true,
+                    Some(b'\'') => insq = true,
+                    Some(&c) => cur.push(c),
+                }
+            }
+            i += 1;
+        }
+        out.push(cur);
+    }
+}
+
+impl User {
+    /// A new user as ACLCreateUser makes one: off, no passwords, no commands, no keys, no
+    /// channels (acl-pubsub-default resetchannels), no flags about payload sanitizing.
+    pub fn new(name: &str) -> User {
+        User {
+            name: name.to_string(),
+            enabled: false,
+            nopass: false,
+            sanitize: 0,
+            passwords: Vec::new(),
+            root: Selector::new(),
+            selectors: Vec::new(),
+        }
+    }
+
+    /// The default user: `on nopass ~* &* +@all`.
+    pub fn default_user() -> User {
+        let mut u = User::new("default");
+        for r in ["+@all", "~*", "&*", "on", "nopass"] {
+            u.apply(r.as_bytes()).expect("default rules");
+        }
+        u
+    }
+
+    /// ACLSetUser: apply one rule.
+    pub fn apply(&mut self, op: &[u8]) -> Result<(), RuleError> {
+        if op.is_empty() {
+            return Ok(());
+        }
+        let lower = String::from_utf8_lossy(op).to_ascii_lowercase();
+        match lower.as_str() {
+            "on" => self.enabled = true,
+            "off" => self.enabled = false,
+            "skip-sanitize-payload" => self.sanitize = SKIP_SANITIZE,
+            "sanitize-payload" => self.sanitize = SANITIZE,
+            "nopass" => {
+                self.nopass = true;
+                self.passwords.clear();
+            }
+            "resetpass" => {
+                self.nopass = false;
+                self.passwords.clear();
+            }
+            "clearselectors" => self.selectors.clear(),
+            "reset" => {
+                for r in [
+                    "resetpass",
+                    "resetkeys",
+                    "resetchannels",
+                    "off",
+                    "sanitize-payload",
+                    "clearselectors",
+                    "-@all",
+                ] {
+                    self.apply(r.as_bytes())?;
+                }
+            }
+            _ => return self.apply_prefixed(op),
+        }
+        Ok(())
+    }
+
+    fn apply_prefixed(&mut self, op: &[u8]) -> Result<(), RuleError> {
+        match op[0] {
+            b'>' | b'#' => {
+                let hash = if op[0] == b'>' {
+                    hash_password(&op[1..])
+                } else {
+                    check_hash(&op[1..])?
+                };
+                if !self.passwords.contains(&hash) {
+                    self.passwords.push(hash);
+                }
+                self.nopass = false;
+            }
+            b'<' | b'!' => {
+                let hash = if op[0] == b'<' {
+                    hash_password(&op[1..])
+                } else {
+                    check_hash(&op[1..])?
+                };
+                let Some(i) = self.passwords.iter().position(|p| *p == hash) else {
+                    return Err(RuleError::NoSuchPassword);
+                };
+                self.passwords.remove(i);
+            }
+            b'(' if op.last() == Some(&b')') => {
+                // aclCreateSelectorFromOpSet: the inside split as a command line.
+                let inner = &op[1..op.len() - 1];
+                let mut sel = Selector::new();
+                // Unbalanced quotes leave no words: an empty selector, as in Redis.
+                for a in split_args(inner).unwrap_or_default() {
+                    if !a.is_empty() {
+                        sel.apply(&a)?;
+                    }
+                }
+                self.selectors.push(sel);
+            }
+            _ => return self.root.apply(op),
+        }
+        Ok(())
+    }
+
+    /// Whether `password` opens this user (ACLCheckUserCredentials, disabled users aside).
+    pub fn password_ok(&self, password: &[u8]) -> bool {
+        self.nopass || self.passwords.contains(&hash_password(password))
+    }
+
+    /// ACLCheckAllUserCommandPerm: may this user run `fullname` with these key and channel
+    /// arguments? Any selector may allow it; when none does, the refusal reported is the
+    /// highest ranked (a channel over a key over the command), the later argument first.
+    /// `keys`: (position, needs READ|WRITE); `channels`: (position, is a pattern); `is_sub`:
+    /// `fullname` is a subcommand (its first argument is then the third).
+    pub fn check(
+        &self,
+        fullname: &str,
+        is_sub: bool,
+        no_auth: bool,
+        args: &[bytes::Bytes],
+        keys: &[(usize, u8)],
+        channels: &[(usize, bool)],
+    ) -> Result<(), Denied> {
+        let mut worst = Denied::Command;
+        for s in std::iter::once(&self.root).chain(&self.selectors) {
+            match s.check(fullname, is_sub, no_auth, args, keys, channels) {
+                Ok(()) => return Ok(()),
+                Err(d) => {
+                    if d.rank() > worst.rank() {
+                        worst = d;
+                    }
+                }
+            }
+        }
+        Err(worst)
+    }
+
+    /// Whether a selector that allows this command also reads any key (`~*`, `%R~*`).
+    pub fn reads_every_key(
+        &self,
+        fullname: &str,
+        is_sub: bool,
+        no_auth: bool,
+        args: &[bytes::Bytes],
+        keys: &[(usize, u8)],
+        channels: &[(usize, bool)],
+    ) -> bool {
+        std::iter::once(&self.root).chain(&self.selectors).any(|s| {
+            s.check(fullname, is_sub, no_auth, args, keys, channels)
+                .is_ok()
+                && (s.allkeys
+                    || s.keys
+                        .iter()
+                        .any(|(p, f)| f & READ != 0 && p.as_slice() == b"*"))
+        })
+    }
+
+    /// The flags as ACL GETUSER lists them, in ACLUserFlags' order.
+    pub fn flags(&self) -> Vec<&'static str> {
+        let mut f = vec![if self.enabled { "on" } else { "off" }];
+        if self.nopass {
+            f.push("nopass");
+        }
+        if self.sanitize == SKIP_SANITIZE {
+            f.push("skip-sanitize-payload");
+        }
+        if self.sanitize == SANITIZE {
+            f.push("sanitize-payload");
+        }
+        f
+    }
+
+    /// ACLDescribeUser: the user as ACL LIST prints it (after `user <name> `).
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for f in self.flags() {
+            out.push_str(f);
+            out.push(' ');
+        }
+        for p in &self.passwords {
+            out.push('#');
+            out.push_str(p);
+            out.push(' ');
+        }
+        out.push_str(&self.root.describe());
+        for s in &self.selectors {
+            out.push_str(" (");
+            out.push_str(&s.describe());
+            out.push(')');
+        }
+        out
     }
 }
 
@@ -595,5 +914,13 @@ mod tests {
         c.apply(b"+@all").unwrap();
         c.apply(b"-@dangerous").unwrap();
         assert_eq!(c.describe(), "off resetchannels +@all -@dangerous");
+        let mut d = User::new("dave");
+        for r in ["-@all", "+select|0", "(~s* +get)", "sanitize-payload"] {
+            d.apply(r.as_bytes()).unwrap();
+        }
+        assert_eq!(
+            d.describe(),
+            "off sanitize-payload resetchannels -@all +select|0 (~s* resetchannels -@all +get)"
+        );
     }
 }

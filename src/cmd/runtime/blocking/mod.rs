@@ -217,8 +217,12 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
             };
             crate::cmd::runtime::keyspace_events::track_events(state, now);
             crate::cmd::runtime::tracking::serving(state, id);
+            // Each served client is an execution unit of its own, propagated as the pop it
+            // did (the serve code states it with `Ctx::propagate_as`).
+            let entered = crate::cmd::runtime::propagate::enter(state);
             let served = serve(&mut ctx, key);
             state.keyspace.report_pending();
+            crate::cmd::runtime::propagate::leave(state, entered, db, &[], true);
             served
         };
         let Some(served) = served else {

@@ -67,24 +67,14 @@ pub fn full_name(state: &ServerState, cmd: &Command, args: &[Bytes]) -> String {
     fullname(state.commands.lookup(&args[0]), cmd)
 }
 
-/// Writes that add to the change count themselves: FLUSHALL (a save after it starts the count
-/// again) and the bit commands, which count only when a bit changed.
-const COUNTS_OWN_CHANGES: &[&str] = &["flushall", "setbit", "bitop", "bitfield"];
-
 /// Record a command that ran (from `runtime::call::call`): statistics, latency, slow
 /// log, and the MONITOR feed unless the command feeds it itself or is an admin command.
 pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
     let state = ctx.state;
     let us = took.as_micros() as u64;
     record(state, cmd, args, reply, took);
-    // A write that succeeded is one change (Redis's server.dirty); the commands in
-    // COUNTS_OWN_CHANGES count exactly what they changed themselves.
-    if cmd.has(crate::cmd::base::flags::WRITE)
-        && !COUNTS_OWN_CHANGES.contains(&cmd.name)
-        && !matches!(reply, Reply::Error(_))
-    {
-        state.add_dirty(1);
-    }
+    // Changes are counted where they happen (each key a command changes signals it: see
+    // `Ctx::signal_modified`), as Redis's commands add to server.dirty themselves.
     let event = if cmd.has(crate::cmd::base::flags::FAST) {
         "fast-command"
     } else {

@@ -1,7 +1,7 @@
 //! lua_cjson's decoder: its tokenizer (strtod for numbers, NUL as the end of input, its
 //! invalid-number rules), its parser, and its error texts with their character positions.
 
-use super::{null, Config};
+use super::{null, Config, Fail, Poll};
 use mlua::{Lua, Value};
 
 /// C's strtod on a prefix of `s`: (value, bytes used), or None if no number starts there.
@@ -163,6 +163,7 @@ struct JsonParser<'a> {
     i: usize,
     depth: i64,
     cfg: Config,
+    poll: Poll<'a>,
 }
 
 impl JsonParser<'_> {
@@ -192,13 +193,12 @@ impl JsonParser<'_> {
             && (rest[..3].eq_ignore_ascii_case(b"inf") || rest[..3].eq_ignore_ascii_case(b"nan"))
     }
 
+    /// strtod from here. C's strtod stops at the NUL that ends the input as lua_cjson sees it;
+    /// every scan in `strtod_prefix` stops at a NUL too, so the rest of the input is passed as
+    /// is (looking for the NUL first made decoding an array of numbers quadratic).
     fn number(&mut self) -> (Tok, usize) {
         let at = self.i;
-        let end = self.s[at..]
-            .iter()
-            .position(|&c| c == 0)
-            .map_or(self.s.len(), |p| at + p);
-        match strtod_prefix(&self.s[at..end]) {
+        match strtod_prefix(&self.s[at..]) {
             Some((n, used)) if used > 0 => {
                 self.i += used;
                 (Tok::Num(n), at)
@@ -359,7 +359,10 @@ impl JsonParser<'_> {
     }
 
     /// json_process_value.
-    fn value(&mut self, lua: &Lua, tok: (Tok, usize)) -> std::result::Result<Value, String> {
+    fn value(&mut self, lua: &Lua, tok: (Tok, usize)) -> std::result::Result<Value, Fail> {
+        if self.poll.stop() {
+            return Err(Fail::Stopped);
+        }
         let err = |exp: &str, t: &Tok, at: usize| {
             format!(
                 "Expected {exp} but found {} at character {}",
@@ -394,7 +397,7 @@ impl JsonParser<'_> {
                             self.depth -= 1;
                             return Ok(Value::Table(tbl));
                         }
-                        t => return Err(err("comma or array end", &t, at)),
+                        t => return Err(err("comma or array end", &t, at).into()),
                     }
                 }
             }
@@ -408,11 +411,11 @@ impl JsonParser<'_> {
                 }
                 loop {
                     let Tok::Str(k) = t else {
-                        return Err(err("object key string", &t, at));
+                        return Err(err("object key string", &t, at).into());
                     };
                     let (c, cat) = self.next();
                     if !matches!(c, Tok::Colon) {
-                        return Err(err("colon", &c, cat));
+                        return Err(err("colon", &c, cat).into());
                     }
                     let vt = self.next();
                     let v = self.value(lua, vt)?;
@@ -425,22 +428,23 @@ impl JsonParser<'_> {
                             self.depth -= 1;
                             return Ok(Value::Table(tbl));
                         }
-                        n => return Err(err("comma or object end", &n, nat)),
+                        n => return Err(err("comma or object end", &n, nat).into()),
                     }
                 }
             }
-            t => Err(err("value", &t, at)),
+            t => Err(err("value", &t, at).into()),
         }
     }
 }
 
 /// json_decode's body: the value `s` holds, or the error to raise.
-pub(super) fn decode(lua: &Lua, s: &[u8], cfg: Config) -> std::result::Result<Value, String> {
+pub(super) fn decode(lua: &Lua, s: &[u8], cfg: Config) -> std::result::Result<Value, Fail> {
     let mut p = JsonParser {
         s,
         i: 0,
         depth: 0,
         cfg,
+        poll: Poll::new(lua),
     };
     let first = p.next();
     let v = p.value(lua, first)?;
@@ -450,7 +454,8 @@ pub(super) fn decode(lua: &Lua, s: &[u8], cfg: Config) -> std::result::Result<Va
             "Expected the end but found {} at character {}",
             t.name(),
             at + 1
-        ));
+        )
+        .into());
     }
     Ok(v)
 }

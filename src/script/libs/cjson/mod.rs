@@ -95,10 +95,17 @@ fn number_of(v: &Value) -> Option<f64> {
 /// for an object), or an error for an excessively sparse array that may not be converted.
 /// The index is kept in a C `int` as lua_cjson keeps it: an index past 2^31 makes it negative
 /// (x86's conversion gives INT_MIN), so such a table is written as an object.
-fn array_length(t: &Table, cfg: &Config) -> std::result::Result<Option<usize>, String> {
+fn array_length(
+    t: &Table,
+    cfg: &Config,
+    poll: &mut Poll,
+) -> std::result::Result<Option<usize>, Fail> {
     let mut max = 0i32;
     let mut items = 0i64;
     for pair in t.pairs::<Value, Value>() {
+        if poll.stop() {
+            return Err(Fail::Stopped);
+        }
         let (k, _) = pair.map_err(|e| e.to_string())?;
         match number_of(&k) {
             Some(n) if n != 0.0 && n.floor() == n && n >= 1.0 => {
@@ -117,7 +124,9 @@ fn array_length(t: &Table, cfg: &Config) -> std::result::Result<Option<usize>, S
     let max = max as i64;
     if cfg.sparse_ratio > 0 && max > items * cfg.sparse_ratio && max > cfg.sparse_safe {
         if !cfg.sparse_convert {
-            return Err("Cannot serialise table: excessively sparse array".into());
+            return Err(Fail::Msg(
+                "Cannot serialise table: excessively sparse array".into(),
+            ));
         }
         return Ok(None);
     }
@@ -130,7 +139,11 @@ fn json_encode(
     v: &Value,
     depth: i64,
     cfg: &Config,
-) -> std::result::Result<(), String> {
+    poll: &mut Poll,
+) -> std::result::Result<(), Fail> {
+    if poll.stop() {
+        return Err(Fail::Stopped);
+    }
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -141,9 +154,9 @@ fn json_encode(
         Value::Table(t) => {
             let depth = depth + 1;
             if depth > cfg.encode_max_depth {
-                return Err(format!("Cannot serialise, excessive nesting ({depth})"));
+                return Err(format!("Cannot serialise, excessive nesting ({depth})").into());
             }
-            match array_length(t, cfg)? {
+            match array_length(t, cfg, poll)? {
                 Some(len) if len > 0 => {
                     out.push(b'[');
                     for i in 1..=len {
@@ -151,7 +164,7 @@ fn json_encode(
                             out.push(b',');
                         }
                         let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                        json_encode(out, &v, depth, cfg)?;
+                        json_encode(out, &v, depth, cfg, poll)?;
                     }
                     out.push(b']');
                 }
@@ -179,11 +192,12 @@ fn json_encode(
                                     return Err(format!(
                                         "Cannot serialise {}: table key must be a number or string",
                                         type_name(Some(k))
-                                    ))
+                                    )
+                                    .into())
                                 }
                             },
                         }
-                        json_encode(out, &v, depth, cfg)?;
+                        json_encode(out, &v, depth, cfg, poll)?;
                     }
                     out.push(b'}');
                 }
@@ -193,7 +207,8 @@ fn json_encode(
             return Err(format!(
                 "Cannot serialise {}: type not supported",
                 type_name(Some(other))
-            ))
+            )
+            .into())
         }
     }
     Ok(())
@@ -299,9 +314,9 @@ pub fn cjson(lua: &Lua, mt: &Function) -> Result<Table> {
             let v = a.into_iter().next().unwrap_or(Value::Nil);
             let conf = *c.lock();
             let mut out = Vec::new();
-            match json_encode(&mut out, &v, 0, &conf) {
+            match json_encode(&mut out, &v, 0, &conf, &mut Poll::new(lua)) {
                 Ok(()) => Ok(Out::Ok(vec![Value::String(lua.create_string(&out)?)])),
-                Err(e) => Ok(Out::Where(e)),
+                Err(e) => Ok(e.out()),
             }
         })?,
     )?;
@@ -324,7 +339,7 @@ pub fn cjson(lua: &Lua, mt: &Function) -> Result<Table> {
             }
             match decode::decode(lua, &s, *c.lock()) {
                 Ok(v) => Ok(Out::Ok(vec![v])),
-                Err(e) => Ok(Out::Where(e)),
+                Err(e) => Ok(e.out()),
             }
         })?,
     )?;

@@ -1,0 +1,66 @@
+//! The state of propagation (Redis's `server.also_propagate` and the client flags that steer
+//! it): the commands' effects gathered for the execution unit that is running, and the frame
+//! of each (possibly nested) command call.
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One effect to propagate: a command to run in a database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// The database it runs in.
+    pub db: usize,
+    /// The command and its arguments.
+    pub args: Vec<Bytes>,
+}
+
+/// What one running command asked of propagation (the CLIENT_PREVENT_PROP/FORCE_* flags
+/// and a rewritten argv).
+#[derive(Default)]
+pub struct Frame {
+    /// The server's change count when the command started (its changes are the difference).
+    pub dirty: u64,
+    /// Propagate these arguments instead of the command's (rewriteClientCommandVector).
+    pub argv: Option<Vec<Bytes>>,
+    /// Do not propagate the command itself (its effects were propagated one by one).
+    pub prevent: bool,
+    /// Propagate the command even though it changed nothing (FLUSHALL on an empty server).
+    pub force: bool,
+    /// Propagate to replicas only (PUBLISH).
+    pub repl_only: bool,
+}
+
+/// Gathered effects and open frames; only touched under the server lock.
+#[derive(Default)]
+pub struct Inner {
+    /// Frames of the calls running now, outermost first.
+    pub frames: Vec<Frame>,
+    /// Effects of the running execution unit, in order, each for the AOF and replicas
+    /// (true) or replicas only (false).
+    pub ops: Vec<(Op, bool)>,
+}
+
+/// Propagation's state.
+#[derive(Default)]
+pub struct Propagation {
+    /// Something consumes effects (the AOF is on, or replicas are attached): otherwise
+    /// commands skip propagation after one atomic load.
+    active: AtomicBool,
+    /// The frames and gathered effects.
+    pub inner: Mutex<Inner>,
+}
+
+impl Propagation {
+    /// Whether effects are gathered at all.
+    #[inline]
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Turn gathering on or off (the AOF switched, a replica attached or left). Called under
+    /// the server lock, between commands.
+    pub fn set_active(&self, on: bool) {
+        self.active.store(on, Ordering::Release);
+    }
+}
