@@ -111,6 +111,29 @@ async fn a_key_served_elsewhere_is_moved_to_its_master() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn getkeysinslot_returns_at_most_count_keys() {
+    // What resharding tools page through a slot with (GETKEYSINSLOT, then MIGRATE them).
+    let c = cluster(3, 0).await;
+    let slot = Cluster::slot_of("{g}");
+    let owner = c.owner(slot).expect("assigned");
+    let mut o = raw(&c, owner).await;
+    for k in ["{g}a", "{g}b", "{g}c"] {
+        assert_eq!(s(&cmd!(o, "SET", k, "1")), "+OK\r\n");
+    }
+    let slot = slot.to_string();
+    assert_eq!(
+        s(&cmd!(o, "CLUSTER", "GETKEYSINSLOT", &slot, "0")),
+        "*0\r\n"
+    );
+    let one = s(&cmd!(o, "CLUSTER", "GETKEYSINSLOT", &slot, "1"));
+    assert!(one.starts_with("*1\r\n$4\r\n{g}"), "{one:?}");
+    let two = s(&cmd!(o, "CLUSTER", "GETKEYSINSLOT", &slot, "2"));
+    assert!(two.starts_with("*2\r\n"), "{two:?}");
+    let all = s(&cmd!(o, "CLUSTER", "GETKEYSINSLOT", &slot, "10"));
+    assert!(all.starts_with("*3\r\n"), "{all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_of_different_slots_are_crossslot_and_hash_tags_keep_them_together() {
     let c = cluster(3, 0).await;
     let (owner, _) = owner_and_other(&c, "{t}");

@@ -559,7 +559,9 @@ impl Loader {
     fn note_without_effect(&mut self, p: &Param, line: &str) {
         let why = match p.scope {
             Scope::Replication => "resplock does not replicate",
-            Scope::Cluster => "resplock has no cluster mode",
+            Scope::Cluster => {
+                "a single resplock server has no cluster mode (resplock --cluster N has)"
+            }
             Scope::Pending => "not implemented in resplock yet",
             Scope::Honoured | Scope::Stored | Scope::Persistence => return,
         };

@@ -128,7 +128,7 @@ pub enum Scope {
     Persistence,
     /// Replication: resplock is always a lone master.
     Replication,
-    /// Redis Cluster: resplock has no cluster mode.
+    /// Redis Cluster: a single server has none; the nodes of `--cluster N` honour some.
     Cluster,
     /// Process-level behaviour a field of [`Config`] carries but the server does not act on
     /// yet (TLS, ACL file).

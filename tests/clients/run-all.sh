@@ -16,6 +16,13 @@
 # way against one fresh redis-server, for the same outcome (no lock history there); they move
 # time with RESPLOCK.CLOCK when the server has it and wait it out otherwise. The lock
 # scenarios drive resplock's test commands (clock, faults) and run against resplock only.
+#
+# The cluster scenarios (redis-py's RedisCluster, ioredis' Cluster, node-redis' createCluster)
+# get a cluster instead: `resplock --cluster 3 --replicas 1 --port 0`, or, given redis-server,
+# a real Redis Cluster of 6 redis-server nodes (cluster-enabled, on free loopback ports, built
+# by `redis-cli --cluster create --cluster-replicas 1`), every node's address in
+# RESPLOCK_NODES and CLUSTER_KIND=resplock|redis-server. They move a slot and fail over a
+# master with the commands an operator uses, so the same scenario runs against both.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ARG=${1:?usage: run-all.sh path/to/resplock [scenario...]}
@@ -26,13 +33,16 @@ WORK="$ROOT/target/clients"
 mkdir -p "$WORK"
 
 ALL=(redis-py-lock redis-py-asyncio-lock pottery-redlock python-redis-lock redlock-py
-  node-redlock4 rust-redlock rust-rslock redis-cli-eval bullmq rq)
+  node-redlock4 rust-redlock rust-rslock redis-cli-eval bullmq rq
+  redis-py-cluster ioredis-cluster node-redis-cluster)
 APPS=(bullmq rq)
+CLUSTERS=(redis-py-cluster ioredis-cluster node-redis-cluster)
 REDIS=no
 # By the name given: redis-server is a symlink to redis-check-rdb on Debian.
 [[ "$(basename "$ARG")" == redis-server ]] && REDIS=yes
 if [ "$REDIS" = yes ]; then
-  SCENARIOS=("${@:-${APPS[@]}}")
+  SCENARIOS=("$@")
+  [ $# -gt 0 ] || SCENARIOS=("${APPS[@]}" "${CLUSTERS[@]}")
 else
   SCENARIOS=("${@:-${ALL[@]}}")
 fi
@@ -40,11 +50,11 @@ wants() { [[ " ${SCENARIOS[*]} " == *" $1 "* ]]; }
 
 echo "== installing the lock libraries"
 if wants redis-py-lock || wants redis-py-asyncio-lock || wants pottery-redlock ||
-  wants python-redis-lock || wants redlock-py || wants rq; then
+  wants python-redis-lock || wants redlock-py || wants rq || wants redis-py-cluster; then
   [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
   "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HERE/python/requirements.txt" || exit 1
 fi
-if wants node-redlock4 || wants bullmq; then
+if wants node-redlock4 || wants bullmq || wants ioredis-cluster || wants node-redis-cluster; then
   (cd "$HERE/node" && npm ci --silent --no-audit --no-fund) || exit 1
 fi
 if wants rust-redlock || wants rust-rslock; then
@@ -64,9 +74,59 @@ command_for() {
     redis-cli-eval) echo "bash $HERE/cli/scenario.sh" ;;
     bullmq) echo "node $HERE/node/bullmq.js" ;;
     rq) echo "$WORK/venv/bin/python $HERE/python/rq_app.py" ;;
+    redis-py-cluster) echo "$WORK/venv/bin/python $HERE/python/redis_py_cluster.py" ;;
+    ioredis-cluster) echo "node $HERE/node/ioredis-cluster.js" ;;
+    node-redis-cluster) echo "node $HERE/node/node-redis-cluster.js" ;;
     *) return 1 ;;
   esac
 }
+
+free_ports() {
+  python3 -c 'import socket,sys
+ss=[socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1",0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+
+# A real Redis Cluster of 6 redis-server nodes (3 masters, 3 replicas) in $1, its addresses in
+# $2 (one a line), its pids in CLUSTER_PIDS. Returns non-zero if it does not settle.
+CLUSTER_PIDS=()
+start_redis_cluster() {
+  local dir=$1 out=$2 ports p i ok
+  read -ra ports <<<"$(free_ports 12)"
+  CLUSTER_PIDS=()
+  : >"$out"
+  for i in 0 1 2 3 4 5; do
+    p=${ports[$i]}
+    "$ARG" --port "$p" --cluster-port "${ports[$((i + 6))]}" --bind 127.0.0.1 \
+      --cluster-enabled yes --cluster-config-file "$dir/nodes-$p.conf" --cluster-node-timeout 2000 \
+      --save '' --appendonly no --dir "$dir" --logfile "$dir/redis-$p.log" &
+    CLUSTER_PIDS+=($!)
+    echo "127.0.0.1:$p" >>"$out"
+  done
+  for p in "${ports[@]:0:6}"; do
+    for _ in $(seq 1 100); do redis-cli -p "$p" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+  done
+  redis-cli --cluster create $(sed 's/$/ /' "$out") --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1 ||
+    return 1
+  for _ in $(seq 1 300); do
+    ok=yes
+    for p in "${ports[@]:0:6}"; do
+      redis-cli -p "$p" CLUSTER INFO | grep -q cluster_state:ok || ok=no
+      [ "$(redis-cli -p "$p" CLUSTER NODES | grep -c ' connected')" -eq 6 ] || ok=no
+      redis-cli -p "$p" INFO replication | grep -q role:slave &&
+        { redis-cli -p "$p" INFO replication | grep -q master_link_status:up || ok=no; }
+    done
+    [ $ok = yes ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# The servers of the scenario under way, stopped however the script ends (Ctrl-C, timeout).
+pids=()
+trap '[ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
 
 passed=0
 failed=0
@@ -78,7 +138,30 @@ for s in "${SCENARIOS[@]}"; do
   history="$WORK/$s.history.jsonl"
   ops="$WORK/$s.ops.jsonl"
   rm -f "$history" "$ops"
-  if [ "$REDIS" = yes ]; then
+  cluster=no
+  kind=
+  [[ " ${CLUSTERS[*]} " == *" $s "* ]] && cluster=yes
+  pids=()
+  if [ $cluster = yes ] && [ "$REDIS" = yes ]; then
+    cdir="$WORK/$s.cluster"
+    rm -rf "$cdir" && mkdir -p "$cdir"
+    start_redis_cluster "$cdir" "$out"
+    crc=$?
+    pids=("${CLUSTER_PIDS[@]}")
+    if [ $crc -ne 0 ]; then
+      echo "the Redis Cluster did not settle"; tail -5 "$cdir/create.log"
+      kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; broken+=("$s"); continue
+    fi
+    kind=redis-server
+  elif [ $cluster = yes ]; then
+    "$BIN" --cluster 3 --replicas 1 --port 0 --enable-test-commands yes >"$out" 2>"$WORK/$s.log" &
+    pids=($!)
+    for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 6 ] && break; sleep 0.05; done
+    if [ "$(wc -l <"$out")" -lt 6 ]; then
+      echo "resplock did not start"; cat "$WORK/$s.log"; kill "${pids[@]}" 2>/dev/null; broken+=("$s"); continue
+    fi
+    kind=resplock
+  elif [ "$REDIS" = yes ]; then
     if [[ " ${APPS[*]} " != *" $s "* ]]; then
       echo "$s drives resplock's test commands: run it against resplock"; broken+=("$s"); continue
     fi
@@ -87,25 +170,36 @@ for s in "${SCENARIOS[@]}"; do
     pid=$!
     for _ in $(seq 1 100); do redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done
     echo "127.0.0.1:$port" >"$out"
+    pids=($pid)
   else
-    "$BIN" --port 0 --instances 3 --enable-test-commands yes --lock-history yes \
+    # The applications keep their data in hashes and counters their scripts write, which
+    # the default selection of lock keys would take for locks: they name their locks.
+    keys=()
+    case $s in
+      bullmq) keys=(--lock-history-keys '*:lock') ;;
+      rq) keys=(--lock-history-keys '*lock*') ;;
+    esac
+    "$BIN" --port 0 --instances 3 --enable-test-commands yes --lock-history yes "${keys[@]}" \
       --lock-history-max-events 10000000 --lock-history-file "$history" >"$out" 2>"$WORK/$s.log" &
     pid=$!
     for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done
     if [ "$(wc -l <"$out")" -lt 3 ]; then
       echo "resplock did not start"; cat "$WORK/$s.log"; kill "$pid" 2>/dev/null; broken+=("$s"); continue
     fi
+    pids=($pid)
   fi
   log="$WORK/$s.out"
   RESPLOCK_NODES=$(paste -sd, "$out") SCENARIO="$s" RESPLOCK_CLIENT_OPS="$ops" \
-    timeout 300 $cmd >"$log" 2>&1
+    CLUSTER_KIND=$kind timeout 300 $cmd >"$log" 2>&1
   rc=$?
-  kill "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  # The run's lock history (and the clients' record, if kept) checked: resplock's only.
+  kill "${pids[@]}" 2>/dev/null
+  wait "${pids[@]}" 2>/dev/null
+  pids=()
+  # The run's lock history (and the clients' record, if kept) checked: resplock's only, and
+  # not for the cluster scenarios, which take no locks.
   files=("$history")
   [ -s "$ops" ] && files+=("$ops")
-  if [ "$REDIS" = yes ]; then
+  if [ "$REDIS" = yes ] || [ $cluster = yes ]; then
     :
   elif [ ! -s "$history" ]; then
     echo "FAIL $s: no lock history was written" >>"$log"

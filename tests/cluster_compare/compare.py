@@ -265,7 +265,7 @@ def start_redis_cluster(tmp):
     for a in addrs:
         wait_until(lambda a=a: Conn(*a).cmd("PING") == "PONG", 10, what="redis-server")
     subprocess.run(["redis-cli", "--cluster", "create"] + ["%s:%d" % a for a in addrs] +
-                   ["--cluster-replicas", "1", "--cluster-yes"], check=True,
+                   ["--cluster-replicas", "1", "--cluster-yes"], check=True, timeout=60,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for a in addrs:
         wait_until(lambda a=a: b"cluster_state:ok" in Conn(*a).cmd("CLUSTER", "INFO"), 30,
@@ -461,6 +461,9 @@ def scenario_redirections(run):
     run.step(on("{t}a"), "CLUSTER", "COUNTKEYSINSLOT", "5005", label="COUNTKEYSINSLOT {t}")
     run.step(on("{t}a"), "CLUSTER", "GETKEYSINSLOT", "5005", "10", norm=n_sorted,
              label="GETKEYSINSLOT {t}")
+    for count in ("0", "1"):
+        run.step(on("{t}a"), "CLUSTER", "GETKEYSINSLOT", "5005", count, norm=lambda side, v: len(v) if isinstance(v, list) else side.norm(v),
+                 label="GETKEYSINSLOT {t} returns at most COUNT keys (%s)" % count)
     # Transactions.
     tx = [["MULTI"], ["SET", "{t}a", "1"], ["SET", "{t}b", "2"], ["EXEC"]]
     for c in tx:
@@ -758,6 +761,9 @@ def main():
     if not shutil.which("redis-server") or not shutil.which("redis-cli"):
         print("redis-server and redis-cli are needed")
         return 2
+    # A timeout's SIGTERM (or a Ctrl-C) ends the run through the `finally` below, which stops
+    # every node this script started (and continues a stopped one first).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = tempfile.mkdtemp(prefix="cluster-compare-")
     procs, rl = [], None
     started = time.time()

@@ -78,6 +78,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             return reject(state, client, Some((cmd, parent)), RedisError::new(text));
         }
     }
+    crate::cmd::runtime::persist::wait_for_start(state).await;
     // One read of the clock gives the command's time and the start of its duration (for
     // commandstats and the slow log); the previous command of a pipeline lends its end.
     let system = match std::mem::take(&mut client.recent_us) {

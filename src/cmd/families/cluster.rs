@@ -171,7 +171,9 @@ fn getkeysinslot(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if !(0..SLOTS as i64).contains(&slot) || max < 0 {
         return Err(error::err("ERR Invalid slot or number of keys"));
     }
-    let keys = ops::keys_in_slot(ctx.state, slot as u16, max.min(usize::MAX as i64) as usize);
+    // `usize::MAX as i64` is -1: a cap through it would make every count unlimited.
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let keys = ops::keys_in_slot(ctx.state, slot as u16, max);
     Ok(Reply::Array(keys.into_iter().map(Reply::Bulk).collect()))
 }
 

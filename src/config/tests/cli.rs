@@ -307,7 +307,7 @@ fn directives_without_effect_are_accepted_with_one_warning_each() {
         [
             "'replicaof \"10.0.0.1\" \"6380\"' ignored: resplock does not replicate",
             "'masterauth' ignored: resplock does not replicate",
-            "'cluster-node-timeout \"5000\"' ignored: resplock has no cluster mode",
+            "'cluster-node-timeout \"5000\"' ignored: a single resplock server has no cluster mode (resplock --cluster N has)",
             "'loadmodule /x.so' ignored: resplock does not load modules",
         ]
     );

