@@ -92,6 +92,124 @@ pub fn is(arg: &[u8], opt: &str) -> bool {
     arg.eq_ignore_ascii_case(opt.as_bytes())
 }
 
+/// A command's arguments read front to back (mini-redis's `Parse`): option loops take the
+/// next argument, or an option and its value, instead of counting indexes.
+pub struct Args<'a> {
+    a: &'a [Bytes],
+    at: usize,
+}
+
+impl<'a> Args<'a> {
+    /// The arguments from `a[from]` on.
+    pub fn new(a: &'a [Bytes], from: usize) -> Args<'a> {
+        Args {
+            a,
+            at: from.min(a.len()),
+        }
+    }
+
+    /// Nothing left.
+    pub fn is_empty(&self) -> bool {
+        self.at >= self.a.len()
+    }
+
+    /// How many arguments are left.
+    pub fn remaining(&self) -> usize {
+        self.a.len() - self.at
+    }
+
+    /// The next argument, taken. Not `Iterator::next`: an `Iterator` impl would make
+    /// `args.take(n)` resolve to `Iterator::take` instead of [`Args::take`].
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<&'a Bytes> {
+        let v = self.a.get(self.at)?;
+        self.at += 1;
+        Some(v)
+    }
+
+    /// The next argument, left in place.
+    pub fn peek(&self) -> Option<&'a Bytes> {
+        self.a.get(self.at)
+    }
+
+    /// The next two arguments (an option and its value), taken only when both are there.
+    pub fn pair(&mut self) -> Option<(&'a Bytes, &'a Bytes)> {
+        let (k, v) = (self.a.get(self.at)?, self.a.get(self.at + 1)?);
+        self.at += 2;
+        Some((k, v))
+    }
+
+    /// When `opt` is the option `name` (case-insensitive) and a value follows, that value,
+    /// taken; otherwise nothing is taken (an option without its value is another case).
+    pub fn value_of(&mut self, opt: &[u8], name: &str) -> Option<&'a Bytes> {
+        self.values_of(opt, name, 1).map(|v| &v[0])
+    }
+
+    /// [`Args::value_of`] for an option with `n` values.
+    pub fn values_of(&mut self, opt: &[u8], name: &str, n: usize) -> Option<&'a [Bytes]> {
+        if !is(opt, name) {
+            return None;
+        }
+        self.take(n)
+    }
+
+    /// The next `n` arguments, taken only when all are there.
+    pub fn take(&mut self, n: usize) -> Option<&'a [Bytes]> {
+        if self.remaining() < n {
+            return None;
+        }
+        let v = &self.a[self.at..self.at + n];
+        self.at += n;
+        Some(v)
+    }
+
+    /// The index in the arguments of the next one.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// What is left, taken.
+    pub fn rest(&mut self) -> &'a [Bytes] {
+        let r = &self.a[self.at..];
+        self.at = self.a.len();
+        r
+    }
+}
+
+/// The `numkeys key... WHERE [COUNT n]` of LMPOP, ZMPOP and their blocking forms, from
+/// `a[at..]` with Redis's errors in its order: numkeys, then the WHERE argument (read by
+/// `side`: LEFT/RIGHT or MIN/MAX), then COUNT. The keys, the side and the count (1 when not
+/// given).
+pub fn mpop<W>(
+    a: &[Bytes],
+    at: usize,
+    side: impl FnOnce(&[u8]) -> Result<W, RedisError>,
+) -> Result<(&[Bytes], W, i64), RedisError> {
+    let numkeys = long_in(&a[at], 1, i64::MAX, Some(error::NUMKEYS_NOT_POSITIVE))?;
+    let where_at = match (at as i64)
+        .checked_add(numkeys)
+        .and_then(|w| w.checked_add(1))
+    {
+        Some(w) if w < a.len() as i64 => w as usize,
+        _ => return Err(RedisError::new(error::SYNTAX)),
+    };
+    let side = side(&a[where_at])?;
+    let mut count = None;
+    let mut args = Args::new(a, where_at + 1);
+    while let Some(opt) = args.next() {
+        let value = if count.is_none() {
+            args.value_of(opt, "count")
+        } else {
+            None
+        };
+        let Some(v) = value else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        count = Some(long_in(v, 1, i64::MAX, Some(error::COUNT_NOT_POSITIVE))?);
+    }
+    Ok((&a[at + 1..where_at], side, count.unwrap_or(1)))
+}
+
 /// A SCAN cursor as Redis reads one (strtoul): an optional sign then decimal digits, a
 /// negative one wrapping around (`-1` is 2^64-1), the empty string 0; a leading space, a
 /// trailing character or more than 64 bits give `ERR invalid cursor`.

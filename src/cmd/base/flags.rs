@@ -18,16 +18,15 @@ pub const NO_MULTI: u32 = 1 << 14;
 pub const ALLOW_BUSY: u32 = 1 << 15;
 /// Allowed in RESP2 subscribed mode.
 pub const SUBSCRIBED_OK: u32 = 1 << 16;
-/// Runs a script: the request path holds the server lock for the whole script and
-/// hands the worker's other tasks off if the script runs long.
-pub const SCRIPT_RUNNER: u32 = 1 << 17;
-pub const RANDOM: u32 = 1 << 18;
 /// A `RESPLOCK.*` test command: resolvable only on a server started with
 /// `enable_test_commands`, never listed by COMMAND, never affected by faults.
 pub const TEST_ONLY: u32 = 1 << 24;
 /// Refused unless the server was started to allow it (Redis's CMD_PROTECTED: DEBUG and
 /// `enable-debug-command`); not shown by COMMAND INFO, as in Redis.
 pub const PROTECTED: u32 = 1 << 19;
+/// Needs a connection to act on (MULTI, EXEC, DISCARD, the SUBSCRIBE family, MONITOR): the
+/// embedding API's direct calls, which run as a client with none, refuse it.
+pub const NEEDS_CONNECTION: u32 = 1 << 20;
 
 /// (flag, name in COMMAND INFO's reply), in Redis's order.
 pub const NAMES: &[(u32, &str)] = &[
@@ -48,3 +47,12 @@ pub const NAMES: &[(u32, &str)] = &[
     (NO_MULTI, "no_multi"),
     (ALLOW_BUSY, "allow_busy"),
 ];
+
+/// The bits of the flags named as COMMAND INFO prints them (a name with no bit, like
+/// `movablekeys`, adds none).
+pub fn from_names(names: &[&str]) -> u32 {
+    names
+        .iter()
+        .filter_map(|n| NAMES.iter().find(|(_, x)| x == n).map(|(bit, _)| *bit))
+        .fold(0, |acc, bit| acc | bit)
+}

@@ -1,18 +1,15 @@
-//! What Redis 7.0's COMMAND INFO and COMMAND DOCS say about a command beyond its row: ACL
-//! categories, command tips, key specifications, and the docs fields (complexity, doc_flags,
-//! deprecated_since, replaced_by, history, arguments). Cluster clients read the key specs and
-//! redis-cli reads the arguments for its hints, so these are recorded from a real redis-server
-//! (`conformance/tools/gen_command_meta.py` writes `meta_data.rs`) rather than derived.
-//!
-//! The rows stay the source of truth for name, arity, flags, key range, group, since and
-//! summary; a command without an entry here is described from its row alone.
+//! What Redis 7.0's COMMAND INFO and COMMAND DOCS say about a command: arity, flags, key
+//! range, ACL categories, command tips, key specifications, and the docs fields (summary,
+//! since, group, complexity, doc_flags, deprecated_since, replaced_by, history, arguments).
+//! Cluster clients read the key specs and redis-cli reads the arguments for its hints, so all
+//! of it is recorded from a real redis-server (`conformance/tools/gen_command_meta.py` writes
+//! `redis_commands.rs`) rather than written by hand: it is the one source of a command's
+//! metadata, the command table takes a row's from here, and key positions are found through
+//! the key specs ([`key_positions`]). A command redis-server 7.0.15 does not have (see
+//! [`NOT_IN_REDIS`]) is described by its row.
 
 use crate::reply::Reply;
 use bytes::Bytes;
-
-#[rustfmt::skip]
-#[path = "meta_data/mod.rs"]
-mod meta_data;
 
 /// Names resplock implements that redis-server 7.0.15 does not know (Redis 7.2's
 /// CLIENT SETINFO and CLIENT NO-TOUCH, which current clients send): described from their rows.
@@ -54,15 +51,24 @@ impl M {
 pub struct Meta {
     /// Full name: `get`, `client|kill`.
     pub name: &'static str,
-    /// COMMAND INFO's flags as Redis reported them; only those a row cannot express
-    /// (`movablekeys`, `no_mandatory_keys`, ...) are used, see [`flag_names`].
+    /// Redis's arity: the number of arguments counting the name, at least that many when
+    /// negative.
+    pub arity: i32,
+    /// COMMAND INFO's flags as Redis reported them.
     pub flags: &'static [&'static str],
+    /// COMMAND INFO's first key, last key and step (key positions are found through the key
+    /// specs; these are what COMMAND INFO prints).
+    pub keys: (i32, i32, i32),
     /// COMMAND INFO's ACL categories (a set of simple strings).
     pub acl: M,
     /// COMMAND INFO's tips (a set of bulk strings).
     pub tips: M,
     /// COMMAND INFO's key specifications.
     pub key_specs: M,
+    /// COMMAND DOCS's summary, since and group ("" when Redis gives none).
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub group: &'static str,
     /// COMMAND DOCS's fields between `group` and `subcommands`, in Redis's order.
     pub docs: &'static [(&'static str, M)],
 }
@@ -124,17 +130,15 @@ pub fn flag_names(row_flags: u32, meta: Option<&Meta>) -> Vec<&'static str> {
 
 /// The entry for a full, lowercase command name.
 pub fn get(fullname: &str) -> Option<&'static Meta> {
-    let part = meta_data::PARTS
-        .iter()
-        .find(|p| p.last().is_some_and(|m| m.name >= fullname))?;
-    part.binary_search_by(|m| m.name.cmp(fullname))
+    let all = super::redis_commands::COMMANDS;
+    all.binary_search_by(|m| m.name.cmp(fullname))
         .ok()
-        .map(|i| &part[i])
+        .map(|i| &all[i])
 }
 
 /// Every entry of every command redis-server knows, sorted by name.
 pub fn all() -> impl Iterator<Item = &'static Meta> {
-    meta_data::PARTS.iter().flat_map(|p| p.iter())
+    super::redis_commands::COMMANDS.iter()
 }
 
 impl M {

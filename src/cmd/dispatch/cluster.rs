@@ -6,8 +6,9 @@
 //! server lock, since they take the locks of several nodes.
 
 use crate::cmd::base::flags;
-use crate::cmd::families::transactions as multi;
+use crate::cmd::dispatch::multi_queue as multi;
 use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::clients::discard_transaction;
 use crate::cmd::runtime::cluster::keys::Rule;
 use crate::cmd::runtime::cluster::registry::{client_flags, ClusterNode};
 use crate::cmd::runtime::cluster::route;
@@ -54,14 +55,14 @@ pub async fn step(
     let m = &node.shared.membership;
     client.cluster_seen = m.version(node.me);
     let view = m.view(node.me);
-    if is_exec || route::rule_of(state, cmd, parent) != Rule::None {
+    if is_exec || route::rule_of(state, cmd) != Rule::None {
         if let Some(parts) = route::parts(state, client, cmd, parent, args, is_exec) {
             if let Err((r, slot)) =
                 route::node_by_query(state, node, &view, cflags, &parts, is_exec)
             {
                 crate::cmd::runtime::observe::count_rejected(state, cmd, parent);
                 if is_exec {
-                    multi::discard_transaction(state, client);
+                    discard_transaction(state, client);
                 } else {
                     multi::flag(client);
                 }

@@ -1,29 +1,26 @@
-//! How a request runs: checks (authentication, subscribed mode), then the command holding the
-//! server lock ([`crate::cmd::runtime::lock`]): ordinary commands, scripts and (next) transactions
-//! alike, so each is atomic and isolated as in Redis. The connection hands every request here and
-//! knows nothing of locks or scripts.
-//!
-//! A script runs on the worker that received it, so a short script costs no thread hand-off; a long
-//! one hands the worker's other tasks to another thread from the Lua hook (`hand_off_if_long`) so
-//! BUSY, SCRIPT KILL and SHUTDOWN stay served.
+//! How a request runs: Redis's processCommand checks in its order (unknown command, arity,
+//! protected commands, authentication, MULTI, RESP2 subscribed mode, ACL, OOM while queuing),
+//! then faults (`fault_injection.rs`), CLIENT PAUSE, MULTI queuing (`multi_queue.rs`), and the
+//! command holding the server lock (`acquire.rs`; scripts in `scripts.rs`): ordinary commands,
+//! scripts and transactions alike, so each is atomic and isolated as in Redis. The connection
+//! hands every request here and knows nothing of locks or scripts.
 
 use crate::cmd::base::flags;
-use crate::cmd::families::transactions as multi;
+use crate::cmd::dispatch::acquire::acquire;
+use crate::cmd::dispatch::multi_queue as multi;
+use crate::cmd::dispatch::{fault_injection, scripts};
 use crate::cmd::runtime::client::Client;
-use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
-use crate::cmd::runtime::lock::Held;
-use crate::cmd::runtime::lock_history;
-use crate::cmd::runtime::script_runner::{before_script, run_script, script_call};
+use crate::cmd::runtime::pause;
+use crate::cmd::runtime::script_flags::ScriptFlags;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, Runs};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Check and run one request from a network client. The checks are Redis's processCommand's,
 /// in its order; inside MULTI a command that passes them is queued instead of run
@@ -139,7 +136,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
-        return run_with_fault(state, client, cmd, parent, args).await;
+        return fault_injection::run_with_fault(state, client, cmd, parent, args).await;
     }
     run_checked(state, client, cmd, parent, args, now).await
 }
@@ -155,55 +152,8 @@ fn writes(state: &ServerState, client: &Client, cmd: &Command, parent: Option<&C
             }))
 }
 
-/// A request under an injected fault ([`crate::cmd::runtime::fault_table`]): held while the server
-/// is paused, then failed, dropped, run and delayed, or run and its reply lost, as the first
-/// matching rule says.
-async fn run_with_fault(
-    state: &Arc<ServerState>,
-    client: &mut Client,
-    cmd: &'static Command,
-    parent: Option<&'static Command>,
-    args: Vec<Bytes>,
-) -> Reply {
-    use crate::cmd::runtime::fault_table::Verdict;
-    let verdict = state.faults.check(
-        client.id,
-        cmd.name,
-        parent.map(|p| p.name),
-        crate::cmd::testctl::faults::is_handshake(&args),
-    );
-    let now = state.clock.now_ms();
-    match verdict {
-        None => run_checked(state, client, cmd, parent, args, now).await,
-        Some(Verdict::Error(e)) => reject(
-            state,
-            client,
-            Some((cmd, parent)),
-            RedisError::from_bytes(e.to_vec()),
-        ),
-        Some(Verdict::Drop) => {
-            client.close_after_reply = true;
-            Reply::NoReply
-        }
-        Some(Verdict::DropAfter) => {
-            let _ = run_checked(state, client, cmd, parent, args, now).await;
-            client.close_after_reply = true;
-            Reply::NoReply
-        }
-        Some(Verdict::Delay(d)) => {
-            let reply = run_checked(state, client, cmd, parent, args, now).await;
-            tokio::select! {
-                _ = tokio::time::sleep(d) => {}
-                _ = client.info.kill.cancelled() => {}
-                _ = state.shutdown.cancelled() => {}
-            }
-            reply
-        }
-    }
-}
-
 /// A request that passed the checks: queued inside MULTI, or run holding the server lock.
-async fn run_checked(
+pub(super) async fn run_checked(
     state: &Arc<ServerState>,
     client: &mut Client,
     cmd: &'static Command,
@@ -217,10 +167,12 @@ async fn run_checked(
         && client.multi.as_ref().is_some_and(|m| {
             m.queued.iter().any(|q| {
                 let cmd = state.commands.every_row()[q.row].0;
-                crate::cmd::runtime::pause::may_replicate(state, cmd, &q.args, false)
+                pause::may_replicate(state, cmd, &q.args, false, &mut ScriptFlags::of(cmd))
             })
         });
-    if !crate::cmd::runtime::pause::wait_if_paused(state, client, cmd, &args, exec_writes).await {
+    // A script's flags are looked up once for the checks below (pause, maxmemory).
+    let mut script = ScriptFlags::of(cmd);
+    if !pause::wait_if_paused(state, client, cmd, &args, exec_writes, &mut script).await {
         return Reply::NoReply;
     }
     if client.multi.is_some() && !multi::runs_in_multi(cmd, parent) {
@@ -236,8 +188,12 @@ async fn run_checked(
         }
         return multi::queue(state, client, cmd, args);
     }
-    if cmd.has(flags::SCRIPT_RUNNER) {
-        return run_script_command(state, client, cmd, parent, args).await;
+    match cmd.runs {
+        Runs::Handler(_) => {}
+        Runs::Script(kind) => {
+            return scripts::run_script_command(state, client, cmd, kind, args, script).await
+        }
+        Runs::ScriptKill { eval } => return scripts::script_kill(state, eval).await,
     }
     let (held, waited) = match acquire(state, cmd).await {
         Ok(held) => held,
@@ -283,7 +239,7 @@ async fn run_checked(
 
 /// Redis's rejectCommand: the error, and a transaction in progress is marked failed; EXEC
 /// itself rejected discards the transaction with EXECABORT and the reason.
-fn reject(
+pub(super) fn reject(
     state: &ServerState,
     client: &mut Client,
     cmd: Option<(&Command, Option<&Command>)>,
@@ -297,31 +253,6 @@ fn reject(
     }
     multi::flag(client);
     Reply::error(e)
-}
-
-/// Take the server lock for `cmd`: at once, or after a short holder, or asynchronously
-/// behind a script. `Ok(None)`: a script is past busy-reply-threshold and `cmd` may run
-/// meanwhile without the lock (ALLOW_BUSY: handshake, SCRIPT KILL, SHUTDOWN). `Err`: BUSY.
-/// The flag says whether it had to wait (then the caller's reading of the clock is stale).
-async fn acquire<'a>(
-    state: &'a ServerState,
-    cmd: &Command,
-) -> Result<(Option<Held<'a>>, bool), RedisError> {
-    if let Some(h) = state.lock.try_lock() {
-        return Ok((Some(h), false));
-    }
-    loop {
-        if let Some(h) = state.lock.lock_briefly() {
-            return Ok((Some(h), true));
-        }
-        if script_busy(state) {
-            if cmd.has(flags::ALLOW_BUSY) {
-                return Ok((None, true));
-            }
-            return Err(state.scripting.busy_error());
-        }
-        state.lock.released().await;
-    }
 }
 
 /// RESP2 subscribed mode allows only a few commands.
@@ -339,117 +270,4 @@ fn pubsub_context_error(
     Some(error::pubsub_context(
         &crate::cmd::runtime::table::fullname(parent, cmd),
     ))
-}
-
-/// Rows flagged SCRIPT_RUNNER: EVAL, FCALL and friends run holding the server lock for the
-/// whole script; SCRIPT KILL and FUNCTION KILL run without it.
-async fn run_script_command(
-    state: &Arc<ServerState>,
-    client: &mut Client,
-    cmd: &'static Command,
-    parent: Option<&'static Command>,
-    args: Vec<Bytes>,
-) -> Reply {
-    if cmd.name == "kill" {
-        let eval = parent.is_some_and(|p| p.name == "script");
-        return match script_kill(state, eval).await {
-            Ok(()) => Reply::ok(),
-            Err(e) => Reply::error(e),
-        };
-    }
-    // Scripts feed MONITOR before they run, so their own calls come after them.
-    crate::cmd::runtime::observe::feed_before_script(state, client, &args);
-    let Some(kind) = script_call(cmd) else {
-        return Reply::error(error::unknown_command(&args[0], &args[1..]));
-    };
-    if handoff::runs_inline() {
-        // The script runs on this worker: a thread handoff per script costs more than a
-        // typical script. A long one hands the worker's other tasks off from the hook
-        // (see `hand_off_if_long`), so nothing waits behind it for more than about
-        // INLINE_GRACE.
-        let held = match acquire(state, cmd).await {
-            Ok((Some(held), _)) => held,
-            Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
-            Err(e) => return Reply::error(e),
-        };
-        if let Err(e) = before_script(state, cmd, kind, &args) {
-            return Reply::error(e);
-        }
-        state.acl.script_user.lock().clone_from(&client.user);
-        let started = Instant::now();
-        handoff::set_inline_since(Some(started));
-        crate::cmd::runtime::tracking::script_started(state, client.id);
-        let history = lock_history::on(state);
-        let began = crate::clock::system_us();
-        if history {
-            lock_history::before_script(state, &args);
-        }
-        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
-        if history {
-            let (sha, function) = lock_history::script_origin(cmd, &args);
-            let who = lock_history::client_ref(client);
-            lock_history::after_request(state, &who, &sha, &function, began);
-        }
-        crate::cmd::runtime::tracking::script_finished(state, client.id, &args);
-        handoff::set_inline_since(None);
-        crate::cmd::runtime::observe::after_script(
-            state,
-            client,
-            cmd,
-            &args,
-            &reply,
-            started.elapsed(),
-        );
-        crate::cmd::runtime::blocking::serve_ready(state);
-        drop(held);
-        return reply;
-    }
-    // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
-    // the script takes the lock on a blocking thread instead.
-    if script_busy(state) {
-        return Reply::error(state.scripting.busy_error());
-    }
-    let sh = state.clone();
-    let db = client.db;
-    let origin = client.cluster_flags;
-    let user = client.user.clone();
-    let who = lock_history::client_ref(client);
-    let task = tokio::task::spawn_blocking(move || {
-        let _held = sh.lock.lock_blocking();
-        if let Err(e) = before_script(&sh, cmd, kind, &args) {
-            return Reply::error(e);
-        }
-        *sh.acl.script_user.lock() = user;
-        let history = lock_history::on(&sh);
-        let began = crate::clock::system_us();
-        if history {
-            lock_history::before_script(&sh, &args);
-        }
-        let reply = run_script(&sh, db, origin, kind, &args);
-        if history {
-            let (sha, function) = lock_history::script_origin(cmd, &args);
-            lock_history::after_request(&sh, &who, &sha, &function, began);
-        }
-        crate::cmd::runtime::blocking::serve_ready(&sh);
-        reply
-    });
-    match task.await {
-        Ok(r) => r,
-        Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
-    }
-}
-
-/// SCRIPT KILL (`eval`) or FUNCTION KILL. As in Redis, a kill sent before the script passed
-/// busy-reply-threshold is only served once it has (or once the script ended: NOTBUSY).
-async fn script_kill(state: &ServerState, eval: bool) -> Result<(), RedisError> {
-    loop {
-        let Some(ran) = state.scripting.running_for() else {
-            return Err(RedisError::new(error::NOTBUSY));
-        };
-        let threshold = state.config.read().busy_reply_threshold_ms;
-        if threshold > 0 && ran.as_millis() as u64 >= threshold {
-            return state.scripting.kill(eval);
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }

@@ -1,5 +1,11 @@
-//! A request's way in from a connection: Redis's processCommand checks in order, MULTI
-//! queuing, fault injection, the server lock, then the command through `runtime::call`.
+//! A request's way in from a connection, one job per file: Redis's processCommand checks in
+//! order (`execute`), fault injection (`fault_injection`), MULTI queuing (`multi_queue`),
+//! taking the server lock (`acquire`), and script rows (`scripts`); then the command through
+//! `runtime::call`.
 
+pub mod acquire;
 pub mod cluster;
 pub mod execute;
+pub mod fault_injection;
+pub mod multi_queue;
+pub mod scripts;

@@ -3,97 +3,32 @@
 //! subsystem's (`runtime/acl/`, hence the shared name).
 
 use crate::cmd::base::args::is;
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::acl::user::{self as acl_user, Denied, User, CATEGORIES};
 use crate::cmd::runtime::acl::{check_user, load_file};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-const ACL_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
-
-const ACL_OPEN: u32 = NOSCRIPT | LOADING | STALE;
-
-const ACL_SUBS: &[Command] = &[
-    Command::new("cat", -2, ACL_OPEN, acl_cat).doc(
-        "server",
-        "6.0.0",
-        "List the ACL categories or the commands inside a category",
-    ),
-    Command::new("deluser", -3, ACL_ADMIN, acl_deluser).doc(
-        "server",
-        "6.0.0",
-        "Remove the specified ACL users and the associated rules",
-    ),
-    Command::new("dryrun", -4, ACL_ADMIN, acl_dryrun).doc(
-        "server",
-        "7.0.0",
-        "Returns whether the user can execute the given command without executing the command.",
-    ),
-    Command::new("genpass", -2, ACL_OPEN, acl_genpass).doc(
-        "server",
-        "6.0.0",
-        "Generate a pseudorandom secure password to use for ACL users",
-    ),
-    Command::new("getuser", 3, ACL_ADMIN, acl_getuser).doc(
-        "server",
-        "6.0.0",
-        "Get the rules for a specific ACL user",
-    ),
-    Command::new("help", 2, LOADING | STALE, acl_help).doc(
-        "server",
-        "6.0.0",
-        "Show helpful text about the different subcommands",
-    ),
-    Command::new("list", 2, ACL_ADMIN, acl_list).doc(
-        "server",
-        "6.0.0",
-        "List the current ACL rules in ACL config file format",
-    ),
-    Command::new("load", 2, ACL_ADMIN, acl_load).doc(
-        "server",
-        "6.0.0",
-        "Reload the ACLs from the configured ACL file",
-    ),
-    Command::new("log", -2, ACL_ADMIN, acl_log).doc(
-        "server",
-        "6.0.0",
-        "List latest events denied because of ACLs in place",
-    ),
-    Command::new("save", 2, ACL_ADMIN, acl_save).doc(
-        "server",
-        "6.0.0",
-        "Save the current ACL rules in the configured ACL file",
-    ),
-    Command::new("setuser", -3, ACL_ADMIN, acl_setuser).doc(
-        "server",
-        "6.0.0",
-        "Modify or create the rules for a specific ACL user",
-    ),
-    Command::new("users", 2, ACL_ADMIN, acl_users).doc(
-        "server",
-        "6.0.0",
-        "List the username of all the configured ACL rules",
-    ),
-    Command::new("whoami", 2, ACL_OPEN, acl_whoami).doc(
-        "server",
-        "6.0.0",
-        "Return the name of the user associated to the current connection",
-    ),
+const ACL_SUBS: &[Row] = &[
+    Row::new("cat", acl_cat),
+    Row::new("deluser", acl_deluser),
+    Row::new("dryrun", acl_dryrun),
+    Row::new("genpass", acl_genpass),
+    Row::new("getuser", acl_getuser),
+    Row::new("help", acl_help),
+    Row::new("list", acl_list),
+    Row::new("load", acl_load),
+    Row::new("log", acl_log),
+    Row::new("save", acl_save),
+    Row::new("setuser", acl_setuser),
+    Row::new("users", acl_users),
+    Row::new("whoami", acl_whoami),
 ];
 
-pub const COMMANDS: &[Command] =
-    &[
-        Command::new("acl", -2, 0, crate::cmd::runtime::table::container)
-            .subs(ACL_SUBS)
-            .doc(
-                "server",
-                "6.0.0",
-                "A container for Access List Control commands ",
-            ),
-    ];
+pub const COMMANDS: &[Row] =
+    &[Row::new("acl", crate::cmd::runtime::table::container).subs(ACL_SUBS)];
 
 fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let name = String::from_utf8_lossy(&a[2]).into_owned();

@@ -2,32 +2,19 @@
 //! as RESP integers are signed) at any bit offset of a string, with Redis's OVERFLOW WRAP,
 //! SAT and FAIL, exactly as bitops.c computes them.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::families::bitmaps::{bit_offset, write_bits};
 use crate::cmd::families::strings::read_str;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("bitfield", -2, WRITE | DENYOOM, bitfield)
-        .keys(1, 1, 1)
-        .doc(
-            "bitmap",
-            "3.2.0",
-            "Perform arbitrary bitfield integer operations on strings",
-        ),
-    Command::new("bitfield_ro", -2, READONLY | FAST, bitfield_ro)
-        .keys(1, 1, 1)
-        .doc(
-            "bitmap",
-            "6.0.0",
-            "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("bitfield", bitfield),
+    Row::new("bitfield_ro", bitfield_ro),
 ];
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -78,18 +65,16 @@ fn bitfield_type(arg: &[u8]) -> Result<(bool, u32), RedisError> {
 fn parse_ops(ctx: &Ctx, a: &[Bytes]) -> Result<Vec<Op>, RedisError> {
     let mut ops = Vec::new();
     let mut overflow = Overflow::Wrap;
-    let mut j = 2;
-    while j < a.len() {
-        let rem = a.len() - j - 1;
-        let sub = &a[j][..];
+    let mut args = Args::new(a, 2);
+    while let Some(sub) = args.next() {
+        let rem = args.remaining();
         let code = if is(sub, "get") && rem >= 2 {
             OpCode::Get
         } else if is(sub, "set") && rem >= 3 {
             OpCode::Set
         } else if is(sub, "incrby") && rem >= 3 {
             OpCode::IncrBy
-        } else if is(sub, "overflow") && rem >= 1 {
-            let t = &a[j + 1][..];
+        } else if let Some(t) = args.value_of(sub, "overflow") {
             overflow = if is(t, "wrap") {
                 Overflow::Wrap
             } else if is(t, "sat") {
@@ -99,17 +84,19 @@ fn parse_ops(ctx: &Ctx, a: &[Bytes]) -> Result<Vec<Op>, RedisError> {
             } else {
                 return Err(RedisError::new(error::BITFIELD_BAD_OVERFLOW));
             };
-            j += 2;
             continue;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         };
-        let (signed, bits) = bitfield_type(&a[j + 1])?;
-        let offset = bit_offset(ctx, &a[j + 2], Some(bits))?;
+        let Some(v) = args.take(if code == OpCode::Get { 2 } else { 3 }) else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        let (signed, bits) = bitfield_type(&v[0])?;
+        let offset = bit_offset(ctx, &v[1], Some(bits))?;
         let value = if code == OpCode::Get {
             0
         } else {
-            args::int(&a[j + 3])?
+            args::int(&v[2])?
         };
         ops.push(Op {
             code,
@@ -119,7 +106,6 @@ fn parse_ops(ctx: &Ctx, a: &[Bytes]) -> Result<Vec<Op>, RedisError> {
             bits,
             signed,
         });
-        j += if code == OpCode::Get { 3 } else { 4 };
     }
     Ok(ops)
 }

@@ -4,44 +4,21 @@
 //! they reach, within proto-max-bulk-len.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::strings::{read_str, take_mut};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("setbit", 4, WRITE | DENYOOM, setbit)
-        .keys(1, 1, 1)
-        .doc(
-            "bitmap",
-            "2.2.0",
-            "Sets or clears the bit at offset in the string value stored at key",
-        ),
-    Command::new("getbit", 3, READONLY | FAST, getbit)
-        .keys(1, 1, 1)
-        .doc(
-            "bitmap",
-            "2.2.0",
-            "Returns the bit value at offset in the string value stored at key",
-        ),
-    Command::new("bitcount", -2, READONLY, bitcount)
-        .keys(1, 1, 1)
-        .doc("bitmap", "2.6.0", "Count set bits in a string"),
-    Command::new("bitpos", -3, READONLY, bitpos)
-        .keys(1, 1, 1)
-        .doc("bitmap", "2.8.7", "Find first bit set or clear in a string"),
-    Command::new("bitop", -4, WRITE | DENYOOM, bitop)
-        .keys(2, -1, 1)
-        .doc(
-            "bitmap",
-            "2.6.0",
-            "Perform bitwise operations between strings",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("setbit", setbit),
+    Row::new("getbit", getbit),
+    Row::new("bitcount", bitcount),
+    Row::new("bitpos", bitpos),
+    Row::new("bitop", bitop),
 ];
 
 /// Redis's getBitOffsetFromArgument: a bit offset, in `#N` form (N times `bits`) when

@@ -1,125 +1,44 @@
 //! CLIENT and its subcommands: identity (ID, SETNAME, GETNAME, SETINFO), introspection
 //! (LIST, INFO) and control (KILL, NO-EVICT, NO-TOUCH).
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::families::client_settings as client_ctl;
 use crate::cmd::families::connection::{set_name, valid_client_attr};
 use crate::cmd::runtime::client::ClientInfo;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-pub const COMMANDS: &[Command] =
-    &[
-        Command::new("client", -2, 0, crate::cmd::runtime::table::container)
-            .subs(CLIENT_SUBS)
-            .doc(
-                "connection",
-                "2.4.0",
-                "A container for client connection commands",
-            ),
-    ];
+pub const COMMANDS: &[Row] =
+    &[Row::new("client", crate::cmd::runtime::table::container).subs(CLIENT_SUBS)];
 
 const CLIENT_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
-const CLIENT_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
-const CLIENT_SUBS: &[Command] = &[
-    Command::new("id", 2, CLIENT_FLAGS, client_id).doc(
-        "connection",
-        "5.0.0",
-        "Returns the client ID for the current connection",
-    ),
-    Command::new("setname", 3, CLIENT_FLAGS, client_setname).doc(
-        "connection",
-        "2.6.9",
-        "Set the current connection name",
-    ),
-    Command::new("getname", 2, CLIENT_FLAGS, client_getname).doc(
-        "connection",
-        "2.6.9",
-        "Get the current connection name",
-    ),
-    Command::new("setinfo", 4, CLIENT_FLAGS, client_setinfo).doc(
-        "connection",
-        "7.2.0",
-        "Set client or connection specific info",
-    ),
-    Command::new("list", -2, CLIENT_ADMIN, client_list).doc(
-        "connection",
-        "2.4.0",
-        "Get the list of client connections",
-    ),
-    Command::new("info", 2, CLIENT_FLAGS, client_info).doc(
-        "connection",
-        "6.2.0",
-        "Returns information about the current client connection.",
-    ),
-    Command::new("kill", -3, CLIENT_ADMIN, client_kill).doc(
-        "connection",
-        "2.4.0",
-        "Kill the connection of a client",
-    ),
-    Command::new("unblock", -3, CLIENT_ADMIN, client_unblock).doc(
-        "connection",
-        "5.0.0",
-        "Unblock a client blocked in a blocking command from a different connection",
-    ),
-    Command::new("pause", -3, CLIENT_ADMIN, client_ctl::client_pause).doc(
-        "connection",
-        "2.9.50",
-        "Stop processing commands from clients for some time",
-    ),
-    Command::new("unpause", 2, CLIENT_ADMIN, client_ctl::client_unpause).doc(
-        "connection",
-        "6.2.0",
-        "Resume processing of clients that were paused",
-    ),
-    Command::new("reply", 3, CLIENT_FLAGS, client_ctl::client_reply).doc(
-        "connection",
-        "3.2.0",
-        "Instruct the server whether to reply to commands",
-    ),
-    Command::new("getredir", 2, CLIENT_FLAGS, client_ctl::client_getredir).doc(
-        "connection",
-        "6.0.0",
-        "Get tracking notifications redirection client ID if any",
-    ),
-    Command::new("trackinginfo", 2, CLIENT_FLAGS, client_ctl::client_trackinginfo).doc(
-        "connection",
-        "6.2.0",
-        "Return information about server assisted client side caching for the current connection",
-    ),
-    Command::new("tracking", -3, CLIENT_FLAGS, client_ctl::client_tracking).doc(
-        "connection",
-        "6.0.0",
-        "Enable or disable server assisted client side caching support",
-    ),
-    Command::new("caching", 3, CLIENT_FLAGS, client_ctl::client_caching).doc(
-        "connection",
-        "6.0.0",
-        "Instruct the server about tracking or not keys in the next request",
-    ),
-    Command::new("no-evict", 3, CLIENT_ADMIN, client_ctl::client_no_evict).doc(
-        "connection",
-        "7.0.0",
-        "Set client eviction mode for the current connection",
-    ),
-    Command::new("no-touch", 3, CLIENT_FLAGS, client_on_off).doc(
-        "connection",
-        "7.2.0",
-        "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.",
-    ),
-    Command::new("help", 2, LOADING | STALE, client_help).doc(
-        "connection",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const CLIENT_SUBS: &[Row] = &[
+    Row::new("id", client_id),
+    Row::new("setname", client_setname),
+    Row::new("getname", client_getname),
+    Row::new("setinfo", client_setinfo).own(4, CLIENT_FLAGS, (0, 0, 0), "connection", "7.2.0", "Set client or connection specific info"),
+    Row::new("list", client_list),
+    Row::new("info", client_info),
+    Row::new("kill", client_kill),
+    Row::new("unblock", client_unblock),
+    Row::new("pause", client_ctl::client_pause),
+    Row::new("unpause", client_ctl::client_unpause),
+    Row::new("reply", client_ctl::client_reply),
+    Row::new("getredir", client_ctl::client_getredir),
+    Row::new("trackinginfo", client_ctl::client_trackinginfo),
+    Row::new("tracking", client_ctl::client_tracking),
+    Row::new("caching", client_ctl::client_caching),
+    Row::new("no-evict", client_ctl::client_no_evict),
+    Row::new("no-touch", client_on_off).own(3, CLIENT_FLAGS, (0, 0, 0), "connection", "7.2.0", "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access."),
+    Row::new("help", client_help),
 ];
 
 fn client_id(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -279,12 +198,11 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut laddr = None;
     let mut user: Option<String> = None;
     let mut skipme = true;
-    let mut i = 2;
-    while i < a.len() {
-        let Some(v) = a.get(i + 1) else {
+    let mut args = Args::new(a, 2);
+    while !args.is_empty() {
+        let Some((opt, v)) = args.pair() else {
             return Err(RedisError::new(error::SYNTAX));
         };
-        let opt = &a[i];
         if is(opt, "id") {
             match args::parse_i64(v) {
                 Some(n) if n >= 1 => id = Some(n as u64),
@@ -315,7 +233,6 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 2;
     }
     let me = ctx.client.id;
     let victims: Vec<_> = snapshot(ctx)

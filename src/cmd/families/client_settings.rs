@@ -2,7 +2,7 @@
 //! NO-EVICT, and the tracking queries (GETREDIR, TRACKINGINFO, CACHING) as they answer for a client
 //! that has not turned tracking on.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::runtime::client::reply_flags;
 use crate::cmd::runtime::pause::PauseKind;
 use crate::cmd::runtime::state::Ctx;
@@ -155,15 +155,13 @@ pub fn client_caching(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 pub fn client_tracking(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut mode = Mode::default();
     let mut prefixes: Vec<Bytes> = Vec::new();
-    let mut j = 3;
-    while j < a.len() {
-        let more = j + 1 < a.len();
-        if is(&a[j], "redirect") && more {
-            j += 1;
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
+        if let Some(v) = args.value_of(opt, "redirect") {
             if mode.redirect != 0 {
                 return Err(RedisError::new(error::TRACKING_ONE_REDIRECT));
             }
-            let id = args::parse_i64(&a[j]).ok_or(RedisError::new(error::NOT_INTEGER))?;
+            let id = args::parse_i64(v).ok_or(RedisError::new(error::NOT_INTEGER))?;
             let exists = u64::try_from(id)
                 .ok()
                 .is_some_and(|id| ctx.state.clients.lock().contains_key(&id));
@@ -171,21 +169,19 @@ pub fn client_tracking(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 return Err(RedisError::new(error::TRACKING_NO_REDIRECT_CLIENT));
             }
             mode.redirect = id as u64;
-        } else if is(&a[j], "bcast") {
+        } else if is(opt, "bcast") {
             mode.bcast = true;
-        } else if is(&a[j], "optin") {
+        } else if is(opt, "optin") {
             mode.optin = true;
-        } else if is(&a[j], "optout") {
+        } else if is(opt, "optout") {
             mode.optout = true;
-        } else if is(&a[j], "noloop") {
+        } else if is(opt, "noloop") {
             mode.noloop = true;
-        } else if is(&a[j], "prefix") && more {
-            j += 1;
-            prefixes.push(a[j].clone());
+        } else if let Some(p) = args.value_of(opt, "prefix") {
+            prefixes.push(p.clone());
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     let tracking = &ctx.state.tracking;
     let id = ctx.client.id;

@@ -7,176 +7,51 @@
 
 use crate::cluster::{key_slot, NodeIx, SLOTS};
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::cluster_view as view;
 use crate::cmd::runtime::cluster::ops::{self, Takeover};
 use crate::cmd::runtime::cluster::registry::{client_flags, ClusterNode};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("cluster", -2, 0, container)
-        .subs(CLUSTER_SUBS)
-        .doc("cluster", "3.0.0", "A container for cluster commands"),
-    Command::new("readonly", 1, LOADING | STALE | FAST, readonly).doc(
-        "cluster",
-        "3.0.0",
-        "Enables read queries for a connection to a cluster replica node",
-    ),
-    Command::new("readwrite", 1, LOADING | STALE | FAST, readwrite).doc(
-        "cluster",
-        "3.0.0",
-        "Disables read queries for a connection to a cluster replica node",
-    ),
-    Command::new("asking", 1, FAST, asking).doc(
-        "cluster",
-        "3.0.0",
-        "Sent by cluster clients after an -ASK redirect",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("cluster", container).subs(CLUSTER_SUBS),
+    Row::new("readonly", readonly),
+    Row::new("readwrite", readwrite),
+    Row::new("asking", asking),
 ];
 
-const CLUSTER_SUBS: &[Command] = &[
-    Command::new("addslots", -3, ADMIN | STALE, addslots).doc(
-        "cluster",
-        "3.0.0",
-        "Assign new hash slots to receiving node",
-    ),
-    Command::new("addslotsrange", -4, ADMIN | STALE, addslotsrange).doc(
-        "cluster",
-        "7.0.0",
-        "Assign new hash slots to receiving node",
-    ),
-    Command::new("bumpepoch", 2, ADMIN | STALE, bumpepoch).doc(
-        "cluster",
-        "3.0.0",
-        "Advance the cluster config epoch",
-    ),
-    Command::new(
-        "count-failure-reports",
-        3,
-        ADMIN | STALE,
-        view::count_failure_reports,
-    )
-    .doc(
-        "cluster",
-        "3.0.0",
-        "Return the number of failure reports active for a given node",
-    ),
-    Command::new("countkeysinslot", 3, STALE, countkeysinslot).doc(
-        "cluster",
-        "3.0.0",
-        "Return the number of local keys in the specified hash slot",
-    ),
-    Command::new("delslots", -3, ADMIN | STALE, delslots).doc(
-        "cluster",
-        "3.0.0",
-        "Set hash slots as unbound in receiving node",
-    ),
-    Command::new("delslotsrange", -4, ADMIN | STALE, delslotsrange).doc(
-        "cluster",
-        "7.0.0",
-        "Set hash slots as unbound in receiving node",
-    ),
-    Command::new("failover", -2, ADMIN | STALE, failover).doc(
-        "cluster",
-        "3.0.0",
-        "Forces a replica to perform a manual failover of its master.",
-    ),
-    Command::new("flushslots", 2, ADMIN | STALE, flushslots).doc(
-        "cluster",
-        "3.0.0",
-        "Delete a node's own slots information",
-    ),
-    Command::new("forget", 3, ADMIN | STALE, forget).doc(
-        "cluster",
-        "3.0.0",
-        "Remove a node from the nodes table",
-    ),
-    Command::new("getkeysinslot", 4, STALE, getkeysinslot).doc(
-        "cluster",
-        "3.0.0",
-        "Return local key names in the specified hash slot",
-    ),
-    Command::new("help", 2, LOADING | STALE, help).doc(
-        "cluster",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
-    Command::new("info", 2, STALE, view::info).doc(
-        "cluster",
-        "3.0.0",
-        "Provides info about Redis Cluster node state",
-    ),
-    Command::new("keyslot", 3, STALE, keyslot).doc(
-        "cluster",
-        "3.0.0",
-        "Returns the hash slot of the specified key",
-    ),
-    Command::new("links", 2, STALE, view::links).doc(
-        "cluster",
-        "7.0.0",
-        "Returns a list of all TCP links to and from peer nodes in cluster",
-    ),
-    Command::new("meet", -4, ADMIN | STALE, meet).doc(
-        "cluster",
-        "3.0.0",
-        "Force a node cluster to handshake with another node",
-    ),
-    Command::new("myid", 2, STALE, myid).doc("cluster", "3.0.0", "Return the node id"),
-    Command::new("nodes", 2, STALE, view::nodes).doc(
-        "cluster",
-        "3.0.0",
-        "Get Cluster config for the node",
-    ),
-    Command::new("replicas", 3, ADMIN | STALE, view::replicas).doc(
-        "cluster",
-        "5.0.0",
-        "List replica nodes of the specified master node",
-    ),
-    Command::new("replicate", 3, ADMIN | STALE, replicate).doc(
-        "cluster",
-        "3.0.0",
-        "Reconfigure a node as a replica of the specified master node",
-    ),
-    Command::new("reset", -2, ADMIN | NOSCRIPT | STALE, reset).doc(
-        "cluster",
-        "3.0.0",
-        "Reset a Redis Cluster node",
-    ),
-    Command::new("saveconfig", 2, ADMIN | STALE, saveconfig).doc(
-        "cluster",
-        "3.0.0",
-        "Forces the node to save cluster state on disk",
-    ),
-    Command::new("set-config-epoch", 3, ADMIN | STALE, set_config_epoch).doc(
-        "cluster",
-        "3.0.0",
-        "Set the configuration epoch in a new node",
-    ),
-    Command::new("setslot", -4, ADMIN | STALE, setslot).doc(
-        "cluster",
-        "3.0.0",
-        "Bind a hash slot to a specific node",
-    ),
-    Command::new("shards", 2, STALE, view::shards).doc(
-        "cluster",
-        "7.0.0",
-        "Get array of cluster slots to node mappings",
-    ),
-    Command::new("slaves", 3, ADMIN | STALE, view::replicas).doc(
-        "cluster",
-        "3.0.0",
-        "List replica nodes of the specified master node",
-    ),
-    Command::new("slots", 2, STALE, view::slots).doc(
-        "cluster",
-        "3.0.0",
-        "Get array of Cluster slot to node mappings",
-    ),
+const CLUSTER_SUBS: &[Row] = &[
+    Row::new("addslots", addslots),
+    Row::new("addslotsrange", addslotsrange),
+    Row::new("bumpepoch", bumpepoch),
+    Row::new("count-failure-reports", view::count_failure_reports),
+    Row::new("countkeysinslot", countkeysinslot),
+    Row::new("delslots", delslots),
+    Row::new("delslotsrange", delslotsrange),
+    Row::new("failover", failover),
+    Row::new("flushslots", flushslots),
+    Row::new("forget", forget),
+    Row::new("getkeysinslot", getkeysinslot),
+    Row::new("help", help),
+    Row::new("info", view::info),
+    Row::new("keyslot", keyslot),
+    Row::new("links", view::links),
+    Row::new("meet", meet),
+    Row::new("myid", myid),
+    Row::new("nodes", view::nodes),
+    Row::new("replicas", view::replicas),
+    Row::new("replicate", replicate),
+    Row::new("reset", reset),
+    Row::new("saveconfig", saveconfig),
+    Row::new("set-config-epoch", set_config_epoch),
+    Row::new("setslot", setslot),
+    Row::new("shards", view::shards),
+    Row::new("slaves", view::replicas),
+    Row::new("slots", view::slots),
 ];
 
 /// The node, or the error every cluster command gets on a server without cluster support

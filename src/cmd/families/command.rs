@@ -7,66 +7,45 @@ use crate::cmd::base::help::help_reply;
 use crate::cmd::base::meta;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Command;
-use crate::cmd::runtime::table::{lookup_sub, CommandTable};
+use crate::cmd::runtime::table::{lookup_sub, CommandTable, Row};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
+pub const COMMANDS: &[Row] = &[
     // A plain row, not a container: bare COMMAND is valid. Its subcommands are dispatched
     // below and described by COMMAND_SUBS.
-    Command::new("command", -1, LOADING | STALE, command).doc(
-        "server",
-        "2.8.13",
-        "Get array of Redis command details",
-    ),
+    Row::new("command", command),
 ];
 
 /// COMMAND's subcommands: run by [`command`], listed here for COMMAND INFO/DOCS/LIST.
-const COMMAND_SUBS: &[Command] = &[
-    Command::new("count", 2, LOADING | STALE, command).doc(
-        "server",
-        "2.8.13",
-        "Get total number of Redis commands",
-    ),
-    Command::new("docs", -2, LOADING | STALE, command).doc(
-        "server",
-        "7.0.0",
-        "Get array of specific Redis command documentation",
-    ),
-    Command::new("getkeys", -4, LOADING | STALE, command).doc(
-        "server",
-        "2.8.13",
-        "Extract keys given a full Redis command",
-    ),
-    Command::new("getkeysandflags", -4, LOADING | STALE, command).doc(
-        "server",
-        "7.0.0",
-        "Extract keys and access flags given a full Redis command",
-    ),
-    Command::new("help", 2, LOADING | STALE, command).doc(
-        "server",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
-    Command::new("info", -2, LOADING | STALE, command).doc(
-        "server",
-        "2.8.13",
-        "Get array of specific Redis command details, or all when no argument is given.",
-    ),
-    Command::new("list", -2, LOADING | STALE, command).doc(
-        "server",
-        "7.0.0",
-        "Get an array of Redis command names",
-    ),
+const COMMAND_SUBS: &[Row] = &[
+    Row::new("count", command),
+    Row::new("docs", command),
+    Row::new("getkeys", command),
+    Row::new("getkeysandflags", command),
+    Row::new("help", command),
+    Row::new("info", command),
+    Row::new("list", command),
 ];
 
 fn subs_of(c: &'static Command) -> &'static [Command] {
     if c.name == "command" {
-        COMMAND_SUBS
+        command_subs()
     } else {
         c.subcommands
     }
+}
+
+/// COMMAND_SUBS with their recorded metadata.
+fn command_subs() -> &'static [Command] {
+    static SUBS: std::sync::OnceLock<Vec<Command>> = std::sync::OnceLock::new();
+    SUBS.get_or_init(|| {
+        COMMAND_SUBS
+            .iter()
+            .map(|r| Command::resolve(r, Some("command")))
+            .collect()
+    })
 }
 
 /// Redis's ACL categories of a row, in Redis's category order, derived from its flags and
@@ -151,8 +130,8 @@ fn key_specs(c: &Command) -> Vec<Reply> {
 }
 
 /// ACL categories of a row: the recorded ones, else derived from flags and group.
-fn categories(c: &Command, full: &str, container_row: bool) -> Vec<&'static str> {
-    match meta::get(full) {
+fn categories(c: &Command, container_row: bool) -> Vec<&'static str> {
+    match c.meta {
         Some(m) => m.acl_names(),
         None => acl_categories(c, container_row),
     }
@@ -164,7 +143,7 @@ fn command_info(c: &'static Command, parent: Option<&Command>) -> Reply {
     let subs = if parent.is_none() { subs_of(c) } else { &[] };
     let container_row = !subs.is_empty() && c.name != "command";
     let full = crate::cmd::runtime::table::fullname(parent, c);
-    let m = meta::get(&full);
+    let m = c.meta;
     let flag_names = meta::flag_names(c.flags, m)
         .into_iter()
         .map(Reply::simple)
@@ -209,7 +188,7 @@ fn command_docs(c: &'static Command, parent: Option<&Command>) -> Reply {
         m.push((b("since"), b(c.since)));
     }
     m.push((b("group"), b(c.group)));
-    if let Some(meta) = meta::get(&crate::cmd::runtime::table::fullname(parent, c)) {
+    if let Some(meta) = c.meta {
         m.extend(meta.docs.iter().map(|(k, v)| (b(k), v.reply())));
     }
     let subs = if parent.is_none() { subs_of(c) } else { &[] };
@@ -285,7 +264,7 @@ fn command(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 .collect(),
         ));
     }
-    let sub = COMMAND_SUBS
+    let sub = command_subs()
         .iter()
         .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&a[1]))
         .ok_or_else(|| error::unknown_subcommand(&a[1], "command"))?;
@@ -343,16 +322,15 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
     let invalid = || error::err("ERR Invalid command specified");
     // As Redis's lookupCommand: a plain name (`config|get` is not one), then its subcommand.
     let base = t.lookup(&cmd_args[0]).ok_or_else(invalid)?;
-    let (c, parent) = if !subs_of(base).is_empty() && cmd_args.len() >= 2 {
-        let sub = subs_of(base)
+    let c = if !subs_of(base).is_empty() && cmd_args.len() >= 2 {
+        subs_of(base)
             .iter()
             .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&cmd_args[1]))
-            .ok_or_else(invalid)?;
-        (sub, Some(base))
+            .ok_or_else(invalid)?
     } else {
-        (base, None)
+        base
     };
-    let m = meta::get(&crate::cmd::runtime::table::fullname(parent, c));
+    let m = c.meta;
     // Redis's order: no keys at all, then arity, then the keys of this command line.
     let (search, spec_flags) = match m.map(|m| meta::key_positions_and_flags(m, cmd_args)) {
         Some((s, f)) => (Some(s), f),
@@ -384,7 +362,7 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
             (p, f)
         }
         _ => {
-            let p: Vec<usize> = c.key_positions(cmd_args.len()).collect();
+            let p: Vec<usize> = c.key_range(cmd_args.len()).collect();
             let f = if c.has(READONLY) {
                 vec!["RO", "access"]
             } else {
@@ -448,7 +426,7 @@ fn command_list(t: &CommandTable, a: &[Bytes]) -> CmdResult {
                 Box::new(|_| false)
             } else if is(&a[3], "aclcat") {
                 let cat = format!("@{}", String::from_utf8_lossy(&v).to_ascii_lowercase());
-                Box::new(move |(n, c, cont)| categories(c, n, *cont).contains(&cat.as_str()))
+                Box::new(move |(_, c, cont)| categories(c, *cont).contains(&cat.as_str()))
             } else if is(&a[3], "pattern") {
                 Box::new(move |(n, _, _)| crate::glob::glob_match(&v, n.as_bytes(), true))
             } else {

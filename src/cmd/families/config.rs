@@ -1,52 +1,23 @@
 //! CONFIG GET, SET, RESETSTAT, REWRITE and HELP over the server's configuration.
 
-use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::listeners::Change;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[Command::new("config", -2, 0, container)
-    .subs(CONFIG_SUBS)
-    .doc(
-        "server",
-        "2.0.0",
-        "A container for server configuration commands",
-    )];
+pub const COMMANDS: &[Row] = &[Row::new("config", container).subs(CONFIG_SUBS)];
 
-const SERVER_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
-
-const CONFIG_SUBS: &[Command] = &[
-    Command::new("get", -3, SERVER_ADMIN, config_get).doc(
-        "server",
-        "2.0.0",
-        "Get the values of configuration parameters",
-    ),
-    Command::new("set", -4, SERVER_ADMIN, config_set).doc(
-        "server",
-        "2.0.0",
-        "Set configuration parameters to the given values",
-    ),
-    Command::new("resetstat", 2, SERVER_ADMIN, config_resetstat).doc(
-        "server",
-        "2.0.0",
-        "Reset the stats returned by INFO",
-    ),
-    Command::new("rewrite", 2, SERVER_ADMIN, config_rewrite).doc(
-        "server",
-        "2.8.0",
-        "Rewrite the configuration file with the in memory configuration",
-    ),
-    Command::new("help", 2, LOADING | STALE, config_help).doc(
-        "server",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const CONFIG_SUBS: &[Row] = &[
+    Row::new("get", config_get),
+    Row::new("set", config_set),
+    Row::new("resetstat", config_resetstat),
+    Row::new("rewrite", config_rewrite),
+    Row::new("help", config_help),
 ];
 
 fn config_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

@@ -1,49 +1,22 @@
 //! Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET and the CLIENT container.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::client::ClientInfo;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-/// Flags Redis gives the commands a client needs before and while it authenticates.
-const HANDSHAKE: u32 = NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY;
-
-pub const COMMANDS: &[Command] = &[
-    Command::new("ping", -1, FAST | SUBSCRIBED_OK, ping).doc(
-        "connection",
-        "1.0.0",
-        "Ping the server",
-    ),
-    Command::new("echo", 2, LOADING | STALE | FAST, echo).doc(
-        "connection",
-        "1.0.0",
-        "Echo the given string",
-    ),
-    Command::new("select", 2, LOADING | STALE | FAST, select).doc(
-        "connection",
-        "1.0.0",
-        "Change the selected database for the current connection",
-    ),
-    Command::new("quit", -1, HANDSHAKE | SUBSCRIBED_OK, quit).doc(
-        "connection",
-        "1.0.0",
-        "Close the connection",
-    ),
-    Command::new("hello", -1, HANDSHAKE, hello).doc("connection", "6.0.0", "Handshake with Redis"),
-    Command::new("auth", -2, HANDSHAKE, auth).doc(
-        "connection",
-        "1.0.0",
-        "Authenticate to the server",
-    ),
-    Command::new("reset", 1, HANDSHAKE | SUBSCRIBED_OK, reset).doc(
-        "connection",
-        "6.2.0",
-        "Reset the connection",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("ping", ping).flags(SUBSCRIBED_OK),
+    Row::new("echo", echo),
+    Row::new("select", select),
+    Row::new("quit", quit).flags(SUBSCRIBED_OK),
+    Row::new("hello", hello),
+    Row::new("auth", auth),
+    Row::new("reset", reset).flags(SUBSCRIBED_OK),
 ];
 
 fn ping(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -126,24 +99,21 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     // Each option takes effect as it is read, as in Redis: an AUTH before a bad SETNAME
     // stays done.
-    let mut j = 2;
-    while j < a.len() {
-        let more = a.len() - 1 - j;
-        if is(&a[j], "auth") && more >= 2 {
-            if !crate::cmd::runtime::acl::authenticate(ctx, &a[j + 1], &a[j + 2]) {
+    let mut args = Args::new(a, 2);
+    while let Some(opt) = args.next() {
+        if let Some(v) = args.values_of(opt, "auth", 2) {
+            if !crate::cmd::runtime::acl::authenticate(ctx, &v[0], &v[1]) {
                 return Err(RedisError::new(error::WRONGPASS));
             }
-            j += 3;
-        } else if is(&a[j], "setname") && more >= 1 {
-            if !valid_client_attr(&a[j + 1]) {
+        } else if let Some(v) = args.value_of(opt, "setname") {
+            if !valid_client_attr(v) {
                 return Err(RedisError::new(error::CLIENT_NAME_INVALID));
             }
-            set_name(&ctx.client.info, &a[j + 1]);
-            j += 2;
+            set_name(&ctx.client.info, v);
         } else {
             return Err(error::err(format!(
                 "ERR Syntax error in HELLO option '{}'",
-                args::text(&a[j])
+                args::text(opt)
             )));
         }
     }
@@ -173,7 +143,7 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 /// RESET: back to a fresh connection's state (no subscriptions, RESP2, db 0, no name, and
 /// unauthenticated when a password is required).
 fn reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
-    crate::cmd::families::transactions::discard_transaction(ctx.state, ctx.client);
+    crate::cmd::runtime::clients::discard_transaction(ctx.state, ctx.client);
     crate::cmd::runtime::clients::forget_client(ctx.state, ctx.client);
     ctx.client.select(0);
     ctx.client.set_resp(2);

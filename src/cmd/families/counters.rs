@@ -2,52 +2,21 @@
 //! (Redis's 80-bit long double arithmetic); the TTL is kept.
 
 use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
 use crate::cmd::base::float80::{self, Parsed, F80};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("incr", 2, WRITE | DENYOOM | FAST, incr)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Increment the integer value of a key by one",
-        ),
-    Command::new("incrby", 3, WRITE | DENYOOM | FAST, incrby)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Increment the integer value of a key by the given amount",
-        ),
-    Command::new("decr", 2, WRITE | DENYOOM | FAST, decr)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Decrement the integer value of a key by one",
-        ),
-    Command::new("decrby", 3, WRITE | DENYOOM | FAST, decrby)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Decrement the integer value of a key by the given number",
-        ),
-    Command::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, incrbyfloat)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.6.0",
-            "Increment the float value of a key by the given amount",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("incr", incr),
+    Row::new("incrby", incrby),
+    Row::new("decr", decr),
+    Row::new("decrby", decrby),
+    Row::new("incrbyfloat", incrbyfloat),
 ];
 
 fn wrongtype() -> RedisError {

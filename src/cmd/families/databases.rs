@@ -3,35 +3,18 @@
 //! keys that blocked clients wait on appear ([`crate::cmd::runtime::blocking`]).
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::MultiGuard;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("dbsize", 1, READONLY | FAST, dbsize).doc(
-        "server",
-        "1.0.0",
-        "Return the number of keys in the selected database",
-    ),
-    Command::new("flushdb", -1, WRITE, flushdb).doc(
-        "server",
-        "1.0.0",
-        "Remove all keys from the current database",
-    ),
-    Command::new("flushall", -1, WRITE, flushall).doc(
-        "server",
-        "1.0.0",
-        "Remove all keys from all databases",
-    ),
-    Command::new("swapdb", 3, WRITE | FAST, swapdb).doc(
-        "server",
-        "4.0.0",
-        "Swaps two Redis databases",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("dbsize", dbsize),
+    Row::new("flushdb", flushdb),
+    Row::new("flushall", flushall),
+    Row::new("swapdb", swapdb),
 ];
 
 /// Counts expired keys not yet reclaimed, as Redis's DBSIZE does.

@@ -17,7 +17,7 @@ use crate::cmd::base::help::help_reply;
 use crate::cmd::families::debug_digest as digest;
 use crate::cmd::families::object::{refcount_of, shares_integers};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
@@ -25,13 +25,7 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub const COMMANDS: &[Command] = &[Command::new(
-    "debug",
-    -2,
-    ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED,
-    debug,
-)
-.doc("server", "1.0.0", "A container for debugging commands")];
+pub const COMMANDS: &[Row] = &[Row::new("debug", debug).flags(PROTECTED)];
 
 /// Redis's DEBUG HELP, without the lines of subcommands a jemalloc build adds (resplock reports
 /// `mem_allocator:libc`).

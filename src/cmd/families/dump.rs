@@ -2,12 +2,11 @@
 //! (the RDB object, the RDB version and a CRC-64), and back. A payload from redis-server
 //! restores here and the reverse; the payload format is `crate::rdb::payload`'s.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::persist;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::access;
 use crate::keyspace::Entry;
@@ -16,26 +15,11 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("dump", 2, READONLY, dump).keys(1, 1, 1).doc(
-        "generic",
-        "2.6.0",
-        "Return a serialized version of the value stored at the specified key.",
-    ),
-    Command::new("restore", -4, WRITE | DENYOOM, restore)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "2.6.0",
-            "Create a key using the provided serialized value, previously obtained using DUMP.",
-        ),
-    Command::new("restore-asking", -4, WRITE | DENYOOM, restore)
-        .keys(1, 1, 1)
-        .doc(
-            "server",
-            "3.0.0",
-            "An internal command for migrating keys in a cluster",
-        ),
+/// DUMP, RESTORE and RESTORE-ASKING (RESTORE's handler: ASKING only matters to a cluster).
+pub const COMMANDS: &[Row] = &[
+    Row::new("dump", dump),
+    Row::new("restore", restore),
+    Row::new("restore-asking", restore),
 ];
 
 /// DUMP key: the payload, or nil for a missing key.
@@ -65,31 +49,27 @@ fn dump(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn restore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (mut replace, mut absttl) = (false, false);
     let (mut idle, mut freq): (Option<i64>, Option<i64>) = (None, None);
-    let mut j = 4;
-    while j < a.len() {
-        let more = a.len() - j - 1;
-        if is(&a[j], "replace") {
+    let mut args = Args::new(a, 4);
+    while let Some(opt) = args.next() {
+        if is(opt, "replace") {
             replace = true;
-        } else if is(&a[j], "absttl") {
+        } else if is(opt, "absttl") {
             absttl = true;
-        } else if is(&a[j], "idletime") && more >= 1 && freq.is_none() {
-            let v = args::int(&a[j + 1])?;
+        } else if let Some(v) = args.value_of(opt, "idletime").filter(|_| freq.is_none()) {
+            let v = args::int(v)?;
             if v < 0 {
                 return Err(RedisError::new(error::INVALID_IDLETIME));
             }
             idle = Some(v);
-            j += 1;
-        } else if is(&a[j], "freq") && more >= 1 && idle.is_none() {
-            let v = args::int(&a[j + 1])?;
+        } else if let Some(v) = args.value_of(opt, "freq").filter(|_| idle.is_none()) {
+            let v = args::int(v)?;
             if !(0..=255).contains(&v) {
                 return Err(RedisError::new(error::INVALID_FREQ));
             }
             freq = Some(v);
-            j += 1;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     let key = &a[1];
     if !replace && ctx.db().lock(key).contains(key, ctx.now) {

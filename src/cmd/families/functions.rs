@@ -4,103 +4,47 @@
 //! FUNCTION KILL, like SCRIPT KILL, runs without it. FUNCTION STATS is allowed while a script is
 //! busy and then reads only what the running script leaves readable.
 
-use crate::cmd::base::args::is;
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{is, Args};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Row, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::rdb;
 use crate::reply::{CmdResult, Reply};
 use crate::script::RestorePolicy;
 use bytes::Bytes;
 
-const FUNCTION_SUBS: &[Command] = &[
-    Command::new("load", -3, WRITE | DENYOOM | NOSCRIPT, function_load).doc(
-        "scripting",
-        "7.0.0",
-        "Create a function with the given arguments (name, code, description)",
-    ),
-    Command::new("list", -2, NOSCRIPT, function_list).doc(
-        "scripting",
-        "7.0.0",
-        "List information about all the functions",
-    ),
-    Command::new("delete", 3, WRITE | NOSCRIPT, function_delete).doc(
-        "scripting",
-        "7.0.0",
-        "Delete a function by name",
-    ),
-    Command::new("flush", -2, WRITE | NOSCRIPT, function_flush).doc(
-        "scripting",
-        "7.0.0",
-        "Deleting all functions",
-    ),
-    Command::new("dump", 2, NOSCRIPT, function_dump).doc(
-        "scripting",
-        "7.0.0",
-        "Dump all functions into a serialized binary payload",
-    ),
-    Command::new("restore", -3, WRITE | DENYOOM | NOSCRIPT, function_restore).doc(
-        "scripting",
-        "7.0.0",
-        "Restore all the functions on the given payload",
-    ),
-    Command::new("stats", 2, NOSCRIPT | ALLOW_BUSY, function_stats).doc(
-        "scripting",
-        "7.0.0",
-        "Return information about the function currently running (name, description, duration)",
-    ),
-    Command::new(
-        "kill",
-        2,
-        NOSCRIPT | ALLOW_BUSY | SCRIPT_RUNNER,
-        crate::cmd::families::scripting::runner_only,
-    )
-    .doc(
-        "scripting",
-        "7.0.0",
-        "Kill the function currently in execution.",
-    ),
-    Command::new("help", 2, LOADING | STALE, function_help).doc(
-        "scripting",
-        "7.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const FUNCTION_SUBS: &[Row] = &[
+    Row::new("load", function_load),
+    Row::new("list", function_list),
+    Row::new("delete", function_delete),
+    Row::new("flush", function_flush),
+    Row::new("dump", function_dump),
+    Row::new("restore", function_restore),
+    Row::new("stats", function_stats),
+    Row::script_kill("kill", false),
+    Row::new("help", function_help),
 ];
 
-pub const COMMANDS: &[Command] = &[
-    Command::new(
-        "fcall",
-        -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        crate::cmd::families::scripting::runner_only,
-    )
-    .doc("scripting", "7.0.0", "Invoke a function"),
-    Command::new(
-        "fcall_ro",
-        -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        crate::cmd::families::scripting::runner_only,
-    )
-    .doc("scripting", "7.0.0", "Invoke a read-only function"),
-    Command::new("function", -2, 0, container)
-        .doc("scripting", "7.0.0", "A container for function commands")
-        .subs(FUNCTION_SUBS),
+pub const COMMANDS: &[Row] = &[
+    Row::script("fcall", ScriptCall::Fcall { readonly: false }),
+    Row::script("fcall_ro", ScriptCall::Fcall { readonly: true }),
+    Row::new("function", container).subs(FUNCTION_SUBS),
 ];
 
 /// FUNCTION LOAD [REPLACE] code.
 fn function_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    // Every argument but the last (the code) is an option.
+    let (code, opts) = a.split_last().expect("arity");
     let mut replace = false;
-    let mut pos = 2;
-    while pos < a.len() - 1 {
-        if !is(&a[pos], "replace") {
-            return Err(error::function_load_option(&a[pos]));
+    let mut args = Args::new(opts, 2);
+    while let Some(opt) = args.next() {
+        if !is(opt, "replace") {
+            return Err(error::function_load_option(opt));
         }
         replace = true;
-        pos += 1;
     }
-    let name = ctx.state.scripting.function_load(&a[pos], replace)?;
+    let name = ctx.state.scripting.function_load(code, replace)?;
     // Libraries are part of the dataset: the change propagates and counts for saves.
     ctx.state.add_dirty(1);
     Ok(Reply::Bulk(Bytes::from(name)))
@@ -110,20 +54,16 @@ fn function_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn function_list(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut with_code = false;
     let mut pattern: Option<&Bytes> = None;
-    let mut i = 2;
-    while i < a.len() {
-        if !with_code && is(&a[i], "withcode") {
+    let mut args = Args::new(a, 2);
+    while let Some(opt) = args.next() {
+        if !with_code && is(opt, "withcode") {
             with_code = true;
-        } else if pattern.is_none() && is(&a[i], "libraryname") {
-            if i >= a.len() - 1 {
-                return Err(RedisError::new(error::FUNCTION_LIST_NO_LIBRARY_NAME));
-            }
-            i += 1;
-            pattern = Some(&a[i]);
+        } else if pattern.is_none() && is(opt, "libraryname") {
+            let name = args.next();
+            pattern = Some(name.ok_or(RedisError::new(error::FUNCTION_LIST_NO_LIBRARY_NAME))?);
         } else {
-            return Err(error::function_list_argument(&a[i]));
+            return Err(error::function_list_argument(opt));
         }
-        i += 1;
     }
     let keep = |name: &[u8]| pattern.is_none_or(|p| crate::glob::glob_match(p, name, true));
     Ok(ctx.state.scripting.function_list(keep, with_code))

@@ -7,11 +7,10 @@
 //! STORE and STOREDIST then write the destination on their own, as setKey does.
 
 use crate::cmd::base::args::is;
-use crate::cmd::base::flags::*;
 use crate::cmd::families::zsets::zadd_generic;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, read, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -21,77 +20,17 @@ use crate::types::geo::{self, Extent, Point, Shape, Sort};
 use crate::types::zset::ZSet;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("geoadd", -5, WRITE | DENYOOM, geoadd)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.0",
-            "Add one or more geospatial items in the geospatial index represented using a sorted set",
-        ),
-    Command::new("geodist", -4, READONLY, geodist)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.0",
-            "Returns the distance between two members of a geospatial index",
-        ),
-    Command::new("geohash", -2, READONLY, geohash)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.0",
-            "Returns members of a geospatial index as standard geohash strings",
-        ),
-    Command::new("geopos", -2, READONLY, geopos)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.0",
-            "Returns longitude and latitude of members of a geospatial index",
-        ),
-    Command::new("georadius", -6, WRITE | DENYOOM, georadius)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.0",
-            "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
-        ),
-    Command::new("georadius_ro", -6, READONLY, georadius_ro)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.10",
-            "A read-only variant for GEORADIUS",
-        ),
-    Command::new("georadiusbymember", -5, WRITE | DENYOOM, georadiusbymember)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.0",
-            "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member",
-        ),
-    Command::new("georadiusbymember_ro", -5, READONLY, georadiusbymember_ro)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "3.2.10",
-            "A read-only variant for GEORADIUSBYMEMBER",
-        ),
-    Command::new("geosearch", -7, READONLY, geosearch)
-        .keys(1, 1, 1)
-        .doc(
-            "geo",
-            "6.2.0",
-            "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
-        ),
-    Command::new("geosearchstore", -8, WRITE | DENYOOM, geosearchstore)
-        .keys(1, 2, 1)
-        .doc(
-            "geo",
-            "6.2.0",
-            "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("geoadd", geoadd),
+    Row::new("geodist", geodist),
+    Row::new("geohash", geohash),
+    Row::new("geopos", geopos),
+    Row::new("georadius", georadius),
+    Row::new("georadius_ro", georadius_ro),
+    Row::new("georadiusbymember", georadiusbymember),
+    Row::new("georadiusbymember_ro", georadiusbymember_ro),
+    Row::new("geosearch", geosearch),
+    Row::new("geosearchstore", geosearchstore),
 ];
 
 /// getDoubleFromObjectOrReply: `msg` replaces `value is not a valid float`.

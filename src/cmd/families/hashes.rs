@@ -2,120 +2,18 @@
 //! HRANDFIELD, with Redis 7.0's replies and errors.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::base::float80::{self, Parsed, F80};
+use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
-use crate::keyspace::{scan_by_hash, Entry, Value};
+use crate::keyspace::scan_by_hash;
 use crate::reply::{CmdResult, Reply};
 use crate::types::hash::Hash;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("hset", -4, WRITE | DENYOOM | FAST, hset)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Set the string value of a hash field"),
-    Command::new("hsetnx", 4, WRITE | DENYOOM | FAST, hsetnx)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Set the value of a hash field, only if the field does not exist",
-        ),
-    Command::new("hmset", -4, WRITE | DENYOOM | FAST, hset)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Set multiple hash fields to multiple values",
-        ),
-    Command::new("hget", 3, READONLY | FAST, hget)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get the value of a hash field"),
-    Command::new("hmget", -3, READONLY | FAST, hmget)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Get the values of all the given hash fields",
-        ),
-    Command::new("hdel", -3, WRITE | FAST, hdel)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Delete one or more hash fields"),
-    Command::new("hexists", 3, READONLY | FAST, hexists)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Determine if a hash field exists"),
-    Command::new("hlen", 2, READONLY | FAST, hlen)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get the number of fields in a hash"),
-    Command::new("hstrlen", 3, READONLY | FAST, hstrlen)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "3.2.0",
-            "Get the length of the value of a hash field",
-        ),
-    Command::new("hincrby", 4, WRITE | DENYOOM | FAST, hincrby)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.0.0",
-            "Increment the integer value of a hash field by the given number",
-        ),
-    Command::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, hincrbyfloat)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.6.0",
-            "Increment the float value of a hash field by the given amount",
-        ),
-    Command::new("hgetall", 2, READONLY, hgetall)
-        .keys(1, 1, 1)
-        .doc("hash", "2.0.0", "Get all the fields and values in a hash"),
-    Command::new("hkeys", 2, READONLY, hkeys).keys(1, 1, 1).doc(
-        "hash",
-        "2.0.0",
-        "Get all the fields in a hash",
-    ),
-    Command::new("hvals", 2, READONLY, hvals).keys(1, 1, 1).doc(
-        "hash",
-        "2.0.0",
-        "Get all the values in a hash",
-    ),
-    Command::new("hscan", -3, READONLY, hscan)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "2.8.0",
-            "Incrementally iterate hash fields and associated values",
-        ),
-    Command::new("hrandfield", -2, READONLY | RANDOM, hrandfield)
-        .keys(1, 1, 1)
-        .doc(
-            "hash",
-            "6.2.0",
-            "Get one or multiple random fields from a hash",
-        ),
-];
-
-fn wrongtype() -> RedisError {
-    RedisError::new(error::WRONGTYPE)
-}
-
-/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types.
-fn read<T>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> T) -> Result<T, RedisError> {
-    let mut shard = ctx.db().lock(key);
-    match shard.get(key, ctx.now) {
-        None => Ok(f(None)),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(f(Some(h))),
-        Some(_) => Err(wrongtype()),
-    }
-}
+use crate::cmd::runtime::typed;
 
 /// Run `f` on the hash at `key`, creating an empty one first if the key is missing (as
 /// Redis's hashTypeLookupWriteOrCreate). A hash left empty by `f` is removed; the flag in
@@ -125,56 +23,41 @@ fn write<T>(
     key: &[u8],
     f: impl FnOnce(&mut Hash) -> Result<T, RedisError>,
 ) -> Result<(T, bool), RedisError> {
-    let mut shard = ctx.db().lock(key);
-    let created = match shard.get(key, ctx.now) {
-        None => true,
-        Some(Entry {
-            value: Value::Hash(_),
-            ..
-        }) => false,
-        Some(_) => return Err(wrongtype()),
-    };
-    if created {
-        shard.insert(key, Entry::new(Value::Hash(Hash::new())));
-    }
-    // The lookup above was the access (Redis looks the key up once).
-    let h = match shard.peek_mut(key, ctx.now) {
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => h,
-        _ => return Err(wrongtype()),
-    };
-    let r = f(h);
-    let empty = h.is_empty();
-    if empty {
-        shard.remove(key, ctx.now);
-    }
-    Ok((r?, empty && !created))
+    typed::upsert(ctx, key, Hash::new, f).map(|(r, o)| (r, o.deleted))
 }
 
-/// Modify an existing hash (HDEL): Ok(None) if the key is missing.
+/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types.
+fn read<T>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> T) -> Result<T, RedisError> {
+    typed::read(ctx, key, f)
+}
+
+/// Modify an existing hash (HDEL): Ok(None) if the key is missing; a hash left empty goes.
 fn modify<T>(
     ctx: &Ctx,
     key: &[u8],
     f: impl FnOnce(&mut Hash) -> T,
 ) -> Result<Option<(T, bool)>, RedisError> {
-    let mut shard = ctx.db().lock(key);
-    let h = match shard.get_mut(key, ctx.now) {
-        None => return Ok(None),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => h,
-        Some(_) => return Err(wrongtype()),
-    };
-    let r = f(h);
-    let emptied = h.is_empty();
-    if emptied {
-        shard.remove(key, ctx.now);
-    }
-    Ok(Some((r, emptied)))
+    typed::modify(ctx, key, f)
 }
+
+pub const COMMANDS: &[Row] = &[
+    Row::new("hset", hset),
+    Row::new("hsetnx", hsetnx),
+    Row::new("hmset", hset),
+    Row::new("hget", hget),
+    Row::new("hmget", hmget),
+    Row::new("hdel", hdel),
+    Row::new("hexists", hexists),
+    Row::new("hlen", hlen),
+    Row::new("hstrlen", hstrlen),
+    Row::new("hincrby", hincrby),
+    Row::new("hincrbyfloat", hincrbyfloat),
+    Row::new("hgetall", hgetall),
+    Row::new("hkeys", hkeys),
+    Row::new("hvals", hvals),
+    Row::new("hscan", hscan),
+    Row::new("hrandfield", hrandfield),
+];
 
 /// HSET and HMSET: HSET answers the number of new fields, HMSET +OK.
 fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -359,15 +242,8 @@ fn hvals(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     })
 }
 
-/// A fixed hasher for HSCAN cursors, so a cursor stays valid across calls and hash objects.
-fn field_hash(field: &[u8]) -> u64 {
-    static H: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
-    H.get_or_init(|| ahash::RandomState::with_seeds(0x5ca1ab1e, 0xdeadbeef, 0x0ddba11, 0xfeed))
-        .hash_one(field)
-}
-
 fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cursor = args::cursor(&a[2])?;
+    let cursor = scan::cursor(&a[2])?;
     // Redis looks the key up before parsing the options; a missing key answers at once.
     let exists = read(ctx, &a[1], |h| h.is_some())?;
     if !exists {
@@ -376,25 +252,8 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             Reply::Array(vec![]),
         ]));
     }
-    let mut count = 10usize;
-    let mut pattern: Option<&Bytes> = None;
-    let mut i = 3;
-    while i < a.len() {
-        let more = a.len() - i >= 2;
-        if is(&a[i], "count") && more {
-            let n = args::int(&a[i + 1])?;
-            if n < 1 {
-                return Err(RedisError::new(error::SYNTAX));
-            }
-            count = n.min(1 << 20) as usize;
-        } else if is(&a[i], "match") && more {
-            pattern = Some(&a[i + 1]).filter(|p| p.as_ref() != b"*");
-        } else {
-            return Err(RedisError::new(error::SYNTAX));
-        }
-        i += 2;
-    }
-    let glob = pattern.map(|p| crate::glob::Glob::new(p, false));
+    let opts = scan::options(a, 3, false, 1 << 20)?;
+    let (count, glob) = (opts.count, opts.pattern);
     let (next, pairs) = read(ctx, &a[1], |h| {
         let h = match h {
             None => return (0, Vec::new()),
@@ -404,7 +263,7 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             (0, h.iter_bytes().collect::<Vec<_>>())
         } else {
             let page = scan_by_hash(
-                h.iter().map(|(f, v)| (field_hash(f), (f, v))),
+                h.iter().map(|(f, v)| (cursor_hash(f), (f, v))),
                 cursor,
                 count,
             );

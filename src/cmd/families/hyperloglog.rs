@@ -11,7 +11,7 @@
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::wrongtype;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
@@ -19,36 +19,12 @@ use crate::reply::{CmdResult, Reply};
 use crate::types::hll::{self, Encoding};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("pfadd", -2, WRITE | DENYOOM | FAST, pfadd)
-        .keys(1, 1, 1)
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "Adds the specified elements to the specified HyperLogLog.",
-        ),
-    Command::new("pfcount", -2, READONLY | MAY_REPLICATE, pfcount)
-        .keys(1, -1, 1)
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
-        ),
-    Command::new("pfmerge", -2, WRITE | DENYOOM, pfmerge)
-        .keys(1, -1, 1)
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "Merge N different HyperLogLogs into a single one.",
-        ),
-    Command::new("pfdebug", 3, WRITE | DENYOOM | ADMIN, pfdebug)
-        .keys(2, 2, 1)
-        .doc("hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values"),
-    Command::new("pfselftest", 1, ADMIN, pfselftest).doc(
-        "hyperloglog",
-        "2.8.9",
-        "An internal command for testing HyperLogLog values",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("pfadd", pfadd),
+    Row::new("pfcount", pfcount).flags(MAY_REPLICATE),
+    Row::new("pfmerge", pfmerge),
+    Row::new("pfdebug", pfdebug),
+    Row::new("pfselftest", pfselftest),
 ];
 
 fn not_hll() -> RedisError {

@@ -1,19 +1,14 @@
 //! INFO: the server's sections, framed exactly as Redis (ioredis and others parse it at connect).
 
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[Command::new("info", -1, LOADING | STALE, info).doc(
-    "server",
-    "1.0.0",
-    "Get information and statistics about the server",
-)];
+pub const COMMANDS: &[Row] = &[Row::new("info", info)];
 
 /// Redis's bytesToHuman.
 fn human_bytes(n: u64) -> String {

@@ -6,11 +6,11 @@
 //! atomic; commands spanning two databases lock the lower-numbered database first, which keeps
 //! lock order global (db index, then shard index) and deadlock-free.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
+use crate::cmd::base::scan as scan_args;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::glob::Glob;
 use crate::keyspace::{scan_by_hash, Db, Entry, MultiGuard, ScanPage, Shard, ShardGuard, SHARDS};
@@ -18,108 +18,28 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("del", -2, WRITE, del)
-        .keys(1, -1, 1)
-        .doc("generic", "1.0.0", "Delete a key"),
-    Command::new("unlink", -2, WRITE | FAST, del)
-        .keys(1, -1, 1)
-        .doc(
-            "generic",
-            "4.0.0",
-            "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.",
-        ),
-    Command::new("exists", -2, READONLY | FAST, exists)
-        .keys(1, -1, 1)
-        .doc("generic", "1.0.0", "Determine if a key exists"),
-    Command::new("type", 2, READONLY | FAST, type_cmd)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Determine the type stored at key"),
-    Command::new("expire", -3, WRITE | FAST, expire)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Set a key's time to live in seconds"),
-    Command::new("pexpire", -3, WRITE | FAST, pexpire)
-        .keys(1, 1, 1)
-        .doc("generic", "2.6.0", "Set a key's time to live in milliseconds"),
-    Command::new("expireat", -3, WRITE | FAST, expireat)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "1.2.0",
-            "Set the expiration for a key as a UNIX timestamp",
-        ),
-    Command::new("pexpireat", -3, WRITE | FAST, pexpireat)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "2.6.0",
-            "Set the expiration for a key as a UNIX timestamp specified in milliseconds",
-        ),
-    Command::new("ttl", 2, READONLY | FAST, ttl)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Get the time to live for a key in seconds"),
-    Command::new("pttl", 2, READONLY | FAST, pttl)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "2.6.0",
-            "Get the time to live for a key in milliseconds",
-        ),
-    Command::new("expiretime", 2, READONLY | FAST, expiretime)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Get the expiration Unix timestamp for a key",
-        ),
-    Command::new("pexpiretime", 2, READONLY | FAST, pexpiretime)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Get the expiration Unix timestamp for a key in milliseconds",
-        ),
-    Command::new("persist", 2, WRITE | FAST, persist)
-        .keys(1, 1, 1)
-        .doc("generic", "2.2.0", "Remove the expiration from a key"),
-    Command::new("touch", -2, READONLY | FAST, touch)
-        .keys(1, -1, 1)
-        .doc(
-            "generic",
-            "3.2.1",
-            "Alters the last access time of a key(s). Returns the number of existing keys specified.",
-        ),
-    Command::new("keys", 2, READONLY, keys).doc(
-        "generic",
-        "1.0.0",
-        "Find all keys matching the given pattern",
-    ),
-    Command::new("scan", -2, READONLY, scan).doc(
-        "generic",
-        "2.8.0",
-        "Incrementally iterate the keys space",
-    ),
-    Command::new("randomkey", 1, READONLY, randomkey).doc(
-        "generic",
-        "1.0.0",
-        "Return a random key from the keyspace",
-    ),
-    Command::new("rename", 3, WRITE, rename)
-        .keys(1, 2, 1)
-        .doc("generic", "1.0.0", "Rename a key"),
-    Command::new("renamenx", 3, WRITE | FAST, renamenx)
-        .keys(1, 2, 1)
-        .doc(
-            "generic",
-            "1.0.0",
-            "Rename a key, only if the new key does not exist",
-        ),
-    Command::new("copy", -3, WRITE | DENYOOM, copy)
-        .keys(1, 2, 1)
-        .doc("generic", "6.2.0", "Copy a key"),
-    Command::new("move", 3, WRITE | FAST, move_cmd)
-        .keys(1, 1, 1)
-        .doc("generic", "1.0.0", "Move a key to another database"),
+pub const COMMANDS: &[Row] = &[
+    Row::new("del", del),
+    Row::new("unlink", del),
+    Row::new("exists", exists),
+    Row::new("type", type_cmd),
+    Row::new("expire", expire),
+    Row::new("pexpire", pexpire),
+    Row::new("expireat", expireat),
+    Row::new("pexpireat", pexpireat),
+    Row::new("ttl", ttl),
+    Row::new("pttl", pttl),
+    Row::new("expiretime", expiretime),
+    Row::new("pexpiretime", pexpiretime),
+    Row::new("persist", persist),
+    Row::new("touch", touch),
+    Row::new("keys", keys),
+    Row::new("scan", scan),
+    Row::new("randomkey", randomkey),
+    Row::new("rename", rename),
+    Row::new("renamenx", renamenx),
+    Row::new("copy", copy),
+    Row::new("move", move_cmd),
 ];
 
 fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
@@ -406,75 +326,12 @@ fn keys(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(out))
 }
 
-/// SCAN's cursor, parsed as Redis does with strtoul: an optional sign (a minus wraps around),
-/// digits, nothing else; the empty string is cursor 0.
-pub fn parse_scan_cursor(s: &[u8]) -> Result<u64, RedisError> {
-    let bad = || RedisError::new(error::INVALID_CURSOR);
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if s.is_empty() {
-        return Ok(0);
-    }
-    if digits.is_empty() {
-        return Err(bad());
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return Err(bad());
-        }
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add((c - b'0') as u64))
-            .ok_or_else(bad)?;
-    }
-    Ok(if neg { v.wrapping_neg() } else { v })
-}
-
-struct ScanOptions {
-    count: usize,
-    pattern: Option<Glob>,
-    type_name: Option<Bytes>,
-}
-
-fn parse_scan_options(a: &[Bytes], from: usize) -> Result<ScanOptions, RedisError> {
-    let mut o = ScanOptions {
-        count: 10,
-        pattern: None,
-        type_name: None,
-    };
-    let syntax = || RedisError::new(error::SYNTAX);
-    let mut i = from;
-    while i < a.len() {
-        let more = a.len() - i >= 2;
-        if is(&a[i], "count") && more {
-            let n = args::int(&a[i + 1])?;
-            if n < 1 {
-                return Err(syntax());
-            }
-            o.count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if is(&a[i], "match") && more {
-            let p = &a[i + 1];
-            o.pattern = (p.as_ref() != b"*").then(|| Glob::new(p, false));
-        } else if is(&a[i], "type") && more {
-            o.type_name = Some(a[i + 1].clone());
-        } else {
-            return Err(syntax());
-        }
-        i += 2;
-    }
-    Ok(o)
-}
-
 /// SCAN walks keys in hash order. A shard holds a contiguous range of hashes (its index is
 /// the hash's top bits), so the cursor (the next hash to visit) also says which shard to resume
 /// in, and only one shard is locked at a time.
 fn scan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let mut cursor = parse_scan_cursor(&a[1])?;
-    let o = parse_scan_options(a, 2)?;
+    let mut cursor = scan_args::cursor(&a[1])?;
+    let o = scan_args::options(a, 2, true, usize::MAX)?;
     let db = ctx.db();
     let shard_bits = SHARDS.trailing_zeros();
     let mut shard_idx = (cursor >> (64 - shard_bits)) as usize;
@@ -668,17 +525,15 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let src_db = ctx.client.db;
     let mut dst_db = src_db;
     let mut replace = false;
-    let mut j = 3;
-    while j < a.len() {
-        if is(&a[j], "replace") {
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
+        if is(opt, "replace") {
             replace = true;
-        } else if is(&a[j], "db") && j + 1 < a.len() {
-            dst_db = parse_db_index(ctx, &a[j + 1])?;
-            j += 1;
+        } else if let Some(db) = args.value_of(opt, "db") {
+            dst_db = parse_db_index(ctx, db)?;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     if ctx.state.cluster.is_some() && (src_db != 0 || dst_db != 0) {
         return Err(RedisError::new(error::COPY_DB_IN_CLUSTER));

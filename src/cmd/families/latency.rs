@@ -2,62 +2,25 @@
 //! doctor's report and graph, and the per-command run-time histograms. The events are kept
 //! by the observation subsystem (`runtime/observe/latency.rs`, hence the shared name).
 
-use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::observe::registry::{bucket_usec, CmdStat};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::fmt::Write as _;
 
-pub const COMMANDS: &[Command] = &[Command::new("latency", -2, 0, container)
-    .subs(LATENCY_SUBS)
-    .doc(
-        "server",
-        "2.8.13",
-        "A container for latency diagnostics commands",
-    )];
+pub const COMMANDS: &[Row] = &[Row::new("latency", container).subs(LATENCY_SUBS)];
 
-const LATENCY_ADMIN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
-
-const LATENCY_SUBS: &[Command] = &[
-    Command::new("doctor", 2, LATENCY_ADMIN, latency_doctor).doc(
-        "server",
-        "2.8.13",
-        "Return a human readable latency analysis report.",
-    ),
-    Command::new("graph", 3, LATENCY_ADMIN, latency_graph).doc(
-        "server",
-        "2.8.13",
-        "Return a latency graph for the event.",
-    ),
-    Command::new("help", 2, LOADING | STALE, latency_help).doc(
-        "server",
-        "2.8.13",
-        "Show helpful text about the different subcommands.",
-    ),
-    Command::new("histogram", -2, LATENCY_ADMIN, latency_histogram).doc(
-        "server",
-        "7.0.0",
-        "Return the cumulative distribution of latencies of a subset of commands or all.",
-    ),
-    Command::new("history", 3, LATENCY_ADMIN, latency_history).doc(
-        "server",
-        "2.8.13",
-        "Return timestamp-latency samples for the event.",
-    ),
-    Command::new("latest", 2, LATENCY_ADMIN, latency_latest).doc(
-        "server",
-        "2.8.13",
-        "Return the latest latency samples for all events.",
-    ),
-    Command::new("reset", -2, LATENCY_ADMIN, latency_reset).doc(
-        "server",
-        "2.8.13",
-        "Reset latency data for one or more events.",
-    ),
+const LATENCY_SUBS: &[Row] = &[
+    Row::new("doctor", latency_doctor),
+    Row::new("graph", latency_graph),
+    Row::new("help", latency_help),
+    Row::new("histogram", latency_histogram),
+    Row::new("history", latency_history),
+    Row::new("latest", latency_latest),
+    Row::new("reset", latency_reset),
 ];
 
 fn latency_history(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

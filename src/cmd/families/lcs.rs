@@ -1,21 +1,16 @@
 //! LCS: the longest common subsequence of two strings, by Redis's dynamic-programming table
 //! (so the same match ranges come out for ties), with LEN, IDX, MINMATCHLEN and WITHMATCHLEN.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("lcs", -3, READONLY, lcs).keys(1, 2, 1).doc(
-    "string",
-    "7.0.0",
-    "Find longest common substring",
-)];
+pub const COMMANDS: &[Row] = &[Row::new("lcs", lcs)];
 
 /// The string at `key` for LCS: Ok(None) if missing, Err(()) if another type.
 fn lookup(ctx: &Ctx, key: &[u8]) -> Result<Option<Bytes>, ()> {
@@ -41,23 +36,19 @@ fn lcs(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (sa, sb) = (sa.unwrap_or_default(), sb.unwrap_or_default());
     let (mut getlen, mut getidx, mut withmatchlen) = (false, false, false);
     let mut minmatchlen: i64 = 0;
-    let mut j = 3;
-    while j < a.len() {
-        let opt = &a[j][..];
-        let more = j + 1 < a.len();
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
         if is(opt, "idx") {
             getidx = true;
         } else if is(opt, "len") {
             getlen = true;
         } else if is(opt, "withmatchlen") {
             withmatchlen = true;
-        } else if is(opt, "minmatchlen") && more {
-            minmatchlen = args::int(&a[j + 1])?.max(0);
-            j += 1;
+        } else if let Some(n) = args.value_of(opt, "minmatchlen") {
+            minmatchlen = args::int(n)?.max(0);
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     if getlen && getidx {
         return Err(RedisError::new(error::LCS_LEN_AND_IDX));

@@ -3,102 +3,50 @@
 //! answers exactly as its non-blocking twin; one that must wait registers a `serve` closure that
 //! runs the same pop code when a key becomes ready.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::families::lists::{
     elements_removed, fill, modify, pop_n, push_to, read, wrongtype, End,
 };
 use crate::cmd::runtime::blocking::{self, Kind, Serve, Served, Wait};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, Value};
 use crate::reply::{CmdResult, Reply};
 use crate::types::list::List;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("lpos", -3, READONLY, lpos)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "6.0.6",
-            "Return the index of matching elements on a list",
-        ),
-    Command::new("lmove", 5, WRITE | DENYOOM, lmove)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "6.2.0",
-            "Pop an element from a list, push it to another list and return it",
-        ),
-    Command::new("rpoplpush", 3, WRITE | DENYOOM, rpoplpush)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "1.2.0",
-            "Remove the last element in a list, prepend it to another list and return it",
-        ),
-    Command::new("lmpop", -4, WRITE, lmpop).doc("list", "7.0.0", "Pop elements from a list"),
-    Command::new("blpop", -3, WRITE | NOSCRIPT | BLOCKING, blpop)
-        .keys(1, -2, 1)
-        .doc(
-            "list",
-            "2.0.0",
-            "Remove and get the first element in a list, or block until one is available",
-        ),
-    Command::new("brpop", -3, WRITE | NOSCRIPT | BLOCKING, brpop)
-        .keys(1, -2, 1)
-        .doc(
-            "list",
-            "2.0.0",
-            "Remove and get the last element in a list, or block until one is available",
-        ),
-    Command::new("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, blmove)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "6.2.0",
-            "Pop an element from a list, push it to another list and return it; or block until one is available",
-        ),
-    Command::new("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, brpoplpush)
-        .keys(1, 2, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Pop an element from a list, push it to another list and return it; or block until one is available",
-        ),
-    Command::new("blmpop", -5, WRITE | BLOCKING, blmpop).doc(
-        "list",
-        "7.0.0",
-        "Pop elements from a list, or block until one is available",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("lpos", lpos),
+    Row::new("lmove", lmove),
+    Row::new("rpoplpush", rpoplpush),
+    Row::new("lmpop", lmpop),
+    Row::new("blpop", blpop),
+    Row::new("brpop", brpop),
+    Row::new("blmove", blmove),
+    Row::new("brpoplpush", brpoplpush),
+    Row::new("blmpop", blmpop),
 ];
 
 fn lpos(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut rank = 1i64;
     let mut count: Option<i64> = None;
     let mut maxlen = 0i64;
-    let mut j = 3;
-    while j < a.len() {
-        let more = j + 1 < a.len();
-        if is(&a[j], "rank") && more {
-            j += 1;
-            rank = args::int(&a[j])?;
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
+        if let Some(v) = args.value_of(opt, "rank") {
+            rank = args::int(v)?;
             if rank == 0 {
                 return Err(RedisError::new(error::RANK_ZERO));
             }
-        } else if is(&a[j], "count") && more {
-            j += 1;
-            count = Some(args::non_negative(&a[j], Some(error::COUNT_NEGATIVE))?);
-        } else if is(&a[j], "maxlen") && more {
-            j += 1;
-            maxlen = args::non_negative(&a[j], Some(error::MAXLEN_NEGATIVE))?;
+        } else if let Some(v) = args.value_of(opt, "count") {
+            count = Some(args::non_negative(v, Some(error::COUNT_NEGATIVE))?);
+        } else if let Some(v) = args.value_of(opt, "maxlen") {
+            maxlen = args::non_negative(v, Some(error::MAXLEN_NEGATIVE))?;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     // RANK i64::MIN: Redis negates it in C, where it stays i64::MIN, so every match from the
     // tail qualifies and COUNT never stops the scan.
@@ -260,44 +208,8 @@ fn pop_first(
     Ok(None)
 }
 
-/// LMPOP and BLMPOP's arguments after the numkeys at `numkeys_at`: the keys, the end and
-/// the count (1 when not given), with Redis's errors in its order.
-fn parse_mpop(a: &[Bytes], numkeys_at: usize) -> Result<(&[Bytes], End, i64), RedisError> {
-    let numkeys = args::long_in(
-        &a[numkeys_at],
-        1,
-        i64::MAX,
-        Some(error::NUMKEYS_NOT_POSITIVE),
-    )?;
-    let where_at = match (numkeys_at as i64)
-        .checked_add(numkeys)
-        .and_then(|w| w.checked_add(1))
-    {
-        Some(w) if w < a.len() as i64 => w as usize,
-        _ => return Err(RedisError::new(error::SYNTAX)),
-    };
-    let end = End::parse(&a[where_at])?;
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < a.len() {
-        if count.is_none() && is(&a[j], "count") && j + 1 < a.len() {
-            j += 1;
-            count = Some(args::long_in(
-                &a[j],
-                1,
-                i64::MAX,
-                Some(error::COUNT_NOT_POSITIVE),
-            )?);
-        } else {
-            return Err(RedisError::new(error::SYNTAX));
-        }
-        j += 1;
-    }
-    Ok((&a[numkeys_at + 1..where_at], end, count.unwrap_or(1)))
-}
-
 fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (keys, end, count) = parse_mpop(a, 1)?;
+    let (keys, end, count) = args::mpop(a, 1, End::parse)?;
     Ok(pop_first(ctx, keys, end, Some(count))?.unwrap_or(Reply::NilArray))
 }
 
@@ -375,7 +287,7 @@ fn brpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn blmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (keys, end, count) = parse_mpop(a, 2)?;
+    let (keys, end, count) = args::mpop(a, 2, End::parse)?;
     blocking_pop(ctx, keys, end, &a[1], Some(count))
 }
 

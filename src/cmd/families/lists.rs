@@ -7,89 +7,32 @@
 //! and misses (and raise `keymiss`), writes do not.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, Value};
 use crate::reply::{CmdResult, Reply};
 use crate::types::list::List;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("lpush", -3, WRITE | DENYOOM | FAST, lpush)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Prepend one or multiple elements to a list",
-        ),
-    Command::new("rpush", -3, WRITE | DENYOOM | FAST, rpush)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Append one or multiple elements to a list"),
-    Command::new("lpushx", -3, WRITE | DENYOOM | FAST, lpushx)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Prepend an element to a list, only if the list exists",
-        ),
-    Command::new("rpushx", -3, WRITE | DENYOOM | FAST, rpushx)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Append an element to a list, only if the list exists",
-        ),
-    Command::new("lpop", -2, WRITE | FAST, lpop)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Remove and get the first elements in a list",
-        ),
-    Command::new("rpop", -2, WRITE | FAST, rpop)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Remove and get the last elements in a list",
-        ),
-    Command::new("llen", 2, READONLY | FAST, llen)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Get the length of a list"),
-    Command::new("lrange", 4, READONLY, lrange)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Get a range of elements from a list"),
-    Command::new("lindex", 3, READONLY, lindex)
-        .keys(1, 1, 1)
-        .doc("list", "1.0.0", "Get an element from a list by its index"),
-    Command::new("lset", 4, WRITE | DENYOOM, lset)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "1.0.0",
-            "Set the value of an element in a list by its index",
-        ),
-    Command::new("linsert", 5, WRITE | DENYOOM, linsert)
-        .keys(1, 1, 1)
-        .doc(
-            "list",
-            "2.2.0",
-            "Insert an element before or after another element in a list",
-        ),
-    Command::new("lrem", 4, WRITE, lrem).keys(1, 1, 1).doc(
-        "list",
-        "1.0.0",
-        "Remove elements from a list",
-    ),
-    Command::new("ltrim", 4, WRITE, ltrim).keys(1, 1, 1).doc(
-        "list",
-        "1.0.0",
-        "Trim a list to the specified range",
-    ),
+use crate::cmd::runtime::typed;
+
+pub const COMMANDS: &[Row] = &[
+    Row::new("lpush", lpush),
+    Row::new("rpush", rpush),
+    Row::new("lpushx", lpushx),
+    Row::new("rpushx", rpushx),
+    Row::new("lpop", lpop),
+    Row::new("rpop", rpop),
+    Row::new("llen", llen),
+    Row::new("lrange", lrange),
+    Row::new("lindex", lindex),
+    Row::new("lset", lset),
+    Row::new("linsert", linsert),
+    Row::new("lrem", lrem),
+    Row::new("ltrim", ltrim),
 ];
 
 /// Which end of a list (Redis's LIST_HEAD and LIST_TAIL; LEFT and RIGHT in arguments).
@@ -149,19 +92,9 @@ pub(super) fn read<T>(
     key: &[u8],
     f: impl FnOnce(&List) -> T,
 ) -> Result<Option<T>, RedisError> {
-    let found = {
-        let mut shard = ctx.db().lock(key);
-        match shard.get(key, ctx.now) {
-            None => None,
-            Some(Entry {
-                value: Value::List(l),
-                ..
-            }) => Some(Ok(f(l))),
-            Some(_) => Some(Err(wrongtype())),
-        }
-    };
-    note_read(ctx, key, found.is_some());
-    found.transpose()
+    let found = typed::read(ctx, key, |l: Option<&List>| l.map(f));
+    note_read(ctx, key, !matches!(found, Ok(None)));
+    found
 }
 
 /// The list at `key` for writing (lookupKeyWrite then checkType): `f` runs on it, None if
@@ -172,21 +105,7 @@ pub(super) fn modify<T>(
     key: &[u8],
     f: impl FnOnce(&mut List) -> T,
 ) -> Result<Option<(T, bool)>, RedisError> {
-    let mut shard = ctx.db().lock(key);
-    let l = match shard.get_mut(key, ctx.now) {
-        None => return Ok(None),
-        Some(Entry {
-            value: Value::List(l),
-            ..
-        }) => l,
-        Some(_) => return Err(wrongtype()),
-    };
-    let r = f(l);
-    let emptied = l.is_empty();
-    if emptied {
-        shard.remove(key, ctx.now);
-    }
-    Ok(Some((r, emptied)))
+    typed::modify(ctx, key, f)
 }
 
 /// Redis's listElementsRemoved: the pop event, `del` if the list went, and the signal.

@@ -6,20 +6,15 @@
 //! the process id at first use, as Redis seeds rand() at startup.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use parking_lot::Mutex;
 
 use std::f64::consts::PI;
 
-pub const COMMANDS: &[Command] = &[Command::new("lolwut", -1, READONLY | FAST, lolwut).doc(
-    "server",
-    "5.0.0",
-    "Display some computer art and the Redis version",
-)];
+pub const COMMANDS: &[Row] = &[Row::new("lolwut", lolwut)];
 
 /// glibc's rand() (random_r's TYPE_3 additive feedback generator: 31 words, the front
 /// pointer three ahead of the rear one).

@@ -5,46 +5,25 @@
 //! allocator keeps no statistics (INFO says `mem_allocator:libc`, and Redis built without
 //! jemalloc answers MALLOC-STATS and PURGE as here).
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::alloc::{dict_slots, sds_alloc_size, DICT_ENTRY};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("memory", -2, 0, container)
-    .subs(MEMORY_SUBS)
-    .doc(
-        "server",
-        "4.0.0",
-        "A container for memory diagnostics commands",
-    )];
+pub const COMMANDS: &[Row] = &[Row::new("memory", container).subs(MEMORY_SUBS)];
 
-const MEMORY_SUBS: &[Command] = &[
-    Command::new("usage", -3, READONLY, usage)
-        .keys(2, 2, 1)
-        .doc("server", "4.0.0", "Estimate the memory usage of a key"),
-    Command::new("stats", 2, 0, stats).doc("server", "4.0.0", "Show memory usage details"),
-    Command::new("doctor", 2, 0, doctor).doc("server", "4.0.0", "Outputs memory problems report"),
-    Command::new("purge", 2, 0, purge).doc(
-        "server",
-        "4.0.0",
-        "Ask the allocator to release memory",
-    ),
-    Command::new("malloc-stats", 2, 0, malloc_stats).doc(
-        "server",
-        "4.0.0",
-        "Show allocator internal stats",
-    ),
-    Command::new("help", 2, LOADING | STALE, help).doc(
-        "server",
-        "4.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const MEMORY_SUBS: &[Row] = &[
+    Row::new("usage", usage),
+    Row::new("stats", stats),
+    Row::new("doctor", doctor),
+    Row::new("purge", purge),
+    Row::new("malloc-stats", malloc_stats),
+    Row::new("help", help),
 ];
 
 const MEMORY_HELP: &[&str] = &[
@@ -69,19 +48,17 @@ const DEFAULT_SAMPLES: usize = 5;
 
 fn usage(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut samples = DEFAULT_SAMPLES;
-    let mut j = 3;
-    while j < a.len() {
-        if is(&a[j], "samples") && j + 1 < a.len() {
-            let n = args::int(&a[j + 1])?;
-            if n < 0 {
-                return Err(RedisError::new(error::SYNTAX));
-            }
-            // 0 means every element (usize::MAX samples; the types read 0 the same way).
-            samples = n.try_into().unwrap_or(usize::MAX);
-            j += 2;
-        } else {
+    let mut args = Args::new(a, 3);
+    while let Some(opt) = args.next() {
+        let Some(v) = args.value_of(opt, "samples") else {
+            return Err(RedisError::new(error::SYNTAX));
+        };
+        let n = args::int(v)?;
+        if n < 0 {
             return Err(RedisError::new(error::SYNTAX));
         }
+        // 0 means every element (usize::MAX samples; the types read 0 the same way).
+        samples = n.try_into().unwrap_or(usize::MAX);
     }
     let key = &a[2];
     // Redis reads the dict directly: a key past its TTL but not yet reclaimed still counts.

@@ -2,7 +2,7 @@
 //! A new family is a file here listed once in [`ALL`]; it uses `runtime` (the state, `Ctx`,
 //! typed access, signals), `base` (argument parsing) and nothing above.
 
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 
 pub mod acl;
 pub mod bitfield;
@@ -55,7 +55,7 @@ pub mod zset_store;
 pub mod zsets;
 
 /// Every family's rows; a new family is added here once.
-pub static ALL: &[&[Command]] = &[
+pub static ALL: &[&[Row]] = &[
     connection::COMMANDS,
     client::COMMANDS,
     strings::COMMANDS,

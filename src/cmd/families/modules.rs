@@ -6,41 +6,19 @@
 use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::{container, Command};
+use crate::cmd::runtime::table::{container, Row};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("module", -2, 0, container)
-    .subs(MODULE_SUBS)
-    .doc("server", "4.0.0", "A container for module commands")];
+pub const COMMANDS: &[Row] = &[Row::new("module", container).subs(MODULE_SUBS)];
 
-const MODULE_SUBS: &[Command] = &[
-    Command::new("help", 2, LOADING | STALE, help).doc(
-        "server",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
-    Command::new("list", 2, ADMIN | NOSCRIPT, list).doc(
-        "server",
-        "4.0.0",
-        "List all modules loaded by the server",
-    ),
-    Command::new("load", -3, ADMIN | NOSCRIPT | PROTECTED, load).doc(
-        "server",
-        "4.0.0",
-        "Load a module",
-    ),
-    Command::new("loadex", -3, ADMIN | NOSCRIPT | PROTECTED, load).doc(
-        "server",
-        "7.0.0",
-        "Load a module with extended parameters",
-    ),
-    Command::new("unload", 3, ADMIN | NOSCRIPT | PROTECTED, unload).doc(
-        "server",
-        "4.0.0",
-        "Unload a module",
-    ),
+const MODULE_SUBS: &[Row] = &[
+    Row::new("help", help),
+    Row::new("list", list),
+    Row::new("load", load).flags(PROTECTED),
+    Row::new("loadex", load).flags(PROTECTED),
+    Row::new("unload", unload).flags(PROTECTED),
 ];
 
 /// MODULE HELP.

@@ -5,19 +5,12 @@
 
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] =
-    &[
-        Command::new("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, monitor).doc(
-            "server",
-            "1.0.0",
-            "Listen for all requests received by the server in real time",
-        ),
-    ];
+pub const COMMANDS: &[Row] = &[Row::new("monitor", monitor).flags(NEEDS_CONNECTION)];
 
 fn monitor(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let info = &ctx.client.info;

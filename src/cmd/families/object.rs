@@ -2,57 +2,24 @@
 //! would hold it. Lookups do not count as accesses (Redis's LOOKUP_NOTOUCH), so asking never
 //! changes the answer.
 
-use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::families::keys::count_lookup;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::Entry;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("object", -2, 0, container)
-    .subs(OBJECT_SUBS)
-    .doc(
-        "generic",
-        "2.2.3",
-        "A container for object introspection commands",
-    )];
+pub const COMMANDS: &[Row] = &[Row::new("object", container).subs(OBJECT_SUBS)];
 
-const OBJECT_SUBS: &[Command] = &[
-    Command::new("encoding", 3, READONLY, encoding)
-        .keys(2, 2, 1)
-        .doc(
-            "generic",
-            "2.2.3",
-            "Inspect the internal encoding of a Redis object",
-        ),
-    Command::new("freq", 3, READONLY, freq).keys(2, 2, 1).doc(
-        "generic",
-        "4.0.0",
-        "Get the logarithmic access frequency counter of a Redis object",
-    ),
-    Command::new("idletime", 3, READONLY, idletime)
-        .keys(2, 2, 1)
-        .doc(
-            "generic",
-            "2.2.3",
-            "Get the time since a Redis object was last accessed",
-        ),
-    Command::new("refcount", 3, READONLY, refcount)
-        .keys(2, 2, 1)
-        .doc(
-            "generic",
-            "2.2.3",
-            "Get the number of references to the value of the key",
-        ),
-    Command::new("help", 2, LOADING | STALE, help).doc(
-        "generic",
-        "6.2.0",
-        "Show helpful text about the different subcommands",
-    ),
+const OBJECT_SUBS: &[Row] = &[
+    Row::new("encoding", encoding),
+    Row::new("freq", freq),
+    Row::new("idletime", idletime),
+    Row::new("refcount", refcount),
+    Row::new("help", help),
 ];
 
 const OBJECT_HELP: &[&str] = &[

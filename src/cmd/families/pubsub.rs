@@ -7,103 +7,32 @@
 
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error;
 use crate::pubsub::Kind;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-const SUB: u32 = PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK;
-
-pub const COMMANDS: &[Command] = &[
-    Command::new("subscribe", -2, SUB, subscribe).doc(
-        "pubsub",
-        "2.0.0",
-        "Listen for messages published to the given channels",
-    ),
-    Command::new("unsubscribe", -1, SUB, unsubscribe).doc(
-        "pubsub",
-        "2.0.0",
-        "Stop listening for messages posted to the given channels",
-    ),
-    Command::new("psubscribe", -2, SUB, psubscribe).doc(
-        "pubsub",
-        "2.0.0",
-        "Listen for messages published to channels matching the given patterns",
-    ),
-    Command::new("punsubscribe", -1, SUB, punsubscribe).doc(
-        "pubsub",
-        "2.0.0",
-        "Stop listening for messages posted to channels matching the given patterns",
-    ),
-    Command::new("ssubscribe", -2, SUB, ssubscribe)
-        .keys(1, -1, 1)
-        .doc(
-            "pubsub",
-            "7.0.0",
-            "Listen for messages published to the given shard channels",
-        ),
-    Command::new("sunsubscribe", -1, SUB, sunsubscribe)
-        .keys(1, -1, 1)
-        .doc(
-            "pubsub",
-            "7.0.0",
-            "Stop listening for messages posted to the given shard channels",
-        ),
-    Command::new(
-        "publish",
-        3,
-        PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE,
-        publish,
-    )
-    .doc("pubsub", "2.0.0", "Post a message to a channel"),
-    Command::new(
-        "spublish",
-        3,
-        PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE,
-        spublish,
-    )
-    .keys(1, 1, 1)
-    .doc("pubsub", "7.0.0", "Post a message to a shard channel"),
-    Command::new("pubsub", -2, 0, crate::cmd::runtime::table::container)
-        .doc("pubsub", "2.8.0", "A container for Pub/Sub commands")
-        .subs(PUBSUB_SUBS),
+pub const COMMANDS: &[Row] = &[
+    Row::new("subscribe", subscribe).flags(SUBSCRIBED_OK | NEEDS_CONNECTION),
+    Row::new("unsubscribe", unsubscribe).flags(SUBSCRIBED_OK),
+    Row::new("psubscribe", psubscribe).flags(SUBSCRIBED_OK | NEEDS_CONNECTION),
+    Row::new("punsubscribe", punsubscribe).flags(SUBSCRIBED_OK),
+    Row::new("ssubscribe", ssubscribe).flags(SUBSCRIBED_OK | NEEDS_CONNECTION),
+    Row::new("sunsubscribe", sunsubscribe).flags(SUBSCRIBED_OK),
+    Row::new("publish", publish).flags(MAY_REPLICATE),
+    Row::new("spublish", spublish).flags(MAY_REPLICATE),
+    Row::new("pubsub", crate::cmd::runtime::table::container).subs(PUBSUB_SUBS),
 ];
 
-const INTROSPECT: u32 = PUBSUB | LOADING | STALE;
-
-const PUBSUB_SUBS: &[Command] = &[
-    Command::new("channels", -2, INTROSPECT, pubsub_channels).doc(
-        "pubsub",
-        "2.8.0",
-        "List active channels",
-    ),
-    Command::new("numsub", -2, INTROSPECT, pubsub_numsub).doc(
-        "pubsub",
-        "2.8.0",
-        "Get the count of subscribers for channels",
-    ),
-    Command::new("numpat", 2, INTROSPECT, pubsub_numpat).doc(
-        "pubsub",
-        "2.8.0",
-        "Get the count of unique patterns pattern subscriptions",
-    ),
-    Command::new("shardchannels", -2, INTROSPECT, pubsub_shardchannels).doc(
-        "pubsub",
-        "7.0.0",
-        "List active shard channels",
-    ),
-    Command::new("shardnumsub", -2, INTROSPECT, pubsub_shardnumsub).doc(
-        "pubsub",
-        "7.0.0",
-        "Get the count of subscribers for shard channels",
-    ),
-    Command::new("help", 2, LOADING | STALE, pubsub_help).doc(
-        "pubsub",
-        "6.2.0",
-        "Show helpful text about the different subcommands",
-    ),
+const PUBSUB_SUBS: &[Row] = &[
+    Row::new("channels", pubsub_channels),
+    Row::new("numsub", pubsub_numsub),
+    Row::new("numpat", pubsub_numpat),
+    Row::new("shardchannels", pubsub_shardchannels),
+    Row::new("shardnumsub", pubsub_shardnumsub),
+    Row::new("help", pubsub_help),
 ];
 
 /// `[kind, name-or-nil, count]` as a push frame (an array in RESP2).

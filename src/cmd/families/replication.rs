@@ -5,40 +5,17 @@
 //! connection closes). Kept apart so real replication can replace this file.
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("failover", -1, ADMIN | NOSCRIPT | STALE, failover).doc(
-        "server",
-        "6.2.0",
-        "Start a coordinated failover between this server and one of its replicas.",
-    ),
-    Command::new("psync", -3, ADMIN | NOSCRIPT | NO_MULTI, sync).doc(
-        "server",
-        "2.8.0",
-        "Internal command used for replication",
-    ),
-    Command::new("sync", 1, ADMIN | NOSCRIPT | NO_MULTI, sync).doc(
-        "server",
-        "1.0.0",
-        "Internal command used for replication",
-    ),
-    Command::new(
-        "replconf",
-        -1,
-        ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY,
-        replconf,
-    )
-    .doc(
-        "server",
-        "3.0.0",
-        "An internal command for configuring the replication stream",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("failover", failover),
+    Row::new("psync", sync),
+    Row::new("sync", sync),
+    Row::new("replconf", replconf),
 ];
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: the options are checked as Redis

@@ -32,12 +32,12 @@
 //! node without the server lock, since it takes the locks of several nodes; its rows' handler
 //! only answers on a server that is no cluster node.
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::fault_table::{Action, Target};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{container, Handler, Row};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
@@ -53,73 +53,73 @@ use crate::cmd::testctl::history;
 /// or while the server is paused by a fault).
 const TEST: u32 = TEST_ONLY | NOSCRIPT | NO_MULTI | ALLOW_BUSY | LOADING | STALE;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new(
+pub const COMMANDS: &[Row] = &[
+    test_row(
         "resplock.clock",
+        container,
         -2,
-        TEST,
-        crate::cmd::runtime::table::container,
-    )
-    .subs(CLOCK_SUBS)
-    .doc(
-        "server",
-        "0.1.0",
         "Move the server's clock (test servers only)",
-    ),
-    Command::new(
-        "resplock.fault",
-        -2,
-        TEST,
-        crate::cmd::runtime::table::container,
     )
-    .subs(FAULT_SUBS)
-    .doc("server", "0.1.0", "Inject faults (test servers only)"),
-    Command::new("resplock.snapshot", -1, TEST, snapshot_cmd).doc(
-        "server",
-        "0.1.0",
+    .subs(CLOCK_SUBS),
+    test_row(
+        "resplock.fault",
+        container,
+        -2,
+        "Inject faults (test servers only)",
+    )
+    .subs(FAULT_SUBS),
+    test_row(
+        "resplock.snapshot",
+        snapshot_cmd,
+        -1,
         "Keep a copy of the dataset for RESPLOCK.RESTART (test servers only)",
     ),
-    Command::new("resplock.restart", -1, TEST, restart_cmd).doc(
-        "server",
-        "0.1.0",
+    test_row(
+        "resplock.restart",
+        restart_cmd,
+        -1,
         "Simulate a restart without persistence (test servers only)",
     ),
-    Command::new("resplock.history", -2, TEST, history_cmd).doc(
-        "server",
-        "0.1.0",
+    test_row(
+        "resplock.history",
+        history_cmd,
+        -2,
         "Read the lock history (test servers only)",
     ),
-    Command::new("resplock.fenced.write", -2, TEST, fenced_write).doc(
-        "server",
-        "0.1.0",
+    test_row(
+        "resplock.fenced.write",
+        fenced_write,
+        -2,
         "Write a fenced resource with a fencing token (test servers only)",
     ),
-    Command::new("resplock.fenced.read", 2, TEST, fenced_read).doc(
-        "server",
-        "0.1.0",
+    test_row(
+        "resplock.fenced.read",
+        fenced_read,
+        2,
         "Read a fenced resource (test servers only)",
     ),
-    Command::new(
+    test_row(
         "resplock.cluster",
+        container,
         -2,
-        TEST,
-        crate::cmd::runtime::table::container,
-    )
-    .subs(CLUSTER_SUBS)
-    .doc(
-        "server",
-        "0.1.0",
         "Move slots, fail and partition nodes of an in-process cluster (test servers only)",
-    ),
+    )
+    .subs(CLUSTER_SUBS),
 ];
 
-const CLUSTER_SUBS: &[Command] = &[
-    Command::new("migrate", 4, TEST, not_a_cluster).doc("server", "0.1.0", "Move slots"),
-    Command::new("movekeys", -4, TEST, not_a_cluster).doc("server", "0.1.0", "Move keys"),
-    Command::new("fail", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Fail a master"),
-    Command::new("partition", -3, TEST, not_a_cluster).doc("server", "0.1.0", "Cut a node off"),
-    Command::new("heal", 3, TEST, not_a_cluster).doc("server", "0.1.0", "Bring a node back"),
-    Command::new("help", 2, TEST, cluster_help).doc("server", "0.1.0", "Show helpful text"),
+/// A `RESPLOCK.*` command or subcommand (none is in redis-server's recording, so each
+/// describes itself): its arity and COMMAND DOCS's summary.
+const fn test_row(name: &'static str, handler: Handler, arity: i32, summary: &'static str) -> Row {
+    Row::new(name, handler).own(arity, TEST, (0, 0, 0), "server", "0.1.0", summary)
+}
+
+const CLUSTER_SUBS: &[Row] = &[
+    test_row("migrate", not_a_cluster, 4, "Move slots"),
+    test_row("movekeys", not_a_cluster, -4, "Move keys"),
+    test_row("fail", not_a_cluster, 3, "Fail a master"),
+    test_row("partition", not_a_cluster, -3, "Cut a node off"),
+    test_row("heal", not_a_cluster, 3, "Bring a node back"),
+    test_row("help", cluster_help, 2, "Show helpful text"),
 ];
 
 fn cluster_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -132,14 +132,14 @@ fn not_a_cluster(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Err(RedisError::new(error::CLUSTER_DISABLED))
 }
 
-const CLOCK_SUBS: &[Command] = &[
-    Command::new("get", 2, TEST, clock_get).doc("server", "0.1.0", "The clock, Unix ms"),
-    Command::new("advance", 3, TEST, clock_advance).doc("server", "0.1.0", "Move it by ms"),
-    Command::new("set", 3, TEST, clock_set).doc("server", "0.1.0", "Set it to Unix ms"),
-    Command::new("freeze", 2, TEST, clock_freeze).doc("server", "0.1.0", "Stop it"),
-    Command::new("resume", 2, TEST, clock_resume).doc("server", "0.1.0", "Let it run"),
-    Command::new("reset", 2, TEST, clock_reset).doc("server", "0.1.0", "Back to system time"),
-    Command::new("help", 2, TEST, clock_help).doc("server", "0.1.0", "Show helpful text"),
+const CLOCK_SUBS: &[Row] = &[
+    test_row("get", clock_get, 2, "The clock, Unix ms"),
+    test_row("advance", clock_advance, 3, "Move it by ms"),
+    test_row("set", clock_set, 3, "Set it to Unix ms"),
+    test_row("freeze", clock_freeze, 2, "Stop it"),
+    test_row("resume", clock_resume, 2, "Let it run"),
+    test_row("reset", clock_reset, 2, "Back to system time"),
+    test_row("help", clock_help, 2, "Show helpful text"),
 ];
 
 /// The `HELP` replies, in Redis's HELP shape (addReplyHelp: the header, the lines, HELP).
@@ -270,18 +270,18 @@ fn fault_help(_: &mut Ctx, _: &[Bytes]) -> CmdResult {
     Ok(help_reply(FAULT_HELP))
 }
 
-const FAULT_SUBS: &[Command] = &[
-    Command::new("error", -3, TEST, fault_error).doc("server", "0.1.0", "Fail requests"),
-    Command::new("delay", -3, TEST, fault_delay).doc("server", "0.1.0", "Delay replies"),
-    Command::new("drop", -2, TEST, fault_drop).doc("server", "0.1.0", "Drop requests"),
-    Command::new("drop-after", -2, TEST, fault_drop_after).doc("server", "0.1.0", "Lose replies"),
-    Command::new("pause", 3, TEST, fault_pause).doc("server", "0.1.0", "Stop answering"),
-    Command::new("unpause", 2, TEST, fault_unpause).doc("server", "0.1.0", "End a pause"),
-    Command::new("disconnect", -2, TEST, fault_disconnect).doc("server", "0.1.0", "Close clients"),
-    Command::new("refuse-connections", 3, TEST, fault_refuse).doc("server", "0.1.0", "Refuse"),
-    Command::new("list", 2, TEST, fault_list).doc("server", "0.1.0", "The rules set"),
-    Command::new("clear", -2, TEST, fault_clear).doc("server", "0.1.0", "Remove rules"),
-    Command::new("help", 2, TEST, fault_help).doc("server", "0.1.0", "Show helpful text"),
+const FAULT_SUBS: &[Row] = &[
+    test_row("error", fault_error, -3, "Fail requests"),
+    test_row("delay", fault_delay, -3, "Delay replies"),
+    test_row("drop", fault_drop, -2, "Drop requests"),
+    test_row("drop-after", fault_drop_after, -2, "Lose replies"),
+    test_row("pause", fault_pause, 3, "Stop answering"),
+    test_row("unpause", fault_unpause, 2, "End a pause"),
+    test_row("disconnect", fault_disconnect, -2, "Close clients"),
+    test_row("refuse-connections", fault_refuse, 3, "Refuse"),
+    test_row("list", fault_list, 2, "The rules set"),
+    test_row("clear", fault_clear, -2, "Remove rules"),
+    test_row("help", fault_help, 2, "Show helpful text"),
 ];
 
 fn clock_get(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -321,10 +321,9 @@ fn clock_reset(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
     let mut target = Target::All;
     let mut count = None;
-    let mut i = 0;
-    while i < a.len() {
-        let opt = &a[i];
-        let Some(val) = a.get(i + 1) else {
+    let mut args = Args::new(a, 0);
+    while !args.is_empty() {
+        let Some((opt, val)) = args.pair() else {
             return Err(RedisError::new(error::SYNTAX));
         };
         if is(opt, "command") {
@@ -341,7 +340,6 @@ fn target_and_count(a: &[Bytes]) -> Result<(Target, Option<u64>), RedisError> {
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 2;
     }
     Ok((target, count))
 }

@@ -1,106 +1,59 @@
-//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows and SCRIPT
-//! KILL are flagged SCRIPT_RUNNER: the request path (`dispatch/`) runs scripts holding the server
-//! lock and SCRIPT KILL without it.
+//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The four EVAL rows say
+//! which script they run and SCRIPT KILL is a kill row (`Runs`): the request path (`dispatch/`)
+//! runs scripts holding the server lock and SCRIPT KILL without it.
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Row, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
+use crate::script::EvalKind;
 use bytes::Bytes;
 
-const SCRIPT_SUBS: &[Command] = &[
-    Command::new("load", 3, NOSCRIPT | STALE, script_load).doc(
-        "scripting",
-        "2.6.0",
-        "Load the specified Lua script into the script cache.",
-    ),
-    Command::new("exists", -3, NOSCRIPT, script_exists).doc(
-        "scripting",
-        "2.6.0",
-        "Check existence of scripts in the script cache.",
-    ),
-    Command::new("flush", -2, NOSCRIPT, script_flush).doc(
-        "scripting",
-        "2.6.0",
-        "Remove all the scripts from the script cache.",
-    ),
-    Command::new(
-        "kill",
-        2,
-        NOSCRIPT | ALLOW_BUSY | SCRIPT_RUNNER,
-        runner_only,
-    )
-    .doc(
-        "scripting",
-        "2.6.0",
-        "Kill the script currently in execution.",
-    ),
-    Command::new("debug", 3, NOSCRIPT, script_debug).doc(
-        "scripting",
-        "3.2.0",
-        "Set the debug mode for executed scripts.",
-    ),
-    Command::new("help", 2, LOADING | STALE, script_help).doc(
-        "scripting",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
+const SCRIPT_SUBS: &[Row] = &[
+    Row::new("load", script_load),
+    Row::new("exists", script_exists),
+    Row::new("flush", script_flush),
+    Row::script_kill("kill", true),
+    Row::new("debug", script_debug),
+    Row::new("help", script_help),
 ];
 
-pub const COMMANDS: &[Command] = &[
-    Command::new(
+pub const COMMANDS: &[Row] = &[
+    Row::script(
         "eval",
-        -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE | SCRIPT_RUNNER,
-        runner_only,
+        ScriptCall::Eval(EvalKind {
+            by_sha: false,
+            readonly: false,
+        }),
     )
-    .doc("scripting", "2.6.0", "Execute a Lua script server side"),
-    Command::new(
+    .flags(MAY_REPLICATE),
+    Row::script(
         "evalsha",
-        -3,
-        NOSCRIPT | STALE | SKIP_MONITOR | MAY_REPLICATE | SCRIPT_RUNNER,
-        runner_only,
+        ScriptCall::Eval(EvalKind {
+            by_sha: true,
+            readonly: false,
+        }),
     )
-    .doc("scripting", "2.6.0", "Execute a Lua script server side"),
-    Command::new(
+    .flags(MAY_REPLICATE),
+    Row::script(
         "eval_ro",
-        -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        runner_only,
-    )
-    .doc(
-        "scripting",
-        "7.0.0",
-        "Execute a read-only Lua script server side",
+        ScriptCall::Eval(EvalKind {
+            by_sha: false,
+            readonly: true,
+        }),
     ),
-    Command::new(
+    Row::script(
         "evalsha_ro",
-        -3,
-        READONLY | NOSCRIPT | STALE | SKIP_MONITOR | SCRIPT_RUNNER,
-        runner_only,
-    )
-    .doc(
-        "scripting",
-        "7.0.0",
-        "Execute a read-only Lua script server side",
+        ScriptCall::Eval(EvalKind {
+            by_sha: true,
+            readonly: true,
+        }),
     ),
-    Command::new("script", -2, 0, container)
-        .doc(
-            "scripting",
-            "2.6.0",
-            "A container for Lua scripts management commands",
-        )
-        .subs(SCRIPT_SUBS),
+    Row::new("script", container).subs(SCRIPT_SUBS),
 ];
-
-/// Rows flagged SCRIPT_RUNNER never reach their handler from a connection; from elsewhere
-/// (never from a script: they are NOSCRIPT) they are refused.
-pub(super) fn runner_only(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    Err(error::unknown_command(&a[0], &a[1..]))
-}
 
 fn script_load(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let sha = ctx.state.scripting.load(&a[2])?;

@@ -3,73 +3,26 @@
 //! replication commands answered as a master (ROLE, REPLICAOF/SLAVEOF).
 
 use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::persist::{self, aof, registry::JobKind, save};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("time", 1, LOADING | STALE | FAST, time).doc(
-        "server",
-        "2.6.0",
-        "Return the current server time",
-    ),
-    Command::new("wait", 3, NOSCRIPT, wait).doc(
-        "generic",
-        "3.0.0",
-        "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
-    ),
-    Command::new(
-        "shutdown",
-        -1,
-        ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
-        shutdown,
-    )
-    .doc(
-        "server",
-        "1.0.0",
-        "Synchronously save the dataset to disk and then shut down the server",
-    ),
-    Command::new("lastsave", 1, LOADING | STALE | FAST, lastsave).doc(
-        "server",
-        "1.0.0",
-        "Get the UNIX time stamp of the last successful save to disk",
-    ),
-    Command::new("save", 1, ADMIN | NOSCRIPT | NO_MULTI, save).doc(
-        "server",
-        "1.0.0",
-        "Synchronously save the dataset to disk",
-    ),
-    Command::new("bgsave", -1, ADMIN | NOSCRIPT, bgsave).doc(
-        "server",
-        "1.0.0",
-        "Asynchronously save the dataset to disk",
-    ),
-    Command::new("bgrewriteaof", 1, ADMIN | NOSCRIPT, bgrewriteaof).doc(
-        "server",
-        "1.0.0",
-        "Asynchronously rewrite the append-only file",
-    ),
-    Command::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, role).doc(
-        "server",
-        "2.8.12",
-        "Return the role of the instance in the context of replication",
-    ),
-    Command::new("replicaof", 3, ADMIN | NOSCRIPT | STALE, replicaof).doc(
-        "server",
-        "5.0.0",
-        "Make the server a replica of another instance, or promote it as master.",
-    ),
-    Command::new("slaveof", 3, ADMIN | NOSCRIPT | STALE, replicaof).doc(
-        "server",
-        "1.0.0",
-        "Make the server a replica of another instance, or promote it as master.",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("time", time),
+    Row::new("wait", wait),
+    Row::new("shutdown", shutdown),
+    Row::new("lastsave", lastsave),
+    Row::new("save", save),
+    Row::new("bgsave", bgsave),
+    Row::new("bgrewriteaof", bgrewriteaof),
+    Row::new("role", role),
+    Row::new("replicaof", replicaof),
+    Row::new("slaveof", replicaof),
 ];
 
 fn time(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {

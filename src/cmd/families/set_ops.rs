@@ -3,12 +3,11 @@
 //! set (an intset while every member is an integer, as Redis's createIntsetObject), so an
 //! all-integer result answers in ascending order exactly as Redis does.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::families::sets::members;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, intset_limit, read_many, wrongtype};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -16,44 +15,14 @@ use crate::reply::{CmdResult, Reply};
 use crate::types::set::Set;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("sinter", -2, READONLY, sinter)
-        .keys(1, -1, 1)
-        .doc("set", "1.0.0", "Intersect multiple sets"),
-    Command::new("sinterstore", -3, WRITE | DENYOOM, sinterstore)
-        .keys(1, -1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Intersect multiple sets and store the resulting set in a key",
-        ),
-    Command::new("sintercard", -3, READONLY, sintercard)
-        .keys(0, 0, 0)
-        .doc(
-            "set",
-            "7.0.0",
-            "Intersect multiple sets and return the cardinality of the result",
-        ),
-    Command::new("sunion", -2, READONLY, sunion)
-        .keys(1, -1, 1)
-        .doc("set", "1.0.0", "Add multiple sets"),
-    Command::new("sunionstore", -3, WRITE | DENYOOM, sunionstore)
-        .keys(1, -1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Add multiple sets and store the resulting set in a key",
-        ),
-    Command::new("sdiff", -2, READONLY, sdiff)
-        .keys(1, -1, 1)
-        .doc("set", "1.0.0", "Subtract multiple sets"),
-    Command::new("sdiffstore", -3, WRITE | DENYOOM, sdiffstore)
-        .keys(1, -1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Subtract multiple sets and store the resulting set in a key",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("sinter", sinter),
+    Row::new("sinterstore", sinterstore),
+    Row::new("sintercard", sintercard),
+    Row::new("sunion", sunion),
+    Row::new("sunionstore", sunionstore),
+    Row::new("sdiff", sdiff),
+    Row::new("sdiffstore", sdiffstore),
 ];
 
 /// The sets at `keys` (None for missing keys); WRONGTYPE if any key holds another type.
@@ -161,17 +130,15 @@ fn parse_intercard(a: &[Bytes]) -> Result<(&[Bytes], usize), RedisError> {
         return Err(RedisError::new(error::NUMKEYS_TOO_MANY));
     }
     let mut limit = 0usize;
-    let mut j = 2 + numkeys;
-    while j < a.len() {
-        if is(&a[j], "limit") && j + 1 < a.len() {
-            limit = match args::parse_i64(&a[j + 1]) {
-                Some(n) if n >= 0 => n as usize,
-                _ => return Err(RedisError::new(error::LIMIT_NEGATIVE)),
-            };
-            j += 2;
-        } else {
+    let mut args = Args::new(a, 2 + numkeys);
+    while let Some(opt) = args.next() {
+        let Some(v) = args.value_of(opt, "limit") else {
             return Err(RedisError::new(error::SYNTAX));
-        }
+        };
+        limit = match args::parse_i64(v) {
+            Some(n) if n >= 0 => n as usize,
+            _ => return Err(RedisError::new(error::LIMIT_NEGATIVE)),
+        };
     }
     Ok((&a[2..2 + numkeys], limit))
 }

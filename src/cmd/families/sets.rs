@@ -7,64 +7,28 @@
 //! not something a client can rely on either: see the tests' `~unordered` matchers).
 
 use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
+use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
-use crate::cmd::runtime::typed::{self, intset_limit, member_hash, modify, read, upsert};
+use crate::cmd::runtime::table::Row;
+use crate::cmd::runtime::typed::{intset_limit, modify, read, upsert};
 use crate::error::{self, RedisError};
 use crate::keyspace::scan_by_hash;
 use crate::reply::{CmdResult, Reply};
 use crate::types::set::Set;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("sadd", -3, WRITE | DENYOOM | FAST, sadd)
-        .keys(1, 1, 1)
-        .doc("set", "1.0.0", "Add one or more members to a set"),
-    Command::new("srem", -3, WRITE | FAST, srem)
-        .keys(1, 1, 1)
-        .doc("set", "1.0.0", "Remove one or more members from a set"),
-    Command::new("sismember", 3, READONLY | FAST, sismember)
-        .keys(1, 1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Determine if a given value is a member of a set",
-        ),
-    Command::new("smismember", -3, READONLY | FAST, smismember)
-        .keys(1, 1, 1)
-        .doc(
-            "set",
-            "6.2.0",
-            "Returns the membership associated with the given elements for a set",
-        ),
-    Command::new("smembers", 2, READONLY, smembers)
-        .keys(1, 1, 1)
-        .doc("set", "1.0.0", "Get all the members in a set"),
-    Command::new("scard", 2, READONLY | FAST, scard)
-        .keys(1, 1, 1)
-        .doc("set", "1.0.0", "Get the number of members in a set"),
-    Command::new("spop", -2, WRITE | FAST, spop)
-        .keys(1, 1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Remove and return one or multiple random members from a set",
-        ),
-    Command::new("srandmember", -2, READONLY, srandmember)
-        .keys(1, 1, 1)
-        .doc(
-            "set",
-            "1.0.0",
-            "Get one or multiple random members from a set",
-        ),
-    Command::new("smove", 4, WRITE | FAST, smove)
-        .keys(1, 2, 1)
-        .doc("set", "1.0.0", "Move a member from one set to another"),
-    Command::new("sscan", -3, READONLY, sscan)
-        .keys(1, 1, 1)
-        .doc("set", "2.8.0", "Incrementally iterate Set elements"),
+pub const COMMANDS: &[Row] = &[
+    Row::new("sadd", sadd),
+    Row::new("srem", srem),
+    Row::new("sismember", sismember),
+    Row::new("smismember", smismember),
+    Row::new("smembers", smembers),
+    Row::new("scard", scard),
+    Row::new("spop", spop),
+    Row::new("srandmember", srandmember),
+    Row::new("smove", smove),
+    Row::new("sscan", sscan),
 ];
 
 /// An empty set, for SADD and SMOVE to create.
@@ -304,12 +268,12 @@ pub fn empty_scan() -> Reply {
 }
 
 fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cursor = crate::cmd::families::keys::parse_scan_cursor(&a[2])?;
+    let cursor = scan::cursor(&a[2])?;
     // Redis looks the key up before parsing the options; a missing key answers at once.
     if !read(ctx, &a[1], |s: Option<&Set>| s.is_some())? {
         return Ok(empty_scan());
     }
-    let opts = typed::scan_args(a, 3)?;
+    let opts = scan::options(a, 3, false, 1 << 20)?;
     let (next, found) = read(ctx, &a[1], |s: Option<&Set>| {
         let Some(s) = s else {
             return (0, Vec::new());
@@ -318,7 +282,7 @@ fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             // Redis returns a compact encoding whole, with cursor 0.
             return (0, s.iter().map(|m| m.to_bytes()).collect());
         }
-        let page = scan_by_hash(s.iter().map(|m| (member_hash(&m), m)), cursor, opts.count);
+        let page = scan_by_hash(s.iter().map(|m| (cursor_hash(&m), m)), cursor, opts.count);
         (
             page.cursor,
             page.items.into_iter().map(|m| m.to_bytes()).collect(),

@@ -2,40 +2,21 @@
 //! subsystem (`runtime/observe/slowlog.rs`, hence the shared name).
 
 use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("slowlog", -2, 0, container)
-    .subs(SLOWLOG_SUBS)
-    .doc("server", "2.2.12", "A container for slow log commands")];
+pub const COMMANDS: &[Row] = &[Row::new("slowlog", container).subs(SLOWLOG_SUBS)];
 
-const SLOWLOG_SUBS: &[Command] = &[
-    Command::new("get", -2, ADMIN | LOADING | STALE, slowlog_get).doc(
-        "server",
-        "2.2.12",
-        "Get the slow log's entries",
-    ),
-    Command::new("len", 2, ADMIN | LOADING | STALE, slowlog_len).doc(
-        "server",
-        "2.2.12",
-        "Get the slow log's length",
-    ),
-    Command::new("reset", 2, ADMIN | LOADING | STALE, slowlog_reset).doc(
-        "server",
-        "2.2.12",
-        "Clear all entries from the slow log",
-    ),
-    Command::new("help", 2, LOADING | STALE, slowlog_help).doc(
-        "server",
-        "6.2.0",
-        "Show helpful text about the different subcommands",
-    ),
+const SLOWLOG_SUBS: &[Row] = &[
+    Row::new("get", slowlog_get),
+    Row::new("len", slowlog_len),
+    Row::new("reset", slowlog_reset),
+    Row::new("help", slowlog_help),
 ];
 
 fn slowlog_get(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {

@@ -3,11 +3,10 @@
 //! sort), GET patterns (`#` is the element itself), and STORE into a list, over lists, sets
 //! and sorted sets.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, wrongtype};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -17,22 +16,7 @@ use crate::types::zset::ScoreBound;
 use bytes::Bytes;
 use std::cmp::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("sort", -2, WRITE | DENYOOM, sort)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "1.0.0",
-            "Sort the elements in a list, set or sorted set",
-        ),
-    Command::new("sort_ro", -2, READONLY, sort_ro)
-        .keys(1, 1, 1)
-        .doc(
-            "generic",
-            "7.0.0",
-            "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
-        ),
-];
+pub const COMMANDS: &[Row] = &[Row::new("sort", sort), Row::new("sort_ro", sort_ro)];
 
 fn sort(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     sort_generic(ctx, a, false)
@@ -71,39 +55,34 @@ fn parse_options(
         dontsort: false,
         gets: Vec::new(),
     };
-    let mut j = 2;
-    while j < a.len() {
-        let left = a.len() - j - 1;
-        if is(&a[j], "asc") {
+    let mut args = Args::new(a, 2);
+    while let Some(opt) = args.next() {
+        if is(opt, "asc") {
             o.desc = false;
-        } else if is(&a[j], "desc") {
+        } else if is(opt, "desc") {
             o.desc = true;
-        } else if is(&a[j], "alpha") {
+        } else if is(opt, "alpha") {
             o.alpha = true;
-        } else if is(&a[j], "limit") && left >= 2 {
-            o.limit_start = args::int(&a[j + 1])?;
-            o.limit_count = args::int(&a[j + 2])?;
-            j += 2;
-        } else if !readonly && is(&a[j], "store") && left >= 1 {
-            o.store = Some(&a[j + 1]);
-            j += 1;
-        } else if is(&a[j], "by") && left >= 1 {
-            o.by = Some(&a[j + 1]);
-            o.dontsort = !a[j + 1].contains(&b'*');
+        } else if let Some(v) = args.values_of(opt, "limit", 2) {
+            o.limit_start = args::int(&v[0])?;
+            o.limit_count = args::int(&v[1])?;
+        } else if let Some(dst) = args.value_of(opt, "store").filter(|_| !readonly) {
+            // (SORT_RO's STORE ends in the syntax error below, its value taken or not.)
+            o.store = Some(dst);
+        } else if let Some(by) = args.value_of(opt, "by") {
+            o.by = Some(by);
+            o.dontsort = !by.contains(&b'*');
             if !o.dontsort && !full_access {
                 return Err(RedisError::new(error::SORT_BY_ACL));
             }
-            j += 1;
-        } else if is(&a[j], "get") && left >= 1 {
+        } else if let Some(get) = args.value_of(opt, "get") {
             if !full_access {
                 return Err(RedisError::new(error::SORT_GET_ACL));
             }
-            o.gets.push(&a[j + 1]);
-            j += 1;
+            o.gets.push(get);
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     Ok(o)
 }

@@ -1,14 +1,13 @@
 //! Stream consumer groups: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP),
 //! XACK, XPENDING, XCLAIM and XAUTOCLAIM (t_stream.c), over the groups of `types::stream`.
 
-use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::help::help_reply;
 use crate::cmd::families::streams::{entry_reply, id_reply, stream_error, strict_id};
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::{container, Command};
+use crate::cmd::runtime::table::{container, Row};
 use crate::cmd::runtime::typed::{modify, read, upsert};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
@@ -18,61 +17,21 @@ use crate::types::stream::{
 };
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("xgroup", -2, 0, container)
-        .subs(XGROUP_SUBS)
-        .doc("stream", "5.0.0", "A container for consumer groups commands"),
-    Command::new("xack", -4, WRITE | FAST, xack).keys(1, 1, 1).doc(
-        "stream",
-        "5.0.0",
-        "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
-    ),
-    Command::new("xpending", -3, READONLY, xpending).keys(1, 1, 1).doc(
-        "stream",
-        "5.0.0",
-        "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.",
-    ),
-    Command::new("xclaim", -6, WRITE | FAST, xclaim).keys(1, 1, 1).doc(
-        "stream",
-        "5.0.0",
-        "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.",
-    ),
-    Command::new("xautoclaim", -6, WRITE | FAST, xautoclaim).keys(1, 1, 1).doc(
-        "stream",
-        "6.2.0",
-        "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("xgroup", container).subs(XGROUP_SUBS),
+    Row::new("xack", xack),
+    Row::new("xpending", xpending),
+    Row::new("xclaim", xclaim),
+    Row::new("xautoclaim", xautoclaim),
 ];
 
-const XGROUP_SUBS: &[Command] = &[
-    Command::new("create", -5, WRITE | DENYOOM, xgroup)
-        .keys(2, 2, 1)
-        .doc("stream", "5.0.0", "Create a consumer group."),
-    Command::new("createconsumer", 5, WRITE | DENYOOM, xgroup)
-        .keys(2, 2, 1)
-        .doc("stream", "6.2.0", "Create a consumer in a consumer group."),
-    Command::new("delconsumer", 5, WRITE, xgroup)
-        .keys(2, 2, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "Delete a consumer from a consumer group.",
-        ),
-    Command::new("destroy", 4, WRITE, xgroup).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "Destroy a consumer group.",
-    ),
-    Command::new("help", 2, LOADING | STALE, xgroup).doc(
-        "stream",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
-    Command::new("setid", -5, WRITE, xgroup).keys(2, 2, 1).doc(
-        "stream",
-        "5.0.0",
-        "Set a consumer group to an arbitrary last delivered ID value.",
-    ),
+const XGROUP_SUBS: &[Row] = &[
+    Row::new("create", xgroup),
+    Row::new("createconsumer", xgroup),
+    Row::new("delconsumer", xgroup),
+    Row::new("destroy", xgroup),
+    Row::new("help", xgroup),
+    Row::new("setid", xgroup),
 ];
 
 const XGROUP_HELP: &[&str] = &[
@@ -116,17 +75,15 @@ fn xgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let group = &a[3];
     let mut mkstream = false;
     let mut entries_read = INVALID_ENTRIES_READ;
-    let mut i = 5;
-    while i < a.len() {
-        if sub == b"create" && args::is(&a[i], "mkstream") {
+    let mut opts = Args::new(a, 5);
+    while let Some(opt) = opts.next() {
+        if sub == b"create" && args::is(opt, "mkstream") {
             mkstream = true;
-            i += 1;
-        } else if (sub == b"create" || sub == b"setid")
-            && args::is(&a[i], "entriesread")
-            && i + 1 < a.len()
+        } else if let Some(v) = matches!(sub, b"create" | b"setid")
+            .then(|| opts.value_of(opt, "entriesread"))
+            .flatten()
         {
-            entries_read = entries_read_arg(&a[i + 1])?;
-            i += 2;
+            entries_read = entries_read_arg(v)?;
         } else {
             return Err(syntax());
         }

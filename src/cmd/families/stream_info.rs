@@ -2,40 +2,23 @@
 //! xinfoCommand) with Redis 7.0's fields.
 
 use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
 use crate::cmd::base::help::help_reply;
 use crate::cmd::families::streams::{entry_reply, id_reply};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::{container, Command};
+use crate::cmd::runtime::table::{container, Row};
 use crate::cmd::runtime::typed::read;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::stream::{Group, Stream, StreamId, INVALID_ENTRIES_READ};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[Command::new("xinfo", -2, 0, container)
-    .subs(XINFO_SUBS)
-    .doc(
-        "stream",
-        "5.0.0",
-        "A container for stream introspection commands",
-    )];
+pub const COMMANDS: &[Row] = &[Row::new("xinfo", container).subs(XINFO_SUBS)];
 
-const XINFO_SUBS: &[Command] = &[
-    Command::new("consumers", 4, READONLY, xinfo)
-        .keys(2, 2, 1)
-        .doc("stream", "5.0.0", "List the consumers in a consumer group"),
-    Command::new("groups", 3, READONLY, xinfo)
-        .keys(2, 2, 1)
-        .doc("stream", "5.0.0", "List the consumer groups of a stream"),
-    Command::new("help", 2, LOADING | STALE, xinfo).doc(
-        "stream",
-        "5.0.0",
-        "Show helpful text about the different subcommands",
-    ),
-    Command::new("stream", -3, READONLY, xinfo)
-        .keys(2, 2, 1)
-        .doc("stream", "5.0.0", "Get information about a stream"),
+const XINFO_SUBS: &[Row] = &[
+    Row::new("consumers", xinfo),
+    Row::new("groups", xinfo),
+    Row::new("help", xinfo),
+    Row::new("stream", xinfo),
 ];
 
 const XINFO_HELP: &[&str] = &[

@@ -4,31 +4,19 @@
 //! it (blocked.c's serveClientsBlockedOnStreamKey). A group reader whose key or group goes
 //! away is failed instead.
 
-use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::families::streams::{entry_reply, id_reply, strict_id};
 use crate::cmd::runtime::blocking::{self, Kind, Served, Wait};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{modify, read};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::stream::{Stream, StreamId};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("xread", -4, READONLY | BLOCKING, xread).doc(
-        "stream",
-        "5.0.0",
-        "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
-    ),
-    Command::new("xreadgroup", -7, WRITE | BLOCKING, xreadgroup).doc(
-        "stream",
-        "5.0.0",
-        "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
-    ),
-];
+pub const COMMANDS: &[Row] = &[Row::new("xread", xread), Row::new("xreadgroup", xreadgroup)];
 
 /// A blocked reader waits this many entries at most when it gave no COUNT
 /// (XREAD_BLOCKED_DEFAULT_COUNT).
@@ -80,39 +68,34 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
     let mut streams_at = 0;
     let mut group: Option<GroupRead> = None;
     let mut noack = false;
-    let mut i = 1;
-    while i < a.len() {
-        let more = a.len() - i - 1;
-        let o = &a[i];
-        if args::is(o, "block") && more > 0 {
+    let mut opts = Args::new(a, 1);
+    while let Some(o) = opts.next() {
+        if let Some(v) = opts.value_of(o, "block") {
             if ctx.in_script {
                 return Err(error::xread_block_in_script(&a[0]));
             }
-            i += 1;
-            let ms = args::int(&a[i]).map_err(|_| RedisError::new(error::TIMEOUT_NOT_INTEGER))?;
+            let ms = args::int(v).map_err(|_| RedisError::new(error::TIMEOUT_NOT_INTEGER))?;
             if ms < 0 {
                 return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
             }
             timeout = Some(ms);
-        } else if args::is(o, "count") && more > 0 {
-            i += 1;
-            count = args::int(&a[i])?.max(0) as usize;
-        } else if args::is(o, "streams") && more > 0 {
-            streams_at = i + 1;
-            if !(a.len() - streams_at).is_multiple_of(2) {
+        } else if let Some(v) = opts.value_of(o, "count") {
+            count = args::int(v)?.max(0) as usize;
+        } else if args::is(o, "streams") && !opts.is_empty() {
+            streams_at = opts.position();
+            if !opts.remaining().is_multiple_of(2) {
                 return Err(RedisError::new(error::XREAD_UNBALANCED));
             }
             break;
-        } else if args::is(o, "group") && more >= 2 {
+        } else if let Some(v) = opts.values_of(o, "group", 2) {
             if !group_cmd {
                 return Err(RedisError::new(error::XREAD_GROUP_OPTION));
             }
             group = Some(GroupRead {
-                group: a[i + 1].clone(),
-                consumer: a[i + 2].clone(),
+                group: v[0].clone(),
+                consumer: v[1].clone(),
                 noack: false,
             });
-            i += 2;
         } else if args::is(o, "noack") {
             if !group_cmd {
                 return Err(RedisError::new(error::XREAD_NOACK_OPTION));
@@ -121,7 +104,6 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 1;
     }
     if streams_at == 0 {
         return Err(RedisError::new(error::SYNTAX));

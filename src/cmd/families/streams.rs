@@ -3,12 +3,11 @@
 //! and XREADGROUP in `stream_read.rs`, XINFO in `stream_info.rs`; the helpers they share
 //! (typed access, ID and entry replies, node limits, error mapping) are here.
 
-use crate::cmd::base::args;
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, Args};
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{modify, read, upsert};
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
@@ -18,52 +17,14 @@ use crate::types::stream::{
 };
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("xadd", -5, WRITE | DENYOOM | FAST, xadd)
-        .keys(1, 1, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "Appends a new entry to a stream",
-        ),
-    Command::new("xrange", -4, READONLY, xrange)
-        .keys(1, 1, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "Return a range of elements in a stream, with IDs matching the specified IDs interval",
-        ),
-    Command::new("xrevrange", -4, READONLY, xrevrange)
-        .keys(1, 1, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
-        ),
-    Command::new("xlen", 2, READONLY | FAST, xlen)
-        .keys(1, 1, 1)
-        .doc("stream", "5.0.0", "Return the number of entries in a stream"),
-    Command::new("xdel", -3, WRITE | FAST, xdel)
-        .keys(1, 1, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.",
-        ),
-    Command::new("xtrim", -4, WRITE, xtrim)
-        .keys(1, 1, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "Trims the stream to (approximately if '~' is passed) a certain size",
-        ),
-    Command::new("xsetid", -3, WRITE | DENYOOM | FAST, xsetid)
-        .keys(1, 1, 1)
-        .doc(
-            "stream",
-            "5.0.0",
-            "An internal command for replicating stream values",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("xadd", xadd),
+    Row::new("xrange", xrange),
+    Row::new("xrevrange", xrevrange),
+    Row::new("xlen", xlen),
+    Row::new("xdel", xdel),
+    Row::new("xtrim", xtrim),
+    Row::new("xsetid", xsetid),
 ];
 
 /// The Redis error for a stream operation's refusal.
@@ -128,45 +89,49 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
     let mut limit: Option<i64> = None;
-    let mut i = 2;
-    while i < a.len() {
-        let more = a.len() - 1 - i;
-        let opt = &a[i];
+    let mut opts = Args::new(a, 2);
+    while let Some(opt) = opts.peek() {
+        // Arguments after this one.
+        let more = opts.remaining() - 1;
         if xadd && opt.as_ref() == b"*" {
             out.id = Some(AddId::Auto);
             break;
-        } else if more > 0 && (args::is(opt, "maxlen") || args::is(opt, "minid")) {
+        } else if (args::is(opt, "maxlen") || args::is(opt, "minid")) && more > 0 {
+            opts.next();
             if strategy.is_some() {
                 return Err(RedisError::new(error::XTRIM_BOTH_STRATEGIES));
             }
             approx = false;
-            let next = &a[i + 1];
-            if more >= 2 && next.as_ref() == b"~" {
+            if more >= 2 && opts.peek().is_some_and(|n| n.as_ref() == b"~") {
                 approx = true;
-                i += 1;
-            } else if more >= 2 && next.as_ref() == b"=" {
-                i += 1;
+                opts.next();
+            } else if more >= 2 && opts.peek().is_some_and(|n| n.as_ref() == b"=") {
+                opts.next();
             }
+            let Some(v) = opts.next() else {
+                return Err(RedisError::new(error::SYNTAX));
+            };
             if args::is(opt, "maxlen") {
-                let n = args::int(&a[i + 1])?;
+                let n = args::int(v)?;
                 if n < 0 {
                     return Err(RedisError::new(error::XTRIM_MAXLEN_NEGATIVE));
                 }
                 strategy = Some(TrimStrategy::MaxLen(n as u64));
             } else {
-                strategy = Some(TrimStrategy::MinId(strict_id(&a[i + 1])?));
+                strategy = Some(TrimStrategy::MinId(strict_id(v)?));
             }
-            i += 2;
-            continue;
         } else if args::is(opt, "limit") && more > 0 {
-            let n = args::int(&a[i + 1])?;
+            opts.next();
+            let Some(v) = opts.next() else {
+                return Err(RedisError::new(error::SYNTAX));
+            };
+            let n = args::int(v)?;
             if n < 0 {
                 return Err(RedisError::new(error::XTRIM_LIMIT_NEGATIVE));
             }
             limit = Some(n);
-            i += 2;
-            continue;
         } else if xadd && args::is(opt, "nomkstream") {
+            opts.next();
             out.nomkstream = true;
         } else if xadd {
             out.id = Some(parse_add_id(opt).map_err(stream_error)?);
@@ -174,9 +139,8 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 1;
     }
-    out.id_pos = i;
+    out.id_pos = opts.position();
     if limit.is_some_and(|l| l != 0) && strategy.is_none() {
         return Err(RedisError::new(error::XTRIM_LIMIT_WITHOUT_STRATEGY));
     }
@@ -335,24 +299,22 @@ fn xsetid(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let id = strict_id(&a[2])?;
     let mut entries_added: Option<u64> = None;
     let mut max_deleted = StreamId::MIN;
-    let mut i = 3;
-    while i < a.len() {
-        let more = a.len() - 1 - i;
-        if args::is(&a[i], "entriesadded") && more > 0 {
-            let n = args::int(&a[i + 1])?;
+    let mut opts = Args::new(a, 3);
+    while let Some(opt) = opts.next() {
+        if let Some(v) = opts.value_of(opt, "entriesadded") {
+            let n = args::int(v)?;
             if n < 0 {
                 return Err(RedisError::new(error::XSETID_ENTRIES_ADDED_NEGATIVE));
             }
             entries_added = Some(n as u64);
-        } else if args::is(&a[i], "maxdeletedid") && more > 0 {
-            max_deleted = strict_id(&a[i + 1])?;
+        } else if let Some(v) = opts.value_of(opt, "maxdeletedid") {
+            max_deleted = strict_id(v)?;
             if id < max_deleted {
                 return Err(RedisError::new(error::XSETID_BELOW_MAX_DELETED));
             }
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 2;
     }
     match modify(ctx, key, |s: &mut Stream| {
         s.set_id(id, entries_added, max_deleted)

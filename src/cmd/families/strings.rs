@@ -1,106 +1,33 @@
 //! Strings: SET and its relatives, GET, MGET/MSET, APPEND and ranges (counters are in
 //! `counters.rs`, bitmaps in `bitops.rs`).
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("get", 2, READONLY | FAST, get)
-        .keys(1, 1, 1)
-        .doc("string", "1.0.0", "Get the value of a key"),
-    Command::new("set", -3, WRITE | DENYOOM, set)
-        .keys(1, 1, 1)
-        .doc("string", "1.0.0", "Set the string value of a key"),
-    Command::new("setnx", 3, WRITE | DENYOOM | FAST, setnx)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Set the value of a key, only if the key does not exist",
-        ),
-    Command::new("setex", 4, WRITE | DENYOOM, setex)
-        .keys(1, 1, 1)
-        .doc("string", "2.0.0", "Set the value and expiration of a key"),
-    Command::new("psetex", 4, WRITE | DENYOOM, psetex)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.6.0",
-            "Set the value and expiration in milliseconds of a key",
-        ),
-    Command::new("getset", 3, WRITE | DENYOOM | FAST, getset)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Set the string value of a key and return its old value",
-        ),
-    Command::new("getdel", 2, WRITE | FAST, getdel)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "6.2.0",
-            "Get the value of a key and delete the key",
-        ),
-    Command::new("getex", -2, WRITE | FAST, getex)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "6.2.0",
-            "Get the value of a key and optionally set its expiration",
-        ),
-    Command::new("mget", -2, READONLY | FAST, mget)
-        .keys(1, -1, 1)
-        .doc("string", "1.0.0", "Get the values of all the given keys"),
-    Command::new("mset", -3, WRITE | DENYOOM, mset)
-        .keys(1, -1, 2)
-        .doc("string", "1.0.1", "Set multiple keys to multiple values"),
-    Command::new("msetnx", -3, WRITE | DENYOOM, msetnx)
-        .keys(1, -1, 2)
-        .doc(
-            "string",
-            "1.0.1",
-            "Set multiple keys to multiple values, only if none of the keys exist",
-        ),
-    Command::new("append", 3, WRITE | DENYOOM | FAST, append)
-        .keys(1, 1, 1)
-        .doc("string", "2.0.0", "Append a value to a key"),
-    Command::new("strlen", 2, READONLY | FAST, strlen)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.2.0",
-            "Get the length of the value stored in a key",
-        ),
-    Command::new("getrange", 4, READONLY, getrange)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.4.0",
-            "Get a substring of the string stored at a key",
-        ),
-    Command::new("substr", 4, READONLY, getrange)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "1.0.0",
-            "Get a substring of the string stored at a key",
-        ),
-    Command::new("setrange", 4, WRITE | DENYOOM, setrange)
-        .keys(1, 1, 1)
-        .doc(
-            "string",
-            "2.2.0",
-            "Overwrite part of a string at key starting at the specified offset",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("get", get),
+    Row::new("set", set),
+    Row::new("setnx", setnx),
+    Row::new("setex", setex),
+    Row::new("psetex", psetex),
+    Row::new("getset", getset),
+    Row::new("getdel", getdel),
+    Row::new("getex", getex),
+    Row::new("mget", mget),
+    Row::new("mset", mset),
+    Row::new("msetnx", msetnx),
+    Row::new("append", append),
+    Row::new("strlen", strlen),
+    Row::new("getrange", getrange),
+    Row::new("substr", getrange),
+    Row::new("setrange", setrange),
 ];
 
 fn wrongtype() -> RedisError {
@@ -200,10 +127,10 @@ fn cstr(b: &[u8]) -> &[u8] {
 /// conflicting option is a syntax error, a repeated one is not.
 fn parse_ext(a: &[Bytes], from: usize, for_set: bool) -> Result<ExtOptions<'_>, RedisError> {
     let mut o = ExtOptions::default();
-    let mut i = from;
-    while i < a.len() {
-        let opt = cstr(&a[i]);
-        let next = a.get(i + 1);
+    let mut args = Args::new(a, from);
+    while let Some(arg) = args.next() {
+        let opt = cstr(arg);
+        let next = args.peek();
         let unit_is = |u: &str| o.unit.is_some_and(|(x, _)| is(x, u));
         let other_unit = |u: &str| o.unit.is_some() && !unit_is(u);
         if for_set && is(opt, "nx") && !o.xx {
@@ -226,11 +153,10 @@ fn parse_ext(a: &[Bytes], from: usize, for_set: bool) -> Result<ExtOptions<'_>, 
                 return Err(RedisError::new(error::SYNTAX));
             }
             o.unit = Some((opt, val));
-            i += 1;
+            args.next();
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 1;
     }
     Ok(o)
 }

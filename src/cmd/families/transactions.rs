@@ -1,20 +1,20 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis's multi.c).
 //!
 //! While a client is in MULTI, the request path (`dispatch/`) checks each command as Redis's
-//! processCommand does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it here
-//! ([`queue`]) without taking the server lock; a failed check marks the transaction, and EXEC then
-//! answers EXECABORT. EXEC runs like any other command, holding the server lock once for the whole
-//! transaction: it checks WATCH, runs every queued command through
+//! processCommand does (unknown, arity, NOAUTH, commands refused in MULTI, BUSY) and queues it
+//! (`dispatch/multi_queue.rs`) without taking the server lock; a failed check marks the
+//! transaction, and EXEC then answers EXECABORT. EXEC runs like any other command, holding the
+//! server lock once for the whole transaction: it checks WATCH, runs every queued command through
 //! [`crate::cmd::runtime::call::call`] (the path of network clients and `redis.call`), and replies
 //! with their replies; errors at run time are elements of that array. Blocked clients are served
 //! after EXEC returns, still under the lock, exactly as after a script. WATCH's registry is
 //! [`crate::cmd::runtime::watch`].
 
 use crate::cmd::base::flags::*;
-use crate::cmd::runtime::client::{Client, MultiState, Queued};
+use crate::cmd::runtime::client::{MultiState, Queued};
+use crate::cmd::runtime::script_runner::script_in_transaction;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::state::ServerState;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Row, Runs};
 use crate::cmd::runtime::watch;
 use crate::error::{self, RedisError};
 use crate::outbox::{self, Taken};
@@ -22,93 +22,15 @@ use crate::reply::{CmdResult, Reply};
 use bytes::{Bytes, BytesMut};
 use std::sync::atomic::Ordering;
 
-/// Flags Redis gives the transaction commands.
-const TX: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
+use crate::cmd::runtime::clients::discard_transaction;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("multi", 1, TX, multi).doc(
-        "transactions",
-        "1.2.0",
-        "Mark the start of a transaction block",
-    ),
-    Command::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, exec).doc(
-        "transactions",
-        "1.2.0",
-        "Execute all commands issued after MULTI",
-    ),
-    Command::new("discard", 1, TX, discard).doc(
-        "transactions",
-        "2.0.0",
-        "Discard all commands issued after MULTI",
-    ),
-    Command::new("watch", -2, TX, watch_cmd).keys(1, -1, 1).doc(
-        "transactions",
-        "2.2.0",
-        "Watch the given keys to determine execution of the MULTI/EXEC block",
-    ),
-    Command::new("unwatch", 1, TX, unwatch).doc(
-        "transactions",
-        "2.2.0",
-        "Forget about all watched keys",
-    ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("multi", multi).flags(NEEDS_CONNECTION),
+    Row::new("exec", exec).flags(NEEDS_CONNECTION),
+    Row::new("discard", discard).flags(NEEDS_CONNECTION),
+    Row::new("watch", watch_cmd),
+    Row::new("unwatch", unwatch),
 ];
-
-/// Commands that run at once even inside MULTI (everything else is queued).
-pub fn runs_in_multi(cmd: &Command, parent: Option<&Command>) -> bool {
-    parent.is_none()
-        && matches!(
-            cmd.name,
-            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-        )
-}
-
-/// Whether `cmd` is EXEC, whose rejection aborts the transaction.
-pub fn is_exec(cmd: &Command, parent: Option<&Command>) -> bool {
-    parent.is_none() && cmd.name == "exec"
-}
-
-/// Queue a checked command: `+QUEUED`. A transaction that already failed keeps nothing
-/// (Redis frees nothing it would never run).
-pub fn queue(
-    state: &ServerState,
-    client: &mut Client,
-    cmd: &'static Command,
-    args: Vec<Bytes>,
-) -> Reply {
-    let m = client.multi.as_mut().expect("queue is called in MULTI");
-    if !m.aborted {
-        let row = state
-            .commands
-            .row_number(cmd)
-            .expect("a resolved row is numbered");
-        m.queued.push(Queued { row, args });
-        client
-            .info
-            .multi
-            .store(m.queued.len() as i64, Ordering::Relaxed);
-    }
-    Reply::simple("QUEUED")
-}
-
-/// Redis's flagTransaction: a command was rejected while the client is in MULTI.
-pub fn flag(client: &mut Client) {
-    if let Some(m) = client.multi.as_mut() {
-        m.aborted = true;
-    }
-}
-
-/// Redis's discardTransaction: leave MULTI and forget every watched key.
-pub fn discard_transaction(state: &ServerState, client: &mut Client) {
-    client.multi = None;
-    client.info.multi.store(-1, Ordering::Relaxed);
-    state.watches.forget(client.id);
-}
-
-/// Redis's execCommandAbort: EXEC itself was rejected (BUSY); the transaction is discarded.
-pub fn abort(state: &ServerState, client: &mut Client, why: &RedisError) -> Reply {
-    discard_transaction(state, client);
-    Reply::error(error::execabort_because(why))
-}
 
 fn multi(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     if ctx.client.multi.is_some() {
@@ -191,19 +113,21 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     // Each queued command was counted in INFO's total_commands_processed when it was queued.
     for (i, q) in queued.iter().enumerate() {
         let cmd = state.commands.every_row()[q.row].0;
-        let reply = if cmd.has(SCRIPT_RUNNER) {
-            crate::cmd::runtime::script_runner::script_in_transaction(
-                state, ctx.client, cmd, &q.args,
-            )
-        } else {
-            let mut sub = Ctx {
-                state,
-                client: &mut *ctx.client,
-                now: ctx.now,
-                in_script: false,
-                in_exec: true,
-            };
-            crate::cmd::runtime::call::call(&mut sub, cmd, &q.args)
+        let reply = match cmd.runs {
+            Runs::Script(call) => script_in_transaction(state, ctx.client, call, &q.args),
+            // SCRIPT KILL and FUNCTION KILL find no script running: this transaction is
+            // what runs.
+            Runs::ScriptKill { .. } => Reply::error(RedisError::new(error::NOTBUSY)),
+            Runs::Handler(_) => {
+                let mut sub = Ctx {
+                    state,
+                    client: &mut *ctx.client,
+                    now: ctx.now,
+                    in_script: false,
+                    in_exec: true,
+                };
+                crate::cmd::runtime::call::call(&mut sub, cmd, &q.args)
+            }
         };
         let mut t = Taken::default();
         ctx.client.push.take(usize::MAX, &mut t);

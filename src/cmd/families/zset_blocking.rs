@@ -2,38 +2,19 @@
 //! (`blocking.rs`), with the pop code ZPOPMIN/ZMPOP run (t_zset.c's blockingGenericZpopCommand
 //! and blocked.c's serveClientBlockedOnKey for sorted sets).
 
-use crate::cmd::base::flags::*;
-use crate::cmd::families::zsets::{mpop_reply, parse_mpop, pop_first, Popped};
+use crate::cmd::families::zsets::{mpop_args, mpop_reply, pop_first, Popped};
 use crate::cmd::runtime::blocking::{self, Kind, Serve, Served, Wait};
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::read;
 use crate::reply::{CmdResult, Reply};
 use crate::types::zset::ZSet;
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, bzpopmin)
-        .keys(1, -2, 1)
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available",
-        ),
-    Command::new("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, bzpopmax)
-        .keys(1, -2, 1)
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "Remove and return the member with the highest score from one or more sorted sets, or block until one is available",
-        ),
-    Command::new("bzmpop", -5, WRITE | BLOCKING, bzmpop)
-        .keys(0, 0, 0)
-        .doc(
-            "sorted-set",
-            "7.0.0",
-            "Remove and return members with scores in a sorted set or block until one is available",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("bzpopmin", bzpopmin),
+    Row::new("bzpopmax", bzpopmax),
+    Row::new("bzmpop", bzmpop),
 ];
 
 /// How a served pop answers: BZPOPMIN/BZPOPMAX's flat `[key, member, score]`, or BZMPOP's
@@ -118,6 +99,6 @@ fn bzpopmax(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn bzmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (keys, max, count) = parse_mpop(a, 2)?;
+    let (keys, max, count) = mpop_args(a, 2)?;
     blocking_zpop(ctx, keys, &a[1], max, count, Shape::Nested)
 }

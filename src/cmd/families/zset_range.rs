@@ -3,12 +3,11 @@
 //! ZREMRANGEBYRANK/BYSCORE/BYLEX. Every range becomes a range of ranks in O(log n) (see
 //! `types::zset`), so LIMIT offsets and counts cost nothing beyond the members returned.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::families::zsets::{lex_range, score_range, with_scores};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{self, modify, read, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -17,37 +16,17 @@ use crate::types::zset::ZSet;
 use bytes::Bytes;
 use std::ops::Range;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("zrange", -4, READONLY, zrange)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.2.0", "Return a range of members in a sorted set"),
-    Command::new("zrangestore", -5, WRITE | DENYOOM, zrangestore)
-        .keys(1, 2, 1)
-        .doc("sorted-set", "6.2.0", "Store a range of members from sorted set into another key"),
-    Command::new("zrangebyscore", -4, READONLY, zrangebyscore)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.0.5", "Return a range of members in a sorted set, by score"),
-    Command::new("zrevrangebyscore", -4, READONLY, zrevrangebyscore)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low"),
-    Command::new("zrangebylex", -4, READONLY, zrangebylex)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range"),
-    Command::new("zrevrangebylex", -4, READONLY, zrevrangebylex)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."),
-    Command::new("zrevrange", -4, READONLY, zrevrange)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low"),
-    Command::new("zremrangebyrank", 4, WRITE, zremrangebyrank)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes"),
-    Command::new("zremrangebyscore", 4, WRITE, zremrangebyscore)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores"),
-    Command::new("zremrangebylex", 4, WRITE, zremrangebylex)
-        .keys(1, 1, 1)
-        .doc("sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range"),
+pub const COMMANDS: &[Row] = &[
+    Row::new("zrange", zrange),
+    Row::new("zrangestore", zrangestore),
+    Row::new("zrangebyscore", zrangebyscore),
+    Row::new("zrevrangebyscore", zrevrangebyscore),
+    Row::new("zrangebylex", zrangebylex),
+    Row::new("zrevrangebylex", zrevrangebylex),
+    Row::new("zrevrange", zrevrange),
+    Row::new("zremrangebyrank", zremrangebyrank),
+    Row::new("zremrangebyscore", zremrangebyscore),
+    Row::new("zremrangebylex", zremrangebylex),
 ];
 
 /// How the range arguments are read.
@@ -135,25 +114,22 @@ fn zrange_generic(
     let (mut minidx, mut maxidx) = (at + 1, at + 2);
     let mut withscores = false;
     let (mut offset, mut limit) = (0i64, -1i64);
-    let mut j = at + 3;
-    while j < a.len() {
-        let left = a.len() - j - 1;
-        if store.is_none() && is(&a[j], "withscores") {
+    let mut args = Args::new(a, at + 3);
+    while let Some(opt) = args.next() {
+        if store.is_none() && is(opt, "withscores") {
             withscores = true;
-        } else if is(&a[j], "limit") && left >= 2 {
-            offset = args::int(&a[j + 1])?;
-            limit = args::int(&a[j + 2])?;
-            j += 2;
-        } else if dir == Dir::Auto && is(&a[j], "rev") {
+        } else if let Some(v) = args.values_of(opt, "limit", 2) {
+            offset = args::int(&v[0])?;
+            limit = args::int(&v[1])?;
+        } else if dir == Dir::Auto && is(opt, "rev") {
             dir = Dir::Reverse;
-        } else if kind == Kind::Auto && is(&a[j], "bylex") {
+        } else if kind == Kind::Auto && is(opt, "bylex") {
             kind = Kind::Lex;
-        } else if kind == Kind::Auto && is(&a[j], "byscore") {
+        } else if kind == Kind::Auto && is(opt, "byscore") {
             kind = Kind::Score;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     let reverse = dir == Dir::Reverse;
     if kind == Kind::Auto {

@@ -3,12 +3,11 @@
 //! members score 1), WEIGHTS multiply (a NaN product counts as 0), AGGREGATE SUM/MIN/MAX
 //! (inf + -inf sums to 0), and results come out sorted by score, then member.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::families::zset_range::store_zset;
 use crate::cmd::families::zsets::with_scores;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::Row;
 use crate::cmd::runtime::typed::{read_many, wrongtype, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
@@ -18,44 +17,14 @@ use crate::types::zset::ZSet;
 use bytes::Bytes;
 use std::collections::HashMap;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("zunion", -3, READONLY, zunion)
-        .keys(0, 0, 0)
-        .doc("sorted-set", "6.2.0", "Add multiple sorted sets"),
-    Command::new("zinter", -3, READONLY, zinter)
-        .keys(0, 0, 0)
-        .doc("sorted-set", "6.2.0", "Intersect multiple sorted sets"),
-    Command::new("zdiff", -3, READONLY, zdiff)
-        .keys(0, 0, 0)
-        .doc("sorted-set", "6.2.0", "Subtract multiple sorted sets"),
-    Command::new("zunionstore", -4, WRITE | DENYOOM, zunionstore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Add multiple sorted sets and store the resulting sorted set in a new key",
-        ),
-    Command::new("zinterstore", -4, WRITE | DENYOOM, zinterstore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Intersect multiple sorted sets and store the resulting sorted set in a new key",
-        ),
-    Command::new("zdiffstore", -4, WRITE | DENYOOM, zdiffstore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "6.2.0",
-            "Subtract multiple sorted sets and store the resulting sorted set in a new key",
-        ),
-    Command::new("zintercard", -3, READONLY, zintercard)
-        .keys(0, 0, 0)
-        .doc(
-            "sorted-set",
-            "7.0.0",
-            "Intersect multiple sorted sets and return the cardinality of the result",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("zunion", zunion),
+    Row::new("zinter", zinter),
+    Row::new("zdiff", zdiff),
+    Row::new("zunionstore", zunionstore),
+    Row::new("zinterstore", zinterstore),
+    Row::new("zdiffstore", zdiffstore),
+    Row::new("zintercard", zintercard),
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -293,7 +262,7 @@ fn generic(
 /// The options after the keys, with Redis's rules for which command takes which.
 fn parse_options(
     a: &[Bytes],
-    mut j: usize,
+    from: usize,
     n: usize,
     op: Op,
     store: bool,
@@ -305,34 +274,34 @@ fn parse_options(
         withscores: false,
         limit: 0,
     };
-    while j < a.len() {
-        let remaining = a.len() - j;
-        if op != Op::Diff && !card_only && remaining > n && is(&a[j], "weights") {
-            j += 1;
-            for w in spec.weights.iter_mut() {
-                *w = args::parse_f64(&a[j]).ok_or(RedisError::new(error::WEIGHT_NOT_FLOAT))?;
-                j += 1;
+    // WEIGHTS and AGGREGATE for ZUNION and ZINTER, LIMIT for ZINTERCARD. An option of another
+    // command ends in a syntax error below, whether or not its value was taken.
+    let unions = op != Op::Diff && !card_only;
+    let mut args = Args::new(a, from);
+    while let Some(opt) = args.next() {
+        let left = args.remaining();
+        if unions && is(opt, "weights") && left >= n {
+            let ws = args.take(n).unwrap_or_default();
+            for (w, arg) in spec.weights.iter_mut().zip(ws) {
+                *w = args::parse_f64(arg).ok_or(RedisError::new(error::WEIGHT_NOT_FLOAT))?;
             }
-        } else if op != Op::Diff && !card_only && remaining >= 2 && is(&a[j], "aggregate") {
-            spec.how = if is(&a[j + 1], "sum") {
+        } else if let Some(how) = args.value_of(opt, "aggregate").filter(|_| unions) {
+            spec.how = if is(how, "sum") {
                 Aggregate::Sum
-            } else if is(&a[j + 1], "min") {
+            } else if is(how, "min") {
                 Aggregate::Min
-            } else if is(&a[j + 1], "max") {
+            } else if is(how, "max") {
                 Aggregate::Max
             } else {
                 return Err(RedisError::new(error::SYNTAX));
             };
-            j += 2;
-        } else if !store && !card_only && is(&a[j], "withscores") {
+        } else if !store && !card_only && is(opt, "withscores") {
             spec.withscores = true;
-            j += 1;
-        } else if card_only && remaining >= 2 && is(&a[j], "limit") {
-            spec.limit = match args::parse_i64(&a[j + 1]) {
+        } else if let Some(l) = args.value_of(opt, "limit").filter(|_| card_only) {
+            spec.limit = match args::parse_i64(l) {
                 Some(l) if l >= 0 => l as usize,
                 _ => return Err(RedisError::new(error::LIMIT_NEGATIVE)),
             };
-            j += 2;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }

@@ -6,123 +6,35 @@
 //! Scores go out as `Reply::Double`: a bulk string of `%.17g` in RESP2 (`inf`, `-inf`), a
 //! RESP3 double otherwise, as Redis's addReplyDouble.
 
-use crate::cmd::base::args::{self, is};
-use crate::cmd::base::flags::*;
+use crate::cmd::base::args::{self, is, Args};
+use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::families::sets::{empty_scan, random_count};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
-use crate::cmd::runtime::typed::{self, member_hash, modify, read, upsert, zset_limits};
+use crate::cmd::runtime::table::Row;
+use crate::cmd::runtime::typed::{self, modify, read, upsert, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::{scan_by_hash, Value};
 use crate::reply::{CmdResult, Reply};
 use crate::types::zset::{LexBound, ScoreBound, ZAddFlags, ZAddOutcome, ZSet};
 use bytes::Bytes;
 
-pub const COMMANDS: &[Command] = &[
-    Command::new("zadd", -4, WRITE | DENYOOM | FAST, zadd)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Add one or more members to a sorted set, or update its score if it already exists",
-        ),
-    Command::new("zincrby", 4, WRITE | DENYOOM | FAST, zincrby)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Increment the score of a member in a sorted set",
-        ),
-    Command::new("zrem", -3, WRITE | FAST, zrem)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Remove one or more members from a sorted set",
-        ),
-    Command::new("zcard", 2, READONLY | FAST, zcard)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Get the number of members in a sorted set",
-        ),
-    Command::new("zcount", 4, READONLY | FAST, zcount)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Count the members in a sorted set with scores within the given values",
-        ),
-    Command::new("zscore", 3, READONLY | FAST, zscore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "1.2.0",
-            "Get the score associated with the given member in a sorted set",
-        ),
-    Command::new("zmscore", -3, READONLY | FAST, zmscore)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "6.2.0",
-            "Get the score associated with the given members in a sorted set",
-        ),
-    Command::new("zrank", 3, READONLY | FAST, zrank)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Determine the index of a member in a sorted set",
-        ),
-    Command::new("zrevrank", 3, READONLY | FAST, zrevrank)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "Determine the index of a member in a sorted set, with scores ordered from high to low",
-        ),
-    Command::new("zlexcount", 4, READONLY | FAST, zlexcount)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.8.9",
-            "Count the number of members in a sorted set between a given lexicographical range",
-        ),
-    Command::new("zpopmin", -2, WRITE | FAST, zpopmin)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "Remove and return members with the lowest scores in a sorted set",
-        ),
-    Command::new("zpopmax", -2, WRITE | FAST, zpopmax)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "Remove and return members with the highest scores in a sorted set",
-        ),
-    Command::new("zmpop", -4, WRITE, zmpop).keys(0, 0, 0).doc(
-        "sorted-set",
-        "7.0.0",
-        "Remove and return members with scores in a sorted set",
-    ),
-    Command::new("zrandmember", -2, READONLY, zrandmember)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "6.2.0",
-            "Get one or multiple random elements from a sorted set",
-        ),
-    Command::new("zscan", -3, READONLY, zscan)
-        .keys(1, 1, 1)
-        .doc(
-            "sorted-set",
-            "2.8.0",
-            "Incrementally iterate sorted sets elements and associated scores",
-        ),
+pub const COMMANDS: &[Row] = &[
+    Row::new("zadd", zadd),
+    Row::new("zincrby", zincrby),
+    Row::new("zrem", zrem),
+    Row::new("zcard", zcard),
+    Row::new("zcount", zcount),
+    Row::new("zscore", zscore),
+    Row::new("zmscore", zmscore),
+    Row::new("zrank", zrank),
+    Row::new("zrevrank", zrevrank),
+    Row::new("zlexcount", zlexcount),
+    Row::new("zpopmin", zpopmin),
+    Row::new("zpopmax", zpopmax),
+    Row::new("zmpop", zmpop),
+    Row::new("zrandmember", zrandmember),
+    Row::new("zscan", zscan),
 ];
 
 /// A member as a bulk reply.
@@ -181,9 +93,8 @@ pub fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
         ..ZAddFlags::default()
     };
     let mut ch = false;
-    let mut idx = 2;
-    while idx < a.len() {
-        let o = &a[idx];
+    let mut args = Args::new(a, 2);
+    while let Some(o) = args.peek() {
         if is(o, "nx") {
             flags.nx = true;
         } else if is(o, "xx") {
@@ -199,9 +110,10 @@ pub fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
         } else {
             break;
         }
-        idx += 1;
+        args.next();
     }
-    let elements = a.len() - idx;
+    let pairs = args.rest();
+    let elements = pairs.len();
     if elements % 2 == 1 || elements == 0 {
         return Err(RedisError::new(error::SYNTAX));
     }
@@ -215,7 +127,7 @@ pub fn zadd_generic(ctx: &mut Ctx, a: &[Bytes], incr_cmd: bool) -> CmdResult {
     if flags.incr && elements > 1 {
         return Err(RedisError::new(error::ZADD_INCR_PAIRS));
     }
-    let pairs: Vec<(f64, &Bytes)> = a[idx..]
+    let pairs: Vec<(f64, &Bytes)> = pairs
         .chunks_exact(2)
         .map(|p| Ok((score_arg(&p[0])?, &p[1])))
         .collect::<Result<_, RedisError>>()?;
@@ -443,36 +355,18 @@ fn zpopmax(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// ZMPOP's and BZMPOP's `numkeys key... MIN|MAX [COUNT n]` from `a[at..]`:
 /// (keys, max, count).
-pub fn parse_mpop(a: &[Bytes], at: usize) -> Result<(&[Bytes], bool, usize), RedisError> {
-    let numkeys = match args::parse_i64(&a[at]) {
-        Some(n) if n >= 1 => n as usize,
-        _ => return Err(RedisError::new(error::NUMKEYS_NOT_POSITIVE)),
-    };
-    let where_idx = at.saturating_add(numkeys).saturating_add(1);
-    if where_idx >= a.len() {
-        return Err(RedisError::new(error::SYNTAX));
-    }
-    let max = if is(&a[where_idx], "min") {
-        false
-    } else if is(&a[where_idx], "max") {
-        true
-    } else {
-        return Err(RedisError::new(error::SYNTAX));
-    };
-    let mut count: Option<usize> = None;
-    let mut j = where_idx + 1;
-    while j < a.len() {
-        if count.is_none() && is(&a[j], "count") && j + 1 < a.len() {
-            count = match args::parse_i64(&a[j + 1]) {
-                Some(n) if n >= 1 => Some(n as usize),
-                _ => return Err(RedisError::new(error::COUNT_NOT_POSITIVE)),
-            };
-            j += 2;
+pub fn mpop_args(a: &[Bytes], at: usize) -> Result<(&[Bytes], bool, usize), RedisError> {
+    let side = |w: &[u8]| {
+        if is(w, "min") {
+            Ok(false)
+        } else if is(w, "max") {
+            Ok(true)
         } else {
-            return Err(RedisError::new(error::SYNTAX));
+            Err(RedisError::new(error::SYNTAX))
         }
-    }
-    Ok((&a[at + 1..where_idx], max, count.unwrap_or(1)))
+    };
+    let (keys, max, count) = args::mpop(a, at, side)?;
+    Ok((keys, max, count as usize))
 }
 
 /// ZMPOP's reply: `[key, [[member, score]...]]`.
@@ -481,7 +375,7 @@ pub fn mpop_reply(key: Bytes, items: Vec<(Bytes, f64)>) -> Reply {
 }
 
 fn zmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (keys, max, count) = parse_mpop(a, 1)?;
+    let (keys, max, count) = mpop_args(a, 1)?;
     Ok(match pop_first(ctx, keys, max, count)? {
         Some((key, items)) => mpop_reply(key, items),
         None => Reply::NilArray,
@@ -543,11 +437,11 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let cursor = crate::cmd::families::keys::parse_scan_cursor(&a[2])?;
+    let cursor = scan::cursor(&a[2])?;
     if !read(ctx, &a[1], |z: Option<&ZSet>| z.is_some())? {
         return Ok(empty_scan());
     }
-    let opts = typed::scan_args(a, 3)?;
+    let opts = scan::options(a, 3, false, 1 << 20)?;
     let (next, found) = read(ctx, &a[1], |z: Option<&ZSet>| {
         let Some(z) = z else {
             return (0, Vec::new());
@@ -557,7 +451,7 @@ fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             return (0, z.iter().map(copy).collect::<Vec<_>>());
         }
         let page = scan_by_hash(
-            z.iter().map(|(m, s)| (member_hash(m), (m, s))),
+            z.iter().map(|(m, s)| (cursor_hash(m), (m, s))),
             cursor,
             opts.count,
         );

@@ -7,7 +7,7 @@ use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::observe;
 use crate::cmd::runtime::propagate;
 use crate::cmd::runtime::state::Ctx;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, Runs};
 use crate::reply::Reply;
 use bytes::Bytes;
 
@@ -47,7 +47,15 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     if history {
         lock_history::before_call(ctx.state, cmd, args, ctx.in_script);
     }
-    let reply = match (cmd.handler)(ctx, args) {
+    let result = match cmd.runs {
+        Runs::Handler(handler) => handler(ctx, args),
+        // A script row reaches `call` from nowhere that may run it (scripts and the embedding
+        // API refuse it, EXEC runs it itself): refused as unknown, as Redis's lookup would.
+        Runs::Script(_) | Runs::ScriptKill { .. } => {
+            Err(crate::error::unknown_command(&args[0], &args[1..]))
+        }
+    };
+    let reply = match result {
         Ok(r) => r,
         Err(e) => Reply::error(e),
     };

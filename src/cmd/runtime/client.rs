@@ -196,25 +196,11 @@ impl Client {
     /// A client with no connection (the Lua caller's stand-in, embedded use).
     pub fn detached(id: u64, db: usize, resp: u8) -> Self {
         let info = Arc::new(ClientInfo::new(id, String::new(), String::new()));
-        let push = PushQueue::new(id, info.kill.clone());
-        push.set_resp(resp);
-        Client {
-            id,
-            info,
-            db,
-            resp,
-            authenticated: true,
-            user: "default".into(),
-            close_after_reply: false,
-            push,
-            pubsub: ClientSubs::default(),
-            multi: None,
-            block_deadline: 0,
-            recent_us: 0,
-            started_us: 0,
-            cluster_flags: 0,
-            cluster_seen: 0,
-        }
+        let mut c = Client::new(info, true);
+        c.db = db;
+        c.resp = resp;
+        c.push.set_resp(resp);
+        c
     }
 
     /// Channels, patterns and shard channels this client is subscribed to.

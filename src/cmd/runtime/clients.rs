@@ -200,3 +200,10 @@ pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
 fn ctx_redir(state: &crate::cmd::runtime::state::ServerState, c: &ClientInfo) -> i64 {
     state.tracking.mode(c.id).map_or(-1, |m| m.redirect as i64)
 }
+
+/// Redis's discardTransaction: leave MULTI and forget every watched key.
+pub fn discard_transaction(state: &ServerState, client: &mut Client) {
+    client.multi = None;
+    client.info.multi.store(-1, Ordering::Relaxed);
+    state.watches.forget(client.id);
+}

@@ -31,6 +31,7 @@ pub mod pause;
 pub mod persist;
 pub mod propagate;
 pub mod replication;
+pub mod script_flags;
 pub mod script_runner;
 pub mod startup;
 pub mod state;

@@ -9,73 +9,32 @@ use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::cluster::hooks::ScriptSlot;
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::state::{Ctx, ServerState};
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, Runs, ScriptCall};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
-use crate::script::{EvalKind, Host};
+use crate::script::Host;
 use bytes::Bytes;
 use std::time::Instant;
-
-/// Which script a SCRIPT_RUNNER row runs.
-#[derive(Clone, Copy)]
-pub(crate) enum ScriptCall {
-    Eval(EvalKind),
-    /// FCALL (`readonly` false) or FCALL_RO.
-    Fcall {
-        readonly: bool,
-    },
-}
-
-/// maxmemory's check before a script runs (see [`crate::cmd::runtime::evict::before_script`]): the
-/// script's flags (its shebang, or the function's) decide whether it is denyoom.
-pub(crate) fn before_script(
-    state: &ServerState,
-    cmd: &Command,
-    kind: ScriptCall,
-    args: &[Bytes],
-) -> Result<(), RedisError> {
-    let flags = match kind {
-        ScriptCall::Eval(k) => state.scripting.flags_of(k.by_sha, &args[1]),
-        ScriptCall::Fcall { .. } => state.scripting.function_flags(&args[1]),
-    };
-    crate::cmd::runtime::evict::before_script(state, cmd, flags)
-}
-
-/// Which script a SCRIPT_RUNNER row runs (None for the KILL rows).
-pub(crate) fn script_call(cmd: &Command) -> Option<ScriptCall> {
-    let eval = |by_sha, readonly| ScriptCall::Eval(EvalKind { by_sha, readonly });
-    Some(match cmd.name {
-        "eval" => eval(false, false),
-        "evalsha" => eval(true, false),
-        "eval_ro" => eval(false, true),
-        "evalsha_ro" => eval(true, true),
-        "fcall" => ScriptCall::Fcall { readonly: false },
-        "fcall_ro" => ScriptCall::Fcall { readonly: true },
-        _ => return None,
-    })
-}
 
 /// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
 pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
-    match script_call(cmd) {
-        Some(kind) => run_script(state, db, 0, kind, args),
-        None => Reply::error(error::unknown_command(&args[0], &args[1..])),
+    match cmd.runs {
+        Runs::Script(call) => run_script(state, db, 0, call, args),
+        Runs::Handler(_) | Runs::ScriptKill { .. } => {
+            Reply::error(error::unknown_command(&args[0], &args[1..]))
+        }
     }
 }
 
 /// A script command queued in a transaction, run by EXEC, which already holds the server
-/// lock: the script runs on this worker with the same hand-off as any inline script. SCRIPT
-/// KILL finds no script running (this transaction is what runs).
+/// lock: the script runs on this worker with the same hand-off as any inline script.
 pub(crate) fn script_in_transaction(
     state: &ServerState,
     client: &Client,
-    cmd: &Command,
+    call: ScriptCall,
     args: &[Bytes],
 ) -> Reply {
-    let Some(kind) = script_call(cmd) else {
-        return Reply::error(RedisError::new(error::NOTBUSY));
-    };
     // Its `redis.call`s are checked against the transaction's user.
     state.acl.script_user.lock().clone_from(&client.user);
     let inline = handoff::runs_inline();
@@ -85,7 +44,7 @@ pub(crate) fn script_in_transaction(
     if crate::cmd::runtime::lock_history::on(state) {
         crate::cmd::runtime::lock_history::before_script(state, args);
     }
-    let reply = run_script(state, client.db, client.cluster_flags, kind, args);
+    let reply = run_script(state, client.db, client.cluster_flags, call, args);
     if inline {
         handoff::set_inline_since(None);
     }

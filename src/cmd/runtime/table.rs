@@ -4,9 +4,11 @@
 //! (`cmd/families/`); `cmd/mod.rs` builds the one table of the process from them.
 
 use crate::cmd::base::flags;
+use crate::cmd::base::meta::{self, KeySearch, Meta};
 use crate::cmd::runtime::state::Ctx;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
+use crate::script::EvalKind;
 use bytes::Bytes;
 use std::collections::HashMap;
 
@@ -14,8 +16,118 @@ use std::collections::HashMap;
 /// and return a reply value.
 pub type Handler = fn(&mut Ctx, &[Bytes]) -> CmdResult;
 
-/// One row of the command table (Redis's conventions: arity -N means at least N arguments
-/// counting the name; key positions are 1-based, last_key -1 means the last argument).
+/// Which script a script row runs.
+#[derive(Clone, Copy)]
+pub enum ScriptCall {
+    /// EVAL, EVALSHA and their `_RO` forms.
+    Eval(EvalKind),
+    /// FCALL (`readonly` false) or FCALL_RO.
+    Fcall { readonly: bool },
+}
+
+/// How a row runs. Almost every row has a handler; the script commands say what they run
+/// instead, since the request path holds the server lock for a whole script (handing the
+/// worker's other tasks off if it runs long) and serves SCRIPT KILL and FUNCTION KILL
+/// without it.
+#[derive(Clone, Copy)]
+pub enum Runs {
+    /// The handler, under the server lock.
+    Handler(Handler),
+    /// A script (EVAL, EVALSHA, FCALL and their `_RO` forms).
+    Script(ScriptCall),
+    /// SCRIPT KILL (`eval`) or FUNCTION KILL: served while a script runs, without the lock.
+    ScriptKill { eval: bool },
+}
+
+/// A command as its family declares it: its name and how it runs. Everything Redis says about
+/// it (arity, flags, key range, group, since, summary, key specs, docs) comes from the
+/// recording of redis-server 7.0.15 (`base/redis_commands.rs`) when the table is built; a row
+/// adds only resplock's own flags, and describes itself ([`Row::own`]) only for a command
+/// Redis 7.0.15 does not have.
+pub struct Row {
+    pub name: &'static str,
+    pub runs: Runs,
+    /// resplock's own flags (MAY_REPLICATE, SUBSCRIBED_OK, NEEDS_CONNECTION, PROTECTED),
+    /// added to the recorded ones.
+    pub flags: u32,
+    /// For container commands (CLIENT, CONFIG, SCRIPT, ...): the subcommands, named without
+    /// the container (`setname`). The container's own handler then never runs.
+    pub subcommands: &'static [Row],
+    /// What the recording would say, for a command redis-server 7.0.15 does not have.
+    pub own: Option<Own>,
+}
+
+/// A command's metadata given by its row (see [`Row::own`]).
+#[derive(Clone, Copy)]
+pub struct Own {
+    pub arity: i32,
+    pub flags: u32,
+    pub keys: (i32, i32, i32),
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+}
+
+impl Row {
+    /// A command run by `handler`.
+    pub const fn new(name: &'static str, handler: Handler) -> Row {
+        Row::runs(name, Runs::Handler(handler))
+    }
+    /// A command that runs a script (EVAL, FCALL ...) instead of a handler.
+    pub const fn script(name: &'static str, call: ScriptCall) -> Row {
+        Row::runs(name, Runs::Script(call))
+    }
+    /// SCRIPT KILL (`eval`) or FUNCTION KILL.
+    pub const fn script_kill(name: &'static str, eval: bool) -> Row {
+        Row::runs(name, Runs::ScriptKill { eval })
+    }
+    const fn runs(name: &'static str, runs: Runs) -> Row {
+        Row {
+            name,
+            runs,
+            flags: 0,
+            subcommands: &[],
+            own: None,
+        }
+    }
+    /// resplock's own flags for this command, beyond what Redis records.
+    pub const fn flags(mut self, flags: u32) -> Row {
+        self.flags = flags;
+        self
+    }
+    /// A container's subcommands.
+    pub const fn subs(mut self, subs: &'static [Row]) -> Row {
+        self.subcommands = subs;
+        self
+    }
+    /// The metadata of a command redis-server 7.0.15 does not have (Redis 7.2's CLIENT
+    /// SETINFO and NO-TOUCH, the `RESPLOCK.*` test commands): arity, flags, key range (first,
+    /// last, step) and COMMAND DOCS's group, since and summary.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn own(
+        mut self,
+        arity: i32,
+        flags: u32,
+        keys: (i32, i32, i32),
+        group: &'static str,
+        since: &'static str,
+        summary: &'static str,
+    ) -> Row {
+        self.own = Some(Own {
+            arity,
+            flags,
+            keys,
+            group,
+            since,
+            summary,
+        });
+        self
+    }
+}
+
+/// A command of the table: a [`Row`] with its metadata (Redis's conventions: arity -N means
+/// at least N arguments counting the name; key positions are 1-based, last_key -1 means the
+/// last argument).
 pub struct Command {
     pub name: &'static str,
     pub arity: i32,
@@ -23,52 +135,58 @@ pub struct Command {
     pub first_key: i32,
     pub last_key: i32,
     pub step: i32,
-    pub handler: Handler,
+    /// What running the command does: a handler, or a script (see [`Runs`]).
+    pub runs: Runs,
     pub group: &'static str,
     pub summary: &'static str,
     pub since: &'static str,
     /// For container commands (CLIENT, CONFIG, SCRIPT, ...): the subcommands, named without
     /// the container (`setname`). The container's own handler then never runs.
     pub subcommands: &'static [Command],
+    /// What COMMAND INFO and DOCS say beyond the fields above (ACL categories, tips, key
+    /// specs, docs); None for a command redis-server 7.0.15 does not have.
+    pub meta: Option<&'static Meta>,
 }
 
 impl Command {
-    /// A row with no key arguments and no subcommands; chain the `keys`/`subs`/`doc` helpers.
-    pub const fn new(name: &'static str, arity: i32, flags: u32, handler: Handler) -> Command {
+    /// `row` (a subcommand of `parent`, if given) with its metadata: the recorded one, or the
+    /// row's own. Subcommands are resolved too; the table keeps the result for the process.
+    pub fn resolve(row: &Row, parent: Option<&str>) -> Command {
+        let full = match parent {
+            Some(p) => format!("{p}|{}", row.name),
+            None => row.name.to_string(),
+        };
+        let meta = meta::get(&full);
+        let own = row.own.unwrap_or_else(|| {
+            let m = meta.unwrap_or_else(|| panic!("{full}: no recording and no row metadata"));
+            Own {
+                arity: m.arity,
+                flags: flags::from_names(m.flags),
+                keys: m.keys,
+                group: m.group,
+                since: m.since,
+                summary: m.summary,
+            }
+        });
+        let subs: Vec<Command> = row
+            .subcommands
+            .iter()
+            .map(|s| Command::resolve(s, Some(row.name)))
+            .collect();
         Command {
-            name,
-            arity,
-            flags,
-            first_key: 0,
-            last_key: 0,
-            step: 0,
-            handler,
-            group: "generic",
-            summary: "",
-            since: "1.0.0",
-            subcommands: &[],
+            name: row.name,
+            arity: own.arity,
+            flags: own.flags | row.flags,
+            first_key: own.keys.0,
+            last_key: own.keys.1,
+            step: own.keys.2,
+            runs: row.runs,
+            group: own.group,
+            summary: own.summary,
+            since: own.since,
+            subcommands: Box::leak(subs.into_boxed_slice()),
+            meta: if row.own.is_some() { None } else { meta },
         }
-    }
-    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Command {
-        self.first_key = first;
-        self.last_key = last;
-        self.step = step;
-        self
-    }
-    pub const fn doc(
-        mut self,
-        group: &'static str,
-        since: &'static str,
-        summary: &'static str,
-    ) -> Command {
-        self.group = group;
-        self.since = since;
-        self.summary = summary;
-        self
-    }
-    pub const fn subs(mut self, subs: &'static [Command]) -> Command {
-        self.subcommands = subs;
-        self
     }
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
@@ -77,8 +195,28 @@ impl Command {
         let a = self.arity;
         (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
     }
-    /// The positions of the key arguments in `args` (args\[0\] is the command name).
-    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
+    /// The positions of the key arguments in `args` (args\[0\] is the command name): by the
+    /// recorded key specs, or by the key range (first, last, step) for a command whose specs
+    /// cannot say (or that has none recorded).
+    pub fn keys_in(&self, args: &[Bytes]) -> Vec<usize> {
+        self.keys_and_flags_in(args).0
+    }
+    /// [`Command::keys_in`] with the flags of the key spec that found each key (aligned with
+    /// the positions; ACL checks read or write access by them), or `None` when the key range
+    /// found them.
+    #[allow(clippy::type_complexity)]
+    pub fn keys_and_flags_in(
+        &self,
+        args: &[Bytes],
+    ) -> (Vec<usize>, Option<Vec<Vec<&'static str>>>) {
+        match self.meta.map(|m| meta::key_positions_and_flags(m, args)) {
+            Some((KeySearch::Keys(p), flags)) => (p, Some(flags)),
+            Some((KeySearch::NoKeys, _)) => (Vec::new(), Some(Vec::new())),
+            Some((KeySearch::Unknown, _)) | None => (self.key_range(args.len()).collect(), None),
+        }
+    }
+    /// The key range's positions among `argc` arguments.
+    pub fn key_range(&self, argc: usize) -> impl Iterator<Item = usize> {
         let first = self.first_key.max(0) as usize;
         let last = if self.last_key < 0 {
             (argc as i32 + self.last_key) as usize
@@ -118,8 +256,8 @@ pub fn lookup_sub(parent: &'static Command, name: &[u8]) -> Option<&'static Comm
 /// keys that stay, so flooding is not a concern; SipHash was a visible share of a call).
 type Map = HashMap<&'static str, &'static Command, ahash::RandomState>;
 
-/// A row and its container (`None` for a top-level command).
-pub type Row = (&'static Command, Option<&'static Command>);
+/// A command and its container (`None` for a top-level command).
+pub type Found = (&'static Command, Option<&'static Command>);
 
 /// The rows of every family, by name. The `RESPLOCK.*` rows (flag TEST_ONLY) are kept apart:
 /// only [`CommandTable::resolve_for`] finds them, for servers started with
@@ -130,7 +268,7 @@ pub struct CommandTable {
     /// Every row a request can run, test-only rows and subcommands included, numbered once in
     /// a fixed order: per-command counters are kept in an array by this number instead of a
     /// map by name (see `observe`).
-    rows: Vec<Row>,
+    rows: Vec<Found>,
     /// A row's number by its address (a row is a static, so its address is its identity).
     by_addr: ahash::AHashMap<usize, usize>,
     /// A row's number by its full name (`get`, `client|list`).
@@ -138,11 +276,12 @@ pub struct CommandTable {
 }
 
 impl CommandTable {
-    /// The table of `families`' rows; a name defined twice is a bug.
-    pub fn new(families: &[&'static [Command]]) -> CommandTable {
+    /// The table of `families`' rows, each with its metadata; a name defined twice is a bug.
+    pub fn new(families: &[&'static [Row]]) -> CommandTable {
         let (mut main, mut test) = (Map::default(), Map::default());
         for fam in families {
-            for c in fam.iter() {
+            let resolved: Vec<Command> = fam.iter().map(|r| Command::resolve(r, None)).collect();
+            for c in Box::leak(resolved.into_boxed_slice()).iter() {
                 let t = if c.has(flags::TEST_ONLY) {
                     &mut test
                 } else {
@@ -174,7 +313,7 @@ impl CommandTable {
     }
 
     /// Every row, numbered (see the field).
-    pub fn every_row(&self) -> &[Row] {
+    pub fn every_row(&self) -> &[Found] {
         &self.rows
     }
 
@@ -203,7 +342,7 @@ impl CommandTable {
     /// [`CommandTable::resolve`] as a server's clients see the table: with the `RESPLOCK.*`
     /// rows when it was started with `enable_test_commands`, and exactly as an unknown
     /// command otherwise.
-    pub fn resolve_for(&self, test_commands: bool, args: &[Bytes]) -> Result<Row, RedisError> {
+    pub fn resolve_for(&self, test_commands: bool, args: &[Bytes]) -> Result<Found, RedisError> {
         match resolve_with(self.lookup(&args[0]), args) {
             Err(e) if test_commands => match lookup_in(&self.test, &args[0]) {
                 Some(c) => resolve_with(Some(c), args),
@@ -215,7 +354,7 @@ impl CommandTable {
 
     /// Resolve `args` to the row that will run: the command, or its subcommand for
     /// containers. Checks existence and arity with Redis's exact errors.
-    pub fn resolve(&self, args: &[Bytes]) -> Result<Row, RedisError> {
+    pub fn resolve(&self, args: &[Bytes]) -> Result<Found, RedisError> {
         resolve_with(self.lookup(&args[0]), args)
     }
 }
@@ -232,7 +371,7 @@ fn lookup_in(t: &Map, name: &[u8]) -> Option<&'static Command> {
     t.get(s).copied()
 }
 
-fn resolve_with(found: Option<&'static Command>, args: &[Bytes]) -> Result<Row, RedisError> {
+fn resolve_with(found: Option<&'static Command>, args: &[Bytes]) -> Result<Found, RedisError> {
     let cmd = match found {
         Some(c) => c,
         None => return Err(error::unknown_command(&args[0], &args[1..])),

@@ -1,12 +1,14 @@
-//! Typed access to the keyspace for the set, sorted-set, stream and SORT families: read a value of
-//! one type (WRONGTYPE otherwise), modify it in place and delete the key once it is empty (as
-//! Redis does), overwrite or delete a destination key (Redis's setKey / dbDelete), and read
-//! several keys at once under one set of shard locks.
+//! Typed access to the keyspace for the hash, list, set, sorted-set, stream and SORT families:
+//! read a value of one type (WRONGTYPE otherwise), modify it in place and delete the key once it
+//! is empty (as Redis does), overwrite or delete a destination key (Redis's setKey /
+//! dbDelete), and read several keys at once under one set of shard locks.
 
 use crate::cmd::runtime::state::Ctx;
 use crate::config::Config;
 use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, Shard, Value};
+use crate::types::hash::Hash;
+use crate::types::list::List;
 use crate::types::set::Set;
 use crate::types::stream::Stream;
 use crate::types::zset::{ZSet, ZSetLimits};
@@ -23,47 +25,36 @@ pub trait Typed: Sized {
     fn empty(&self) -> bool;
 }
 
-impl Typed for Set {
-    fn of(v: &Value) -> Option<&Self> {
-        match v {
-            Value::Set(s) => Some(s),
-            _ => None,
+/// `Typed` for the type a `Value` variant holds.
+macro_rules! typed {
+    ($t:ty, $variant:ident) => {
+        impl Typed for $t {
+            fn of(v: &Value) -> Option<&Self> {
+                match v {
+                    Value::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn of_mut(v: &mut Value) -> Option<&mut Self> {
+                match v {
+                    Value::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn into_value(self) -> Value {
+                Value::$variant(self)
+            }
+            fn empty(&self) -> bool {
+                self.is_empty()
+            }
         }
-    }
-    fn of_mut(v: &mut Value) -> Option<&mut Self> {
-        match v {
-            Value::Set(s) => Some(s),
-            _ => None,
-        }
-    }
-    fn into_value(self) -> Value {
-        Value::Set(self)
-    }
-    fn empty(&self) -> bool {
-        self.is_empty()
-    }
+    };
 }
 
-impl Typed for ZSet {
-    fn of(v: &Value) -> Option<&Self> {
-        match v {
-            Value::ZSet(z) => Some(z),
-            _ => None,
-        }
-    }
-    fn of_mut(v: &mut Value) -> Option<&mut Self> {
-        match v {
-            Value::ZSet(z) => Some(z),
-            _ => None,
-        }
-    }
-    fn into_value(self) -> Value {
-        Value::ZSet(self)
-    }
-    fn empty(&self) -> bool {
-        self.is_empty()
-    }
-}
+typed!(Set, Set);
+typed!(ZSet, ZSet);
+typed!(Hash, Hash);
+typed!(List, List);
 
 impl Typed for Stream {
     fn of(v: &Value) -> Option<&Self> {
@@ -223,47 +214,4 @@ pub fn read_many<R>(ctx: &Ctx, keys: &[&[u8]], f: impl FnOnce(&[Option<&Value>])
         })
         .collect();
     f(&values)
-}
-
-/// SSCAN/ZSCAN's COUNT and MATCH options (HSCAN's rules: COUNT below 1 is a syntax error).
-pub struct ScanArgs {
-    /// How many elements a page should hold, roughly.
-    pub count: usize,
-    /// The MATCH pattern, None for none or `*`.
-    pub pattern: Option<crate::glob::Glob>,
-}
-
-/// Parse SSCAN/ZSCAN options from `a[from..]`.
-pub fn scan_args(a: &[bytes::Bytes], from: usize) -> Result<ScanArgs, RedisError> {
-    use crate::cmd::base::args::{self, is};
-    let mut out = ScanArgs {
-        count: 10,
-        pattern: None,
-    };
-    let mut i = from;
-    while i < a.len() {
-        let more = a.len() - i >= 2;
-        if is(&a[i], "count") && more {
-            let n = args::int(&a[i + 1])?;
-            if n < 1 {
-                return Err(RedisError::new(error::SYNTAX));
-            }
-            out.count = n.min(1 << 20) as usize;
-        } else if is(&a[i], "match") && more {
-            out.pattern =
-                (a[i + 1].as_ref() != b"*").then(|| crate::glob::Glob::new(&a[i + 1], false));
-        } else {
-            return Err(RedisError::new(error::SYNTAX));
-        }
-        i += 2;
-    }
-    Ok(out)
-}
-
-/// A fixed hasher for SSCAN/ZSCAN cursors, so a cursor stays valid across calls and across
-/// a value's re-encodings.
-pub fn member_hash(member: &[u8]) -> u64 {
-    static H: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
-    H.get_or_init(|| ahash::RandomState::with_seeds(0x5e7c0de, 0x2e75ca9, 0xfeedbeef, 0x1234567))
-        .hash_one(member)
 }

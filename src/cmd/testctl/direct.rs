@@ -3,9 +3,11 @@
 //! the server lock, as a client with no connection. The keyspace's events, WATCH, tracking and
 //! blocked clients see these writes as they see a client's.
 
+use crate::cmd::base::flags::{BLOCKING, NEEDS_CONNECTION, NO_MULTI};
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
+use crate::cmd::runtime::table::Runs;
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
@@ -23,19 +25,8 @@ pub fn run(state: &ServerState, db: usize, args: &[Bytes]) -> Reply {
         Err(e) => return Reply::error(e),
     };
     let top = parent.unwrap_or(cmd);
-    let needs_client = top
-        .has(crate::cmd::base::flags::NO_MULTI | crate::cmd::base::flags::BLOCKING)
-        || top.has(crate::cmd::base::flags::SCRIPT_RUNNER)
-        || [
-            "multi",
-            "exec",
-            "discard",
-            "subscribe",
-            "psubscribe",
-            "ssubscribe",
-            "monitor",
-        ]
-        .contains(&top.name);
+    let needs_client =
+        top.has(NO_MULTI | BLOCKING | NEEDS_CONNECTION) || !matches!(top.runs, Runs::Handler(_));
     if needs_client {
         return Reply::error(RedisError::new(error::DIRECT_NEEDS_CLIENT));
     }

@@ -422,10 +422,7 @@ impl Stream {
     fn entries_and_group(
         &mut self,
         group: &[u8],
-    ) -> Option<(
-        &std::collections::BTreeMap<u128, super::node::Node>,
-        &mut Group,
-    )> {
+    ) -> Option<(&std::collections::BTreeMap<u128, super::Node>, &mut Group)> {
         let i = &mut *self.inner;
         let g = i.groups.get_mut(group)?;
         Some((&i.nodes, g))

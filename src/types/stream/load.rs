@@ -303,7 +303,10 @@ mod tests {
         s
     }
 
-    fn saved(s: &Stream) -> (Vec<(Vec<u8>, Vec<u8>)>, SavedCounters) {
+    /// A stream's listpacks as saved: (master id bytes, listpack bytes).
+    type SavedNodes = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn saved(s: &Stream) -> (SavedNodes, SavedCounters) {
         let m = s.meta();
         (
             s.listpacks()

@@ -99,7 +99,7 @@ pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) 
 /// key spec that found it, as ACLSelectorCheckKey reads them), and the channels.
 fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTargets) {
     let mut keys = Vec::new();
-    if let Some(m) = crate::cmd::base::meta::get(name) {
+    if let Some(m) = cmd.meta {
         let access = |flags: &[&str]| {
             let mut need = 0;
             for f in flags {
@@ -111,24 +111,23 @@ fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTar
             }
             need
         };
-        match crate::cmd::base::meta::key_positions_and_flags(m, args) {
-            (crate::cmd::base::meta::KeySearch::Keys(k), flags) => {
-                for (i, p) in k.into_iter().enumerate() {
-                    let mut need = flags.get(i).map_or(0, |f| access(f));
-                    if name == "set" && !args.iter().skip(3).any(|a| is(a, "get")) {
-                        // SET's flags vary (setGetKeys): without GET it only overwrites.
-                        need &= !acl_user::READ;
-                    }
-                    keys.push((p, need));
-                }
+        let (positions, spec_flags) = cmd.keys_and_flags_in(args);
+        let set_without_get = name == "set" && !args.iter().skip(3).any(|a| is(a, "get"));
+        let range_need = || {
+            let (read, write) = crate::cmd::base::meta::key_access(m);
+            (if read { acl_user::READ } else { 0 }) | (if write { acl_user::WRITE } else { 0 })
+        };
+        for (i, p) in positions.into_iter().enumerate() {
+            let mut need = match &spec_flags {
+                Some(f) => f.get(i).map_or(0, |f| access(f)),
+                // No key spec could say: the access of all the command's specs.
+                None => range_need(),
+            };
+            if set_without_get {
+                // SET's flags vary (setGetKeys): without GET it only overwrites.
+                need &= !acl_user::READ;
             }
-            (crate::cmd::base::meta::KeySearch::NoKeys, _) => {}
-            (crate::cmd::base::meta::KeySearch::Unknown, _) => {
-                let (read, write) = crate::cmd::base::meta::key_access(m);
-                let need = (if read { acl_user::READ } else { 0 })
-                    | (if write { acl_user::WRITE } else { 0 });
-                keys = cmd.key_positions(args.len()).map(|p| (p, need)).collect();
-            }
+            keys.push((p, need));
         }
     }
     let channels = match name {

@@ -146,7 +146,7 @@ impl ScriptSlot {
     /// client with `origin_flags`.
     pub fn for_call(state: &ServerState, args: &[Bytes], origin_flags: u8) -> ScriptSlot {
         let declared = match state.commands.lookup(b"eval") {
-            Some(eval) => keys::positions(keys::Rule::Movable, eval, None, args),
+            Some(eval) => keys::positions(keys::Rule::Movable, eval, args),
             None => Vec::new(),
         };
         ScriptSlot {

@@ -20,10 +20,9 @@ pub enum Rule {
     Movable,
 }
 
-/// The rule for `cmd` (`parent` its container), from its row and recorded metadata.
-pub fn rule(cmd: &Command, parent: Option<&Command>) -> Rule {
-    let name = crate::cmd::runtime::table::fullname(parent, cmd);
-    match meta::get(&name) {
+/// The rule for `cmd`, from its recorded metadata (or its row's key range).
+pub fn rule(cmd: &Command) -> Rule {
+    match cmd.meta {
         Some(m) => {
             if m.flags.contains(&"movablekeys") {
                 Rule::Movable
@@ -39,16 +38,11 @@ pub fn rule(cmd: &Command, parent: Option<&Command>) -> Rule {
 }
 
 /// The positions of the keys of `args` (args\[0\] is the command name) under `rule`.
-pub fn positions(
-    rule: Rule,
-    cmd: &Command,
-    parent: Option<&Command>,
-    args: &[Bytes],
-) -> Vec<usize> {
+pub fn positions(rule: Rule, cmd: &Command, args: &[Bytes]) -> Vec<usize> {
     match rule {
         Rule::None => Vec::new(),
-        Rule::Range => cmd.key_positions(args.len()).collect(),
-        Rule::Movable => movable(cmd, parent, args),
+        Rule::Range => cmd.key_range(args.len()).collect(),
+        Rule::Movable => movable(cmd, args),
     }
 }
 
@@ -66,7 +60,7 @@ fn counted(args: &[Bytes], numkeys: usize, first: usize) -> Vec<usize> {
     (first..first + n as usize).collect()
 }
 
-fn movable(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> Vec<usize> {
+fn movable(cmd: &Command, args: &[Bytes]) -> Vec<usize> {
     match cmd.name {
         "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => counted(args, 2, 3),
         "lmpop" | "zmpop" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" => {
@@ -118,13 +112,10 @@ fn movable(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> Vec<usize
                 None => Vec::new(),
             }
         }
-        _ => {
-            let name = crate::cmd::runtime::table::fullname(parent, cmd);
-            match meta::get(&name).map(|m| meta::key_positions(m, args)) {
-                Some(meta::KeySearch::Keys(k)) => k,
-                _ => cmd.key_positions(args.len()).collect(),
-            }
-        }
+        _ => match cmd.meta.map(|m| meta::key_positions(m, args)) {
+            Some(meta::KeySearch::Keys(k)) => k,
+            _ => cmd.key_range(args.len()).collect(),
+        },
     }
 }
 

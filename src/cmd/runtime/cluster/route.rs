@@ -58,7 +58,7 @@ fn rules(state: &ServerState) -> Option<&'static [Rule]> {
             .commands
             .every_row()
             .iter()
-            .map(|(c, p)| keys::rule(c, *p))
+            .map(|(c, _)| keys::rule(c))
             .collect();
         (table, rules)
     });
@@ -66,10 +66,10 @@ fn rules(state: &ServerState) -> Option<&'static [Rule]> {
 }
 
 /// The routing rule of `cmd`.
-pub fn rule_of(state: &ServerState, cmd: &Command, parent: Option<&Command>) -> Rule {
+pub fn rule_of(state: &ServerState, cmd: &Command) -> Rule {
     match (state.commands.row_number(cmd), rules(state)) {
         (Some(i), Some(rules)) => rules[i],
-        _ => keys::rule(cmd, parent),
+        _ => keys::rule(cmd),
     }
 }
 
@@ -118,9 +118,9 @@ pub fn node_by_query(
     let (mut slot, mut owner) = (0u16, None);
     let (mut migrating, mut importing, mut multiple) = (false, false, false);
     let (mut missing, mut existing) = (0usize, 0usize);
-    for &(c, p, args) in parts {
-        let rule = rule_of(state, c, p);
-        for pos in keys::positions(rule, c, p, args) {
+    for &(c, _, args) in parts {
+        let rule = rule_of(state, c);
+        for pos in keys::positions(rule, c, args) {
             let Some(key) = args.get(pos) else { continue };
             let this = key_slot(key);
             match first {

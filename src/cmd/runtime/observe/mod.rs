@@ -95,7 +95,7 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     } else if state.tracking.clients.load(Ordering::Relaxed) > 0 {
         let id = ctx.client.id;
         if cmd.has(crate::cmd::base::flags::READONLY) && !cmd.has(crate::cmd::base::flags::PUBSUB) {
-            tracking::remember_keys(state, id, &read_keys(state, cmd, args));
+            tracking::remember_keys(state, id, &read_keys(cmd, args));
         }
         tracking::command_done(state, id, args[0].eq_ignore_ascii_case(b"client"));
     }
@@ -239,17 +239,9 @@ pub fn latencystats_info(state: &ServerState, out: &mut String) {
     }
 }
 
-/// The keys a read-only command read, by its key specs (or its row).
-fn read_keys(state: &ServerState, cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
-    let name = full_name(state, cmd, args);
-    let positions: Vec<usize> = match crate::cmd::base::meta::get(&name)
-        .map(|m| crate::cmd::base::meta::key_positions(m, args))
-    {
-        Some(crate::cmd::base::meta::KeySearch::Keys(p)) => p,
-        Some(crate::cmd::base::meta::KeySearch::NoKeys) => vec![],
-        _ => cmd.key_positions(args.len()).collect(),
-    };
-    positions
+/// The keys a read-only command read.
+fn read_keys(cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
+    cmd.keys_in(args)
         .into_iter()
         .filter_map(|i| args.get(i).cloned())
         .collect()

@@ -10,8 +10,9 @@ pub use registry::{Pause, PauseKind};
 
 use crate::cmd::base::flags;
 use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::script_flags::ScriptFlags;
 use crate::cmd::runtime::state::ServerState;
-use crate::cmd::runtime::table::Command;
+use crate::cmd::runtime::table::{Command, Runs, ScriptCall};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -22,8 +23,9 @@ pub(crate) fn may_replicate(
     cmd: &Command,
     args: &[Bytes],
     exec_writes: bool,
+    script: &mut ScriptFlags,
 ) -> bool {
-    if let Some(writes) = script_writes(state, cmd, args) {
+    if let Some(writes) = script_writes(state, cmd, args, script) {
         return writes;
     }
     cmd.has(flags::WRITE | flags::MAY_REPLICATE) || exec_writes
@@ -32,15 +34,20 @@ pub(crate) fn may_replicate(
 /// For EVAL, EVALSHA and FCALL of a script that declares its flags: whether it may write.
 /// Redis then takes the command's flags from the script's (scriptFlagsToCmdFlags), so a
 /// `no-writes` script is not held by a WRITE pause. None: the command's own flags decide.
-fn script_writes(state: &ServerState, cmd: &Command, args: &[Bytes]) -> Option<bool> {
+/// The `_RO` forms keep their own flags (they never write).
+fn script_writes(
+    state: &ServerState,
+    cmd: &Command,
+    args: &[Bytes],
+    script: &mut ScriptFlags,
+) -> Option<bool> {
     use crate::script::script_flags as sf;
-    let (fcall, by_sha) = match cmd.name {
-        "eval" => (false, false),
-        "evalsha" => (false, true),
-        "fcall" => (true, false),
+    match cmd.runs {
+        Runs::Script(ScriptCall::Eval(k)) if !k.readonly => {}
+        Runs::Script(ScriptCall::Fcall { readonly: false }) => {}
         _ => return None,
-    };
-    let f = state.scripting.flags_now(fcall, by_sha, args.get(1)?)?;
+    }
+    let f = script.now(state, args)?;
     (f & sf::EVAL_COMPAT == 0).then_some(f & sf::NO_WRITES == 0)
 }
 
@@ -52,6 +59,7 @@ pub async fn wait_if_paused(
     cmd: &Command,
     args: &[Bytes],
     exec_writes: bool,
+    script: &mut ScriptFlags,
 ) -> bool {
     let mut counted = false;
     let ok = loop {
@@ -64,11 +72,13 @@ pub async fn wait_if_paused(
         let held = match kind {
             PauseKind::Off => false,
             PauseKind::All => true,
-            PauseKind::Write => may_replicate(state, cmd, args, exec_writes),
+            PauseKind::Write => may_replicate(state, cmd, args, exec_writes, script),
         };
         if !held {
             break true;
         }
+        // Held back: Redis processes the request again when the pause ends.
+        script.forget();
         if !counted {
             counted = true;
             state.pause.waiting.fetch_add(1, Ordering::Relaxed);

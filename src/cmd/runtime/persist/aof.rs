@@ -9,7 +9,6 @@
 use crate::aof::append::{Appender, Fsync};
 use crate::aof::load::{self as aofload, CommandError, Status, Target};
 use crate::aof::manifest::{write_manifest, Manifest};
-use crate::cmd::base::flags;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::persist::load;
 use crate::cmd::runtime::persist::registry::{Job, JobKind};
@@ -66,7 +65,7 @@ impl Loader<'_> {
             }
             Err(_) => return Err(CommandError::Unknown),
         };
-        if cmd.has(flags::SCRIPT_RUNNER) {
+        if matches!(cmd.runs, crate::cmd::runtime::table::Runs::Script(_)) {
             crate::cmd::runtime::script_runner::run_script_row(state, self.client.db, cmd, args);
             return Ok(());
         }

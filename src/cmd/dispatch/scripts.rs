@@ -1,0 +1,139 @@
+//! Script rows on the request path: a script holds the server lock for its whole run, on the
+//! worker that received it (a long one hands the worker's other tasks off from the Lua hook,
+//! `runtime/handoff.rs`), or on a blocking thread under a current-thread runtime; SCRIPT KILL
+//! and FUNCTION KILL wait for a script past busy-reply-threshold without the lock.
+
+use crate::cmd::dispatch::acquire::acquire;
+use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::evict::before_script;
+use crate::cmd::runtime::handoff;
+use crate::cmd::runtime::lock::script_busy;
+use crate::cmd::runtime::lock_history;
+use crate::cmd::runtime::script_flags::ScriptFlags;
+use crate::cmd::runtime::script_runner::run_script;
+use crate::cmd::runtime::state::ServerState;
+use crate::cmd::runtime::table::{Command, ScriptCall};
+use crate::error::{self, RedisError};
+use crate::reply::Reply;
+use bytes::Bytes;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A script row (EVAL, FCALL and their forms): the script runs holding the server lock for its
+/// whole run. `script` holds its flags if the request already looked them up.
+pub(super) async fn run_script_command(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    kind: ScriptCall,
+    args: Vec<Bytes>,
+    mut script: ScriptFlags,
+) -> Reply {
+    // Scripts feed MONITOR before they run, so their own calls come after them.
+    crate::cmd::runtime::observe::feed_before_script(state, client, &args);
+    if handoff::runs_inline() {
+        // The script runs on this worker: a thread handoff per script costs more than a
+        // typical script. A long one hands the worker's other tasks off from the hook
+        // (see `hand_off_if_long`), so nothing waits behind it for more than about
+        // INLINE_GRACE.
+        let held = match acquire(state, cmd).await {
+            Ok((Some(held), waited)) => {
+                if waited {
+                    // Others ran meanwhile (a FUNCTION LOAD among them, perhaps).
+                    script.forget();
+                }
+                held
+            }
+            Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
+            Err(e) => return Reply::error(e),
+        };
+        if let Err(e) = before_script(state, cmd, script.get(state, &args)) {
+            return Reply::error(e);
+        }
+        state.acl.script_user.lock().clone_from(&client.user);
+        let started = Instant::now();
+        handoff::set_inline_since(Some(started));
+        crate::cmd::runtime::tracking::script_started(state, client.id);
+        let history = lock_history::on(state);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(state, &args);
+        }
+        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            let who = lock_history::client_ref(client);
+            lock_history::after_request(state, &who, &sha, &function, began);
+        }
+        crate::cmd::runtime::tracking::script_finished(state, client.id, &args);
+        handoff::set_inline_since(None);
+        crate::cmd::runtime::observe::after_script(
+            state,
+            client,
+            cmd,
+            &args,
+            &reply,
+            started.elapsed(),
+        );
+        crate::cmd::runtime::blocking::serve_ready(state);
+        drop(held);
+        return reply;
+    }
+    // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
+    // the script takes the lock on a blocking thread instead.
+    if script_busy(state) {
+        return Reply::error(state.scripting.busy_error());
+    }
+    let sh = state.clone();
+    let db = client.db;
+    let origin = client.cluster_flags;
+    let user = client.user.clone();
+    let who = lock_history::client_ref(client);
+    let task = tokio::task::spawn_blocking(move || {
+        let _held = sh.lock.lock_blocking();
+        script.forget();
+        if let Err(e) = before_script(&sh, cmd, script.get(&sh, &args)) {
+            return Reply::error(e);
+        }
+        *sh.acl.script_user.lock() = user;
+        let history = lock_history::on(&sh);
+        let began = crate::clock::system_us();
+        if history {
+            lock_history::before_script(&sh, &args);
+        }
+        let reply = run_script(&sh, db, origin, kind, &args);
+        if history {
+            let (sha, function) = lock_history::script_origin(cmd, &args);
+            lock_history::after_request(&sh, &who, &sha, &function, began);
+        }
+        crate::cmd::runtime::blocking::serve_ready(&sh);
+        reply
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
+    }
+}
+
+/// SCRIPT KILL (`eval`) or FUNCTION KILL, served without the lock. As in Redis, a kill sent
+/// before the script passed busy-reply-threshold is only served once it has (or once the
+/// script ended: NOTBUSY).
+pub(super) async fn script_kill(state: &ServerState, eval: bool) -> Reply {
+    match kill_when_busy(state, eval).await {
+        Ok(()) => Reply::ok(),
+        Err(e) => Reply::error(e),
+    }
+}
+
+async fn kill_when_busy(state: &ServerState, eval: bool) -> Result<(), RedisError> {
+    loop {
+        let Some(ran) = state.scripting.running_for() else {
+            return Err(RedisError::new(error::NOTBUSY));
+        };
+        let threshold = state.config.read().busy_reply_threshold_ms;
+        if threshold > 0 && ran.as_millis() as u64 >= threshold {
+            return state.scripting.kill(eval);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
