@@ -566,8 +566,19 @@ fn instances_start_independent_servers_and_print_one_address_per_line() {
         .parse()
         .unwrap();
     assert!(t1 - t2 > 3_500_000 && t2 - t0 < 60_000, "{t0} {t1} {t2}");
-    // SHUTDOWN stops one node; the process ends when all have.
-    for s in &mut c {
+    // SHUTDOWN stops one node, whose port refuses connections at once while the others
+    // run (a lock client must not hang on a stopped node); the process ends when all have.
+    let _ = call(&mut c[2], &["SHUTDOWN", "NOSAVE"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while TcpStream::connect(("127.0.0.1", ports[2])).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "a stopped node still accepts connections"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(call(&mut c[0], &["PING"]), "+PONG");
+    for s in &mut c[..2] {
         let _ = call(s, &["SHUTDOWN", "NOSAVE"]);
     }
     assert_eq!(wait_exit(&mut srv.child), Some(0));

@@ -303,6 +303,13 @@ impl Sockets {
 }
 
 impl Relisten for Sockets {
+    fn close_all(&self) {
+        let mut open = self.open.lock();
+        let (tcp, tls) = &mut *open;
+        std::mem::take(tcp).into_iter().for_each(Open::close);
+        std::mem::take(tls).into_iter().for_each(Open::close);
+    }
+
     fn relisten(&self, change: Change, config: &Config) -> Result<(), CannotListen> {
         let Some(state) = self.state.upgrade() else {
             return Err(CannotListen);

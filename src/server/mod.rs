@@ -290,6 +290,11 @@ async fn run(
     // CONFIG SET port/bind replace accept loops, so the set of loops can be empty for a
     // moment: the end is the shutdown, not the last loop.
     state.shutdown.cancelled().await;
+    // The listening sockets close now, not when the state is dropped: a node of
+    // `--instances` that was shut down must refuse connections while the others run.
+    if let Some(l) = state.listeners.get() {
+        l.close_all();
+    }
     accepting.close();
     accepting.wait().await;
     tracker.close();

@@ -154,7 +154,8 @@ for s in "${SCENARIOS[@]}"; do
     fi
     kind=redis-server
   elif [ $cluster = yes ]; then
-    "$BIN" --cluster 3 --replicas 1 --port 0 --enable-test-commands yes >"$out" 2>"$WORK/$s.log" &
+    "$BIN" --cluster 3 --replicas 1 --port 0 --enable-test-commands yes --save '' --appendonly no \
+      >"$out" 2>"$WORK/$s.log" &
     pids=($!)
     for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 6 ] && break; sleep 0.05; done
     if [ "$(wc -l <"$out")" -lt 6 ]; then
@@ -179,7 +180,9 @@ for s in "${SCENARIOS[@]}"; do
       bullmq) keys=(--lock-history-keys '*:lock') ;;
       rq) keys=(--lock-history-keys '*lock*') ;;
     esac
-    "$BIN" --port 0 --instances 3 --enable-test-commands yes --lock-history yes "${keys[@]}" \
+    # Nothing kept on disk: a scenario never loads what an earlier one saved.
+    "$BIN" --port 0 --instances 3 --enable-test-commands yes --save '' --appendonly no \
+      --lock-history yes "${keys[@]}" \
       --lock-history-max-events 10000000 --lock-history-file "$history" >"$out" 2>"$WORK/$s.log" &
     pid=$!
     for _ in $(seq 1 100); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.05; done

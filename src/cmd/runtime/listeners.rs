@@ -27,4 +27,8 @@ pub trait Listeners: Send + Sync {
     /// nothing listens for them (Redis closes first too); the caller then restores the old
     /// configuration by calling this again with it.
     fn relisten(&self, change: Change, config: &Config) -> Result<(), CannotListen>;
+
+    /// Stop listening on every socket at once (the server shuts down): the port refuses
+    /// connections from then on, even while other servers of the process keep running.
+    fn close_all(&self);
 }
