@@ -19,28 +19,6 @@ async fn client_id(c: &mut Raw) -> i64 {
     int(&cmd!(c, "CLIENT", "ID"))
 }
 
-/// `blocked_clients` from INFO.
-async fn blocked_clients(c: &mut Raw) -> i64 {
-    let info = String::from_utf8(cmd!(c, "INFO", "clients")).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// Wait (bounded) until INFO reports `n` blocked clients.
-async fn until_blocked(c: &mut Raw, n: i64) {
-    for _ in 0..250 {
-        if blocked_clients(c).await == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("blocked_clients never reached {n}");
-}
-
 /// The two bulk strings of a `[key, element]` reply.
 fn key_and_element(reply: &[u8]) -> (String, String) {
     let text = String::from_utf8(reply.to_vec()).unwrap();

@@ -14,28 +14,6 @@ fn int(reply: &[u8]) -> i64 {
         .unwrap()
 }
 
-/// `blocked_clients` from INFO.
-async fn blocked_clients(c: &mut Raw) -> i64 {
-    let info = String::from_utf8(cmd!(c, "INFO", "clients")).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// Wait (bounded) until INFO reports `n` blocked clients.
-async fn until_blocked(c: &mut Raw, n: i64) {
-    for _ in 0..250 {
-        if blocked_clients(c).await == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("blocked_clients never reached {n}");
-}
-
 #[tokio::test]
 async fn wait_for_replicas_blocks_until_its_timeout_then_counts_none() {
     let s = server().await;

@@ -15,26 +15,6 @@ fn int(reply: &[u8]) -> i64 {
         .unwrap()
 }
 
-async fn blocked_clients(c: &mut Raw) -> i64 {
-    let info = String::from_utf8(cmd!(c, "INFO", "clients")).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-async fn until_blocked(c: &mut Raw, n: i64) {
-    for _ in 0..250 {
-        if blocked_clients(c).await == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("blocked_clients never reached {n}");
-}
-
 /// The bulk strings of a reply, in order (IDs, fields and values of an XRANGE or XREAD).
 fn bulks(reply: &[u8]) -> Vec<String> {
     let text = String::from_utf8(reply.to_vec()).unwrap();

@@ -140,6 +140,28 @@ impl Raw {
     }
 }
 
+/// `blocked_clients` from INFO.
+pub async fn blocked_clients(c: &mut Raw) -> i64 {
+    let info = String::from_utf8(c.cmd(&[b"INFO", b"clients"]).await).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Wait (bounded) until INFO reports `n` blocked clients.
+pub async fn until_blocked(c: &mut Raw, n: i64) {
+    for _ in 0..250 {
+        if blocked_clients(c).await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("blocked_clients never reached {n}");
+}
+
 /// Shorthand: `cmd!(raw, "SET", "k", "v")` returns the raw reply bytes.
 #[macro_export]
 macro_rules! cmd {
