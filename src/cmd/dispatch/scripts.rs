@@ -59,7 +59,7 @@ pub(super) async fn run_script_command(
         if history {
             lock_history::before_script(state, &args);
         }
-        let reply = run_script(state, client.db, client.cluster_flags, kind, &args);
+        let reply = run_script(state, client.db, client.cluster_flags, kind, &args, began);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -101,7 +101,7 @@ pub(super) async fn run_script_command(
         if history {
             lock_history::before_script(&sh, &args);
         }
-        let reply = run_script(&sh, db, origin, kind, &args);
+        let reply = run_script(&sh, db, origin, kind, &args, began);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);

@@ -20,7 +20,7 @@ use std::time::Instant;
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
 pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
     match cmd.runs {
-        Runs::Script(call) => run_script(state, db, 0, call, args),
+        Runs::Script(call) => run_script(state, db, 0, call, args, crate::clock::system_us()),
         Runs::Handler(_) | Runs::ScriptKill { .. } => {
             Reply::error(error::unknown_command(&args[0], &args[1..]))
         }
@@ -44,7 +44,14 @@ pub(crate) fn script_in_transaction(
     if crate::cmd::runtime::lock_history::on(state) {
         crate::cmd::runtime::lock_history::before_script(state, args);
     }
-    let reply = run_script(state, client.db, client.cluster_flags, call, args);
+    let reply = run_script(
+        state,
+        client.db,
+        client.cluster_flags,
+        call,
+        args,
+        crate::clock::system_us(),
+    );
     if inline {
         handoff::set_inline_since(None);
     }
@@ -55,13 +62,15 @@ pub(crate) fn script_in_transaction(
 /// `redis.call`s run as the server's script client (RESP2 until `redis.setresp`, as in
 /// Redis) with the clock frozen at the script's start. `origin` is the calling client's
 /// cluster flags (READONLY, ASKING), which its `redis.call`s are routed with on a cluster
-/// node.
+/// node. `started_us` is the system time the script's clock is frozen at: the caller's
+/// reading, so what the lock history records for the script is on the script's time.
 pub(crate) fn run_script(
     state: &ServerState,
     db: usize,
     origin: u8,
     kind: ScriptCall,
     args: &[Bytes],
+    started_us: i64,
 ) -> Reply {
     let mut client = state.script_client.lock();
     // What a fresh `Client::detached(0, db, 2)` would be.
@@ -72,7 +81,7 @@ pub(crate) fn run_script(
     let mut host = ScriptHost {
         state,
         client: &mut client,
-        now: state.clock.now_ms(),
+        now: state.clock.at_us(started_us).div_euclid(1000),
         readonly: false,
         cluster: state
             .cluster
