@@ -70,6 +70,7 @@ const GROUPS: &[&str] = &[
     "geo",
     "server_rest",
     "streams",
+    "lookups",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time
