@@ -32,16 +32,30 @@ pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
         *ctx.client.info.user.lock() = ctx.client.user.clone();
         return true;
     }
-    state.acl.add_log(LogEntry {
-        count: 1,
-        reason: "auth",
-        context: if ctx.in_script { "lua" } else { "toplevel" },
-        object: Bytes::from_static(b"AUTH"),
-        username: Bytes::copy_from_slice(user),
-        ctime_ms: state.clock.now_ms(),
-        client_info: client_info(ctx.state, ctx.client),
-    });
+    let max = acllog_max_len(state);
+    state.acl.add_log(
+        LogEntry {
+            count: 1,
+            reason: "auth",
+            context: if ctx.in_script { "lua" } else { "toplevel" },
+            object: Bytes::from_static(b"AUTH"),
+            username: Bytes::copy_from_slice(user),
+            ctime_ms: state.clock.now_ms(),
+            client_info: client_info(ctx.state, ctx.client),
+        },
+        max,
+    );
     false
+}
+
+/// acllog-max-len: how many entries ACL LOG keeps.
+fn acllog_max_len(state: &ServerState) -> usize {
+    state
+        .config
+        .read()
+        .get("acllog-max-len")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
 }
 
 fn client_info(state: &ServerState, c: &Client) -> String {
@@ -259,15 +273,19 @@ fn log_denied(
         Denied::Key(p) => ("key", args[p].clone()),
         Denied::Channel(p) => ("channel", args[p].clone()),
     };
-    state.acl.add_log(LogEntry {
-        count: 1,
-        reason,
-        context,
-        object: Bytes::copy_from_slice(&object),
-        username: Bytes::copy_from_slice(user.as_bytes()),
-        ctime_ms: state.clock.now_ms(),
-        client_info: client_info(state, client),
-    });
+    let max = acllog_max_len(state);
+    state.acl.add_log(
+        LogEntry {
+            count: 1,
+            reason,
+            context,
+            object: Bytes::copy_from_slice(&object),
+            username: Bytes::copy_from_slice(user.as_bytes()),
+            ctime_ms: state.clock.now_ms(),
+            client_info: client_info(state, client),
+        },
+        max,
+    );
 }
 
 /// Load the aclfile named in the configuration, if any, replacing every user (ACLLoadFromFile):
@@ -279,6 +297,8 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
     let Some(path) = state.config.read().aclfile.clone() else {
         return Ok(());
     };
+    let all_channels =
+        state.config.read().get("acl-pubsub-default").as_deref() == Some("allchannels");
     let raw = std::fs::read(&path)
         .map_err(|e| format!("Error loading ACLs, opening file '{path}': {e}"))?;
     let text = String::from_utf8_lossy(&raw);
@@ -310,7 +330,7 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
             ));
             continue;
         }
-        let mut u = User::new(name);
+        let mut u = User::created(name, all_channels);
         let args = match acl_user::merge_selector_args(&words[2..]) {
             Ok(a) => a,
             Err(_) => {
@@ -323,7 +343,7 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
         let mut syntax_error = false;
         for a in &args {
             let a = trim_bytes(a);
-            if let Err(e) = u.apply(a) {
+            if let Err(e) = u.apply_under(a, all_channels) {
                 if e == acl_user::RuleError::UnknownCommand {
                     errors.push_str(&format!(
                         "{path}:{n}: Error in applying operation '{}': {}. ",
