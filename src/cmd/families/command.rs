@@ -345,7 +345,10 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
         ));
     }
     let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) = match search {
-        Some(meta::KeySearch::Keys(p)) => (p, variable_flags(c, cmd_args, spec_flags)),
+        Some(meta::KeySearch::Keys(p)) => (
+            p,
+            crate::cmd::runtime::table::variable_key_flags(c, cmd_args, spec_flags),
+        ),
         // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
         // reads the first key and overwrites the STORE one.
         _ if c.name == "sort" => {
@@ -441,31 +444,4 @@ fn command_list(t: &CommandTable, a: &[Bytes]) -> CmdResult {
             .map(|(n, _, _)| Reply::bulk_str(n))
             .collect(),
     ))
-}
-
-/// Key specs flagged `variable_flags` get their flags from the command line, as Redis's
-/// getkeys functions decide them: SET with GET reads the old value (RW access update), else it
-/// overwrites (OW update).
-fn variable_flags(
-    c: &Command,
-    args: &[Bytes],
-    flags: Vec<Vec<&'static str>>,
-) -> Vec<Vec<&'static str>> {
-    flags
-        .into_iter()
-        .map(|f| {
-            if !f.contains(&"variable_flags") {
-                return f;
-            }
-            if c.name == "set" {
-                if args.iter().skip(3).any(|a| is(a, "get")) {
-                    vec!["RW", "access", "update"]
-                } else {
-                    vec!["OW", "update"]
-                }
-            } else {
-                f.into_iter().filter(|x| *x != "variable_flags").collect()
-            }
-        })
-        .collect()
 }

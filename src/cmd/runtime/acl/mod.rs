@@ -10,7 +10,6 @@ pub use registry::{Acl, LogEntry};
 
 pub mod user;
 
-use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::acl::user::{self as acl_user, Denied, User};
 use crate::cmd::runtime::client::Client;
@@ -126,21 +125,16 @@ fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTar
             need
         };
         let (positions, spec_flags) = cmd.keys_and_flags_in(args);
-        let set_without_get = name == "set" && !args.iter().skip(3).any(|a| is(a, "get"));
         let range_need = || {
             let (read, write) = crate::cmd::base::meta::key_access(m);
             (if read { acl_user::READ } else { 0 }) | (if write { acl_user::WRITE } else { 0 })
         };
         for (i, p) in positions.into_iter().enumerate() {
-            let mut need = match &spec_flags {
+            let need = match &spec_flags {
                 Some(f) => f.get(i).map_or(0, |f| access(f)),
                 // No key spec could say: the access of all the command's specs.
                 None => range_need(),
             };
-            if set_without_get {
-                // SET's flags vary (setGetKeys): without GET it only overwrites.
-                need &= !acl_user::READ;
-            }
             keys.push((p, need));
         }
     }
