@@ -100,6 +100,10 @@ async fn idle_clients(state: Arc<ServerState>) {
             _ = state.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        // MIGRATE's connections unused for 10 s are closed, as Redis's cron does.
+        state
+            .migrate_sockets
+            .close_idle(state.clock.now_ms().div_euclid(1000));
         let timeout_s = state.config.read().timeout;
         if timeout_s == 0 {
             continue;
