@@ -105,6 +105,33 @@ impl Cache {
     }
 }
 
+/// MIGRATE's key arguments as Redis's migrateGetKeys finds them (COMMAND GETKEYS, cluster
+/// routing): `key`, or those after KEYS, skipping the options' own arguments on the way; none
+/// when KEYS comes with a key (MIGRATE itself then answers the error).
+pub fn key_positions(args: &[impl AsRef<[u8]>]) -> Vec<usize> {
+    let is = |i: usize, w: &str| args[i].as_ref().eq_ignore_ascii_case(w.as_bytes());
+    let mut i = 6;
+    while i < args.len() {
+        if is(i, "keys") {
+            if !args[3].as_ref().is_empty() {
+                return Vec::new();
+            }
+            return (i + 1..args.len()).collect();
+        }
+        if is(i, "auth") {
+            i += 1;
+        } else if is(i, "auth2") {
+            i += 2;
+        }
+        i += 1;
+    }
+    if args.len() > 3 {
+        vec![3]
+    } else {
+        Vec::new()
+    }
+}
+
 /// Redis's atoi of the port argument: leading digits after optional blanks and sign, as a C
 /// int; 0 for anything else.
 fn atoi(port: &[u8]) -> i32 {
@@ -232,6 +259,19 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_found_as_migrate_get_keys_finds_them() {
+        fn a(s: &str) -> Vec<&str> {
+            s.split(' ').map(|w| if w == "-" { "" } else { w }).collect()
+        }
+        assert_eq!(key_positions(&a("MIGRATE h p k 0 1")), vec![3]);
+        assert_eq!(key_positions(&a("MIGRATE h p - 0 1 KEYS a b")), vec![7, 8]);
+        assert_eq!(key_positions(&a("MIGRATE h p k 0 1 KEYS a")), Vec::<usize>::new());
+        assert_eq!(key_positions(&a("MIGRATE h p - 0 1 AUTH keys KEYS a")), vec![9]);
+        assert_eq!(key_positions(&a("MIGRATE h p - 0 1 AUTH2 u keys x KEYS a")), vec![11]);
+        assert_eq!(key_positions(&a("MIGRATE h p - 0 1 AUTH2 u keys")), vec![3]);
+    }
 
     #[test]
     fn port_is_read_as_redis_atoi_reads_it() {
