@@ -21,7 +21,8 @@ use std::time::Duration;
 
 /// MIGRATE: waits on another server, so the dispatcher keeps it off a current-thread
 /// runtime's only thread.
-pub const COMMANDS: &[Row] = &[Row::new("migrate", migrate).flags(crate::cmd::base::flags::NETWORK)];
+pub const COMMANDS: &[Row] =
+    &[Row::new("migrate", migrate).flags(crate::cmd::base::flags::NETWORK)];
 
 /// The options after the timeout.
 struct Options<'a> {
@@ -131,7 +132,8 @@ fn migrate(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             }
             return Err(RedisError::new(error::MIGRATE_WRITING));
         }
-        let answers = handoff::blocking(|| read_answers(&mut target, &o, select, sent.len(), timeout));
+        let answers =
+            handoff::blocking(|| read_answers(&mut target, &o, select, sent.len(), timeout));
         let header_failed = answers.failed.is_some()
             && (o.password.is_some() && answers.auth.is_none()
                 || select && answers.select.is_none());
@@ -267,10 +269,19 @@ fn request<'i>(
         if o.replace {
             multibulk(
                 &mut out,
-                &[restore, &item.key, ttl.as_bytes(), &item.payload, b"REPLACE"],
+                &[
+                    restore,
+                    &item.key,
+                    ttl.as_bytes(),
+                    &item.payload,
+                    b"REPLACE",
+                ],
             );
         } else {
-            multibulk(&mut out, &[restore, &item.key, ttl.as_bytes(), &item.payload]);
+            multibulk(
+                &mut out,
+                &[restore, &item.key, ttl.as_bytes(), &item.payload],
+            );
         }
         sent.push(item);
     }

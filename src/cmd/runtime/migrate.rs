@@ -144,7 +144,9 @@ fn atoi(port: &[u8]) -> i32 {
     let n = digits
         .bytes()
         .take_while(u8::is_ascii_digit)
-        .fold(0i32, |n, d| n.wrapping_mul(10).wrapping_add(i32::from(d - b'0')));
+        .fold(0i32, |n, d| {
+            n.wrapping_mul(10).wrapping_add(i32::from(d - b'0'))
+        });
     if neg {
         n.wrapping_neg()
     } else {
@@ -263,13 +265,24 @@ mod tests {
     #[test]
     fn keys_are_found_as_migrate_get_keys_finds_them() {
         fn a(s: &str) -> Vec<&str> {
-            s.split(' ').map(|w| if w == "-" { "" } else { w }).collect()
+            s.split(' ')
+                .map(|w| if w == "-" { "" } else { w })
+                .collect()
         }
         assert_eq!(key_positions(&a("MIGRATE h p k 0 1")), vec![3]);
         assert_eq!(key_positions(&a("MIGRATE h p - 0 1 KEYS a b")), vec![7, 8]);
-        assert_eq!(key_positions(&a("MIGRATE h p k 0 1 KEYS a")), Vec::<usize>::new());
-        assert_eq!(key_positions(&a("MIGRATE h p - 0 1 AUTH keys KEYS a")), vec![9]);
-        assert_eq!(key_positions(&a("MIGRATE h p - 0 1 AUTH2 u keys x KEYS a")), vec![11]);
+        assert_eq!(
+            key_positions(&a("MIGRATE h p k 0 1 KEYS a")),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            key_positions(&a("MIGRATE h p - 0 1 AUTH keys KEYS a")),
+            vec![9]
+        );
+        assert_eq!(
+            key_positions(&a("MIGRATE h p - 0 1 AUTH2 u keys x KEYS a")),
+            vec![11]
+        );
         assert_eq!(key_positions(&a("MIGRATE h p - 0 1 AUTH2 u keys")), vec![3]);
     }
 
