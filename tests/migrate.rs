@@ -676,3 +676,67 @@ async fn keys_move_to_a_real_redis_server_and_back() {
         "+NOKEY\r\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_cli_cluster_reshard_moves_slots_and_their_keys_between_nodes() {
+    let ok = std::process::Command::new("redis-cli")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("skipped: redis-cli is not installed");
+        return;
+    }
+    let c = resplock::start_cluster(Config::ephemeral(), 3, 0)
+        .await
+        .expect("cluster");
+    let (from, to) = (c.node_id(0), c.node_id(1));
+    // Keys in the first 50 slots (node 0's), written where they belong.
+    let mut keys = Vec::new();
+    for i in 0..2000 {
+        let k = format!("key{i}");
+        if Cluster::slot_of(&k) < 50 {
+            c.nodes()[0].db(0).set(&k, &i.to_string());
+            keys.push(k);
+        }
+    }
+    assert!(keys.len() > 3, "{} keys", keys.len());
+    let entry = format!("127.0.0.1:{}", c.addrs()[0].port());
+    let mut cli = tokio::process::Command::new("redis-cli");
+    cli.args(["--cluster", "reshard", &entry, "--cluster-from", &from])
+        .args([
+            "--cluster-to",
+            &to,
+            "--cluster-slots",
+            "50",
+            "--cluster-yes",
+        ])
+        .args(["--cluster-pipeline", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), cli.output())
+        .await
+        .expect("reshard finished")
+        .expect("redis-cli ran");
+    let text = s(&out.stdout);
+    assert!(out.status.success(), "{text}{}", s(&out.stderr));
+    assert!(text.contains("Moving slot 49 from"), "{text}");
+    for slot in 0..50u16 {
+        assert_eq!(c.owner(slot), Some(1), "slot {slot}");
+    }
+    assert_eq!(c.owner(50), Some(0));
+    let mut a = Raw::connect(&c.nodes()[0]).await;
+    let mut b = Raw::connect(&c.nodes()[1]).await;
+    assert_eq!(s(&cmd!(a, "DBSIZE")), ":0\r\n");
+    assert_eq!(int(&cmd!(b, "DBSIZE")), keys.len() as i64);
+    let i: usize = keys[0][3..].parse().unwrap();
+    let want = format!("${}\r\n{i}\r\n", i.to_string().len());
+    assert_eq!(s(&cmd!(b, "GET", &keys[0])), want);
+    let moved = format!(
+        "-MOVED {} 127.0.0.1:{}\r\n",
+        Cluster::slot_of(&keys[0]),
+        c.addrs()[1].port()
+    );
+    assert_eq!(s(&cmd!(a, "GET", &keys[0])), moved);
+}
