@@ -487,7 +487,7 @@ fn a_single_worker_runtime_migrates_to_a_server_of_the_same_runtime() {
 async fn a_slot_moves_between_cluster_nodes_with_migrate_keys() {
     let mut config = Config::ephemeral();
     config.enable_test_commands = true;
-    let c = resplock::start_cluster(config, 3, 0)
+    let c = resplock::start_cluster(config, 3, 1)
         .await
         .expect("cluster");
     let slot = Cluster::slot_of("{user}");
@@ -565,6 +565,18 @@ async fn a_slot_moves_between_cluster_nodes_with_migrate_keys() {
         s(&cmd!(b, "CLUSTER", "COUNTKEYSINSLOT", &slot_s)),
         ":10\r\n"
     );
+    // The replicas followed: the deletes (as DEL) and the restores.
+    assert!(c.wait_for_replicas(Duration::from_secs(5)).await);
+    let (rs, rd) = (c.replicas_of(src)[0], c.replicas_of(dst)[0]);
+    for i in 0..10 {
+        let k = format!("{{user}}{i}");
+        c.nodes()[rs].db(0).assert_missing(&k);
+        let v = c.nodes()[rd]
+            .db(0)
+            .get(&k)
+            .expect("on the target's replica");
+        assert_eq!(&v[..], i.to_string().as_bytes());
+    }
 }
 
 /// A redis-server of this machine on a free loopback port, stopped on drop.
@@ -696,7 +708,7 @@ async fn redis_cli_cluster_reshard_moves_slots_and_their_keys_between_nodes() {
     for i in 0..2000 {
         let k = format!("key{i}");
         if Cluster::slot_of(&k) < 50 {
-            c.nodes()[0].db(0).set(&k, &i.to_string());
+            c.nodes()[0].db(0).set(&k, i.to_string());
             keys.push(k);
         }
     }
