@@ -409,6 +409,9 @@ pub const MIGRATE_WRITING: &str = "IOERR error or timeout writing to target inst
 /// MIGRATE did not get the target's replies within its timeout.
 pub const MIGRATE_READING: &str = "IOERR error or timeout reading to target instance";
 
+/// A command moved to a blocking thread (MIGRATE on a current-thread runtime) panicked there.
+pub const COMMAND_FAILED: &str = "ERR command execution failed";
+
 /// MIGRATE relays the first error line of the target (`line` without its `-`).
 pub fn migrate_target_error(line: &[u8]) -> RedisError {
     let mut text = b"ERR Target instance replied with error: ".to_vec();

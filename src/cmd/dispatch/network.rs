@@ -12,6 +12,7 @@ use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Command;
+use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use std::sync::Arc;
@@ -64,7 +65,7 @@ pub(super) async fn run_on_blocking_thread(
         }
         Err(_) => {
             client.close_after_reply = true;
-            Reply::Error(Bytes::from_static(b"ERR command execution failed"))
+            Reply::error(RedisError::new(error::COMMAND_FAILED))
         }
     }
 }
