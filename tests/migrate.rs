@@ -379,7 +379,7 @@ async fn migrating_to_itself_times_out_instead_of_deadlocking() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_deletes_are_propagated_as_one_del_of_the_moved_keys() {
+async fn the_deletes_are_notified_and_propagated_as_one_del_of_the_moved_keys() {
     let dir = std::env::temp_dir().join(format!("resplock-migrate-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -393,6 +393,9 @@ async fn the_deletes_are_propagated_as_one_del_of_the_moved_keys() {
     config.dir = Some(dir.clone());
     let (src, dst) = (server_with(config).await, server().await);
     let mut a = Raw::connect(&src).await;
+    let mut sub = Raw::connect(&src).await;
+    cmd!(a, "CONFIG", "SET", "notify-keyspace-events", "Eg");
+    cmd!(sub, "SUBSCRIBE", "__keyevent@0__:del");
     cmd!(a, "SET", "a", "1");
     cmd!(a, "SET", "b", "2");
     let p = port_of(&dst);
@@ -412,6 +415,10 @@ async fn the_deletes_are_propagated_as_one_del_of_the_moved_keys() {
         )),
         "+OK\r\n"
     );
+    for key in ["a", "b"] {
+        let event = format!("*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:del\r\n$1\r\n{key}\r\n");
+        assert_eq!(s(&sub.reply().await), event);
+    }
     cmd!(a, "SET", "c", "3");
     assert_eq!(
         s(&cmd!(
