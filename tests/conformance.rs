@@ -71,6 +71,7 @@ const GROUPS: &[&str] = &[
     "geo",
     "server_rest",
     "streams",
+    "lookups",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

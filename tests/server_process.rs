@@ -583,3 +583,68 @@ fn instances_start_independent_servers_and_print_one_address_per_line() {
     }
     assert_eq!(wait_exit(&mut srv.child), Some(0));
 }
+
+#[test]
+fn instances_keep_their_own_files_and_restart_each_with_its_own_dataset() {
+    let tmp = TempDir::new("instances-files");
+    let dir = tmp.0.clone();
+    let start = || {
+        let srv = Server::start(&[
+            "--port",
+            "0",
+            "--instances",
+            "2",
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]);
+        // The addresses, among the log lines of loading the files.
+        let mut ports: Vec<u16> = Vec::new();
+        while ports.len() < 2 {
+            let line = srv.log.recv_timeout(Duration::from_secs(10)).unwrap();
+            if let Some(p) = line.strip_prefix("127.0.0.1:") {
+                ports.push(p.parse().unwrap());
+            }
+        }
+        (srv, ports)
+    };
+    let (mut srv, ports) = start();
+    let mut c: Vec<TcpStream> = ports.iter().map(|&p| tcp(p)).collect();
+    assert_eq!(call(&mut c[0], &["SET", "lock", "node-1"]), "+OK");
+    assert_eq!(call(&mut c[1], &["SET", "lock", "node-2"]), "+OK");
+    for (i, s) in c.iter_mut().enumerate() {
+        assert_eq!(
+            call_lines(s, &["CONFIG", "GET", "dbfilename"], 5),
+            format!("*2 $10 dbfilename $10 dump-{}.rdb", i + 1)
+        );
+        let _ = call(s, &["SHUTDOWN", "SAVE"]);
+    }
+    assert_eq!(wait_exit(&mut srv.child), Some(0));
+    assert!(dir.join("dump-1.rdb").exists() && dir.join("dump-2.rdb").exists());
+    assert!(!dir.join("dump.rdb").exists());
+    let (mut srv, ports) = start();
+    let mut c: Vec<TcpStream> = ports.iter().map(|&p| tcp(p)).collect();
+    assert_eq!(call_lines(&mut c[0], &["GET", "lock"], 2), "$6 node-1");
+    assert_eq!(call_lines(&mut c[1], &["GET", "lock"], 2), "$6 node-2");
+    for s in &mut c {
+        let _ = call(s, &["SHUTDOWN", "NOSAVE"]);
+    }
+    assert_eq!(wait_exit(&mut srv.child), Some(0));
+}
+
+/// `call`, for a reply of `n` lines: them joined by spaces.
+fn call_lines(stream: &mut TcpStream, args: &[&str], n: usize) -> String {
+    let mut lines = vec![call(stream, args)];
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    for _ in 1..n {
+        let mut l = String::new();
+        reader.read_line(&mut l).unwrap();
+        lines.push(l.trim_end().to_string());
+    }
+    lines.join(" ")
+}

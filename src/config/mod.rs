@@ -288,6 +288,28 @@ impl Config {
         Ok(changed)
     }
 
+    /// The files of node `n` (from 1) of a group in one process (`--instances`, `--cluster`):
+    /// its RDB file and AOF directory get the number before the extension (`dump-2.rdb`,
+    /// `appendonlydir-2`), so nodes sharing `dir` each restart with their own dataset, as
+    /// redis-server processes with their own directories would.
+    pub(crate) fn number_files(&mut self, n: usize) {
+        for name in ["dbfilename", "appenddirname"] {
+            let Some((p, _)) = lookup(name.as_bytes()) else {
+                continue;
+            };
+            let v = self.formatted(p);
+            if v.is_empty() {
+                continue;
+            }
+            let numbered = match v.rfind('.').filter(|&i| i > 0) {
+                Some(i) => format!("{}-{n}{}", &v[..i], &v[i..]),
+                None => format!("{v}-{n}"),
+            };
+            // A numbered name of a valid name is valid.
+            let _ = self.set_param(p, &[numbered], None);
+        }
+    }
+
     /// CONFIG GET with one or more glob patterns (Redis 7.0 takes several): (name, value)
     /// pairs as redis-server answers them. An exact name (no `*?[`) is looked up in any
     /// case and echoed as given, hidden parameters included; a pattern matches primary names

@@ -153,8 +153,16 @@ impl Default for Recorder {
     }
 }
 
+/// A hash a script wrote is taken for a lock when it looks like Redisson's: a few fields, each
+/// an owner holding a positive count (its reentrancy), except the read-write lock's `mode`
+/// (whose text reads as 0). A job or session hash (text, JSON, zero counters) is not a lock;
+/// `--lock-history-keys` picks such keys when they are.
 fn looks_like_lock_hash(fields: &[(Bytes, i64)]) -> bool {
-    !fields.is_empty() && fields.len() <= 16
+    let owner = |(n, c): &(Bytes, i64)| *c >= 1 && &n[..] != b"mode";
+    !fields.is_empty()
+        && fields.len() <= 16
+        && fields.iter().any(owner)
+        && fields.iter().all(|f| owner(f) || &f.0[..] == b"mode")
 }
 
 impl Recorder {
@@ -593,6 +601,40 @@ mod tests {
         assert!(lines[1].contains("\"key\":\"h\""));
         assert!(!lines[2].contains("proof"), "{}", lines[2]);
         assert!(lines[4].contains("\"proof\":\"token\""), "{}", lines[4]);
+    }
+
+    #[test]
+    fn only_hashes_of_owner_counts_written_by_scripts_are_locks() {
+        let r = Recorder::default();
+        let hash = |f: &[(&str, i64)]| {
+            StateIn::Hash(
+                f.iter()
+                    .map(|(n, c)| (Bytes::from(n.to_string()), *c))
+                    .collect(),
+            )
+        };
+        // Redisson's lock and read-write lock.
+        r.key_change(change(b"lock", hash(&[("uuid:1", 2)]), Made::Script, &[]));
+        r.key_change(change(
+            b"rw",
+            hash(&[("mode", 0), ("uuid:1", 1)]),
+            Made::Script,
+            &[],
+        ));
+        // A job hash: text and zero counters (parsed as 0), a mode alone.
+        r.key_change(change(
+            b"job",
+            hash(&[("data", 0), ("attemptsMade", 0), ("timestamp", 1795743265)]),
+            Made::Script,
+            &[],
+        ));
+        r.key_change(change(b"cfg", hash(&[("mode", 0)]), Made::Script, &[]));
+        let text = String::from_utf8(exported(&r).to_json_lines()).unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split("\"key\":\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(keys, ["lock", "rw"], "{text}");
     }
 
     #[test]

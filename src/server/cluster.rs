@@ -61,6 +61,7 @@ pub async fn start_cluster(config: Config, masters: usize, replicas: usize) -> i
                 .map_err(|_| io::Error::other("port range past 65535"))?;
         }
         c.enable_cluster();
+        c.number_files(i + 1);
         let l = listen::bind_all(&c)?;
         let addr = l
             .first_tcp_addr()

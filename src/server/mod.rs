@@ -154,8 +154,8 @@ pub async fn start(config: Config) -> io::Result<ServerHandle> {
     Ok(server)
 }
 
-/// Start `n` independent servers (each its own keyspace, clock, faults and configuration
-/// copy): on ports `config.port`..`config.port + n - 1`, or on `n` free ports when
+/// Start `n` independent servers (each its own keyspace, clock, faults, configuration copy
+/// and files: `dump-1.rdb`, `appendonlydir-1`, ... in `dir`): on ports `config.port`..`config.port + n - 1`, or on `n` free ports when
 /// `config.port` is 0. A Redlock test's nodes:
 ///
 /// ```
@@ -174,6 +174,9 @@ pub async fn start_many(config: Config, n: usize) -> io::Result<Vec<ServerHandle
         if c.port != 0 {
             c.port = u16::try_from(u32::from(config.port) + i as u32)
                 .map_err(|_| io::Error::other("port range past 65535"))?;
+        }
+        if n > 1 {
+            c.number_files(i + 1);
         }
         out.push(start(c).await?);
     }

@@ -62,6 +62,13 @@ pub enum Norm {
     Random,
     /// CONFIG GET with several parameters: the same (name, value) pairs in any order.
     Pairs,
+    /// SORT/SORT_RO: exact, except that a set redis holds as a hashtable and a BY pattern
+    /// without `*` (no sorting) come in its dict's order: then the same elements in any order
+    /// (with LIMIT, which takes a window of that order, the same count).
+    SortOrder,
+    /// DUMP: exact, except that a set or hash redis holds as a hashtable is serialized in its
+    /// dict's order (a per-process random seed): then a payload of the same type and length.
+    DumpOrder,
 }
 
 pub struct Op {

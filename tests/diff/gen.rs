@@ -843,7 +843,9 @@ pub fn norm_of(spec: &Spec) -> Norm {
         }
         "hello" => Norm::Hello,
         "acl|log" => Norm::AclLog,
-        "object|encoding" | "object|refcount" | "object|freq" | "xadd" | "dump" => Norm::Exact,
+        "object|encoding" | "object|refcount" | "object|freq" | "xadd" => Norm::Exact,
+        "dump" => Norm::DumpOrder,
+        "sort" | "sort_ro" => Norm::SortOrder,
         "spop" | "srandmember" | "hrandfield" | "zrandmember" => Norm::Random,
         "config|get" => Norm::Pairs,
         "info"

@@ -202,6 +202,33 @@ pub fn same(norm: Norm, args: &[Vec<u8>], ra: &[u8], rb: &[u8], facts: &Facts) -
                 _ => false,
             }
         }
+        Norm::SortOrder => {
+            let hashtable = facts.encoding.as_deref() == Some(b"hashtable");
+            let is = |a: &Vec<u8>, w: &[u8]| a.eq_ignore_ascii_case(w);
+            let unsorted = args
+                .windows(2)
+                .skip(2)
+                .any(|w| is(&w[0], b"BY") && !w[1].contains(&b'*'));
+            if !hashtable || !unsorted {
+                return false;
+            }
+            let limit = args.iter().skip(2).any(|a| is(a, b"LIMIT"));
+            match (&a, &b) {
+                (V::Agg(ta, Some(x)), V::Agg(tb, Some(y))) if ta == tb && x.len() == y.len() => {
+                    limit || sorted(x, false) == sorted(y, false)
+                }
+                _ => false,
+            }
+        }
+        Norm::DumpOrder => {
+            let hashtable = facts.encoding.as_deref() == Some(b"hashtable");
+            match (&a, &b) {
+                (V::Bulk(_, Some(x)), V::Bulk(_, Some(y))) => {
+                    hashtable && x.len() == y.len() && x.first() == y.first()
+                }
+                _ => false,
+            }
+        }
         Norm::Scan => scan_same(&a, &b, false),
         Norm::DbSize => false,
         Norm::CommandTable => {

@@ -250,7 +250,7 @@ impl Session {
         match norm {
             Norm::DbSize => return self.recount().await,
             Norm::Scan => return self.scan_agrees(args, ra, rb).await,
-            Norm::HashOrder | Norm::HScan => {
+            Norm::HashOrder | Norm::HScan | Norm::SortOrder | Norm::DumpOrder => {
                 if let Some(k) = args.get(1) {
                     self.r_aux.cmd(&["SELECT", &self.db.to_string()]).await;
                     let e = self

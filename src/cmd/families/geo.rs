@@ -11,7 +11,7 @@ use crate::cmd::families::zsets::zadd_generic;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
-use crate::cmd::runtime::typed::{self, read, zset_limits};
+use crate::cmd::runtime::typed::{self, read, read_counted, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
 use crate::num::{c_ll, get_double};
@@ -123,7 +123,7 @@ fn geodist(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         n if n > 5 => return Err(RedisError::new(error::SYNTAX)),
         _ => 1.0,
     };
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         let Some(z) = z else {
             return Reply::Nil;
         };
@@ -141,7 +141,7 @@ fn geodist(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// GEOHASH key [member ...]: 11-character geohash strings, nil for missing members.
 fn geohash(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         Reply::Array(
             a[2..]
                 .iter()
@@ -156,7 +156,7 @@ fn geohash(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 /// GEOPOS key [member ...]: `[longitude, latitude]` pairs, a null array for missing members.
 fn geopos(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         Reply::Array(
             a[2..]
                 .iter()

@@ -26,9 +26,10 @@ fn write<T>(
     typed::upsert(ctx, key, Hash::new, f).map(|(r, o)| (r, o.deleted))
 }
 
-/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types.
+/// Run `f` on the hash at `key` (None if the key is missing); WRONGTYPE for other types. Every
+/// hash command that reads looks its key up as Redis's lookupKeyRead (hit/miss, keymiss).
 fn read<T>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> T) -> Result<T, RedisError> {
-    typed::read(ctx, key, f)
+    typed::read_counted(ctx, key, f)
 }
 
 /// Modify an existing hash (HDEL): Ok(None) if the key is missing; a hash left empty goes.
@@ -254,7 +255,8 @@ fn hscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     let opts = scan::options(a, 3, false, 1 << 20)?;
     let (count, glob) = (opts.count, opts.pattern);
-    let (next, pairs) = read(ctx, &a[1], |h| {
+    // Counted once above.
+    let (next, pairs) = typed::read(ctx, &a[1], |h: Option<&Hash>| {
         let h = match h {
             None => return (0, Vec::new()),
             Some(h) => h,

@@ -9,6 +9,7 @@
 //! raw-encoded (dbUnshareStringValue).
 
 use crate::cmd::base::flags::*;
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
@@ -128,22 +129,36 @@ fn pfcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() > 2 {
         let mut max = Box::new([0u8; hll::REGISTERS]);
         for key in &a[1..] {
-            let mut shard = ctx.db().lock(key);
-            let Some(e) = shard.get(key, ctx.now) else {
-                continue;
+            let merged = {
+                let mut shard = ctx.db().lock(key);
+                shard.get(key, ctx.now).map(|e| {
+                    let (s, _) = checked(&e.value)?;
+                    hll::merge_into(&mut max, s).map_err(|_| corrupt())
+                })
             };
-            let (s, _) = checked(&e.value)?;
-            hll::merge_into(&mut max, s).map_err(|_| corrupt())?;
+            // A read lookup each (a keymiss for a missing key), as Redis's lookupKeyRead.
+            note_read(ctx, key, merged.is_some());
+            merged.transpose()?;
         }
         return Ok(Reply::Int(hll::count_raw(&max) as i64));
     }
     let key = &a[1];
-    let (card, recomputed) = {
+    let found = {
         let mut shard = ctx.db().lock(key);
         let Some(e) = shard.get_mut(key, ctx.now) else {
+            drop(shard);
+            // Redis looks the key up for reading (PFCOUNT is a read-only command).
+            note_read(ctx, key, false);
             return Ok(Reply::Int(0));
         };
-        let mut v = take(e)?;
+        let mut v = match take(e) {
+            Ok(v) => v,
+            Err(e) => {
+                drop(shard);
+                note_read(ctx, key, true);
+                return Err(e);
+            }
+        };
         let out = match hll::cached(&v) {
             Some(c) => Ok((c, false)),
             None => match hll::count(&v) {
@@ -155,8 +170,10 @@ fn pfcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             },
         };
         put_back(e, v);
-        out?
+        out
     };
+    note_read(ctx, key, true);
+    let (card, recomputed) = found?;
     if recomputed {
         // The cache lives in the value: a read that changes the key (Redis propagates it).
         ctx.signal_modified(key);
@@ -169,14 +186,19 @@ fn pfcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn pfmerge(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut max = Box::new([0u8; hll::REGISTERS]);
     let mut use_dense = false;
+    // Every argument, the destination included, is looked up for reading first (a keymiss for
+    // each missing one), as Redis's lookupKeyRead loop.
     for key in &a[1..] {
-        let mut shard = ctx.db().lock(key);
-        let Some(e) = shard.get(key, ctx.now) else {
-            continue;
+        let merged = {
+            let mut shard = ctx.db().lock(key);
+            shard.get(key, ctx.now).map(|e| {
+                let (s, enc) = checked(&e.value)?;
+                use_dense |= enc == Encoding::Dense;
+                hll::merge_into(&mut max, s).map_err(|_| corrupt())
+            })
         };
-        let (s, enc) = checked(&e.value)?;
-        use_dense |= enc == Encoding::Dense;
-        hll::merge_into(&mut max, s).map_err(|_| corrupt())?;
+        note_read(ctx, key, merged.is_some());
+        merged.transpose()?;
     }
     let dest = &a[1];
     let max_bytes = sparse_max(ctx);

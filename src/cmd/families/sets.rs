@@ -11,7 +11,7 @@ use crate::cmd::base::scan::{self, cursor_hash};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
-use crate::cmd::runtime::typed::{intset_limit, modify, read, upsert};
+use crate::cmd::runtime::typed::{intset_limit, modify, read, read_counted, upsert};
 use crate::error::{self, RedisError};
 use crate::keyspace::scan_by_hash;
 use crate::reply::{CmdResult, Reply};
@@ -75,13 +75,13 @@ fn srem(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn sismember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |s: Option<&Set>| {
+    read_counted(ctx, &a[1], |s: Option<&Set>| {
         Reply::Int(s.is_some_and(|s| s.contains(&a[2])) as i64)
     })
 }
 
 fn smismember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |s: Option<&Set>| {
+    read_counted(ctx, &a[1], |s: Option<&Set>| {
         Reply::Array(
             a[2..]
                 .iter()
@@ -97,13 +97,13 @@ pub fn members(s: &Set) -> Vec<Reply> {
 }
 
 fn smembers(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |s: Option<&Set>| {
+    read_counted(ctx, &a[1], |s: Option<&Set>| {
         Reply::Set(s.map_or_else(Vec::new, members))
     })
 }
 
 fn scard(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |s: Option<&Set>| {
+    read_counted(ctx, &a[1], |s: Option<&Set>| {
         Reply::Int(s.map_or(0, |s| s.len()) as i64)
     })
 }
@@ -194,7 +194,7 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(RedisError::new(error::SYNTAX));
     }
     if a.len() == 2 {
-        return read(ctx, &a[1], |s: Option<&Set>| {
+        return read_counted(ctx, &a[1], |s: Option<&Set>| {
             match s.and_then(|s| s.random_member()) {
                 Some(m) => Reply::Bulk(m.to_bytes()),
                 None => Reply::Nil,
@@ -202,7 +202,7 @@ fn srandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         });
     }
     let (count, uniq) = random_count(&a[2])?;
-    read(ctx, &a[1], |s: Option<&Set>| {
+    read_counted(ctx, &a[1], |s: Option<&Set>| {
         let s = match s {
             Some(s) if count > 0 => s,
             _ => return Ok(Reply::Array(vec![])),
@@ -270,7 +270,7 @@ pub fn empty_scan() -> Reply {
 fn sscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let cursor = scan::cursor(&a[2])?;
     // Redis looks the key up before parsing the options; a missing key answers at once.
-    if !read(ctx, &a[1], |s: Option<&Set>| s.is_some())? {
+    if !read_counted(ctx, &a[1], |s: Option<&Set>| s.is_some())? {
         return Ok(empty_scan());
     }
     let opts = scan::options(a, 3, false, 1 << 20)?;

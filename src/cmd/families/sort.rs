@@ -4,6 +4,7 @@
 //! and sorted sets.
 
 use crate::cmd::base::args::{self, is, Args};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
@@ -97,7 +98,8 @@ fn source(
     window: Option<(usize, usize, bool)>,
 ) -> Result<(Vec<Bytes>, bool), RedisError> {
     let mut shard = ctx.db().lock(key);
-    let v = match shard.get(key, ctx.now) {
+    // Looked up (and counted) by `source_len` already.
+    let v = match shard.peek(key, ctx.now) {
         None => return Ok((Vec::new(), false)),
         Some(e) => &e.value,
     };
@@ -136,15 +138,22 @@ fn source(
 
 /// The number of elements of the value at `key`, and whether it is a set; WRONGTYPE for a
 /// type SORT cannot sort.
+/// This is SORT's one read lookup of the key (a hit or a keymiss).
 fn source_len(ctx: &Ctx, key: &[u8]) -> Result<(usize, Kind), RedisError> {
-    let mut shard = ctx.db().lock(key);
-    Ok(match shard.get(key, ctx.now).map(|e| &e.value) {
-        None => (0, Kind::List),
-        Some(Value::List(l)) => (l.len(), Kind::List),
-        Some(Value::Set(s)) => (s.len(), Kind::Set),
-        Some(Value::ZSet(z)) => (z.len(), Kind::ZSet),
-        Some(_) => return Err(wrongtype()),
-    })
+    let (found, hit) = {
+        let mut shard = ctx.db().lock(key);
+        let v = shard.get(key, ctx.now).map(|e| &e.value);
+        let found = match v {
+            None => Ok((0, Kind::List)),
+            Some(Value::List(l)) => Ok((l.len(), Kind::List)),
+            Some(Value::Set(s)) => Ok((s.len(), Kind::Set)),
+            Some(Value::ZSet(z)) => Ok((z.len(), Kind::ZSet)),
+            Some(_) => Err(wrongtype()),
+        };
+        (found, v.is_some())
+    };
+    note_read(ctx, key, hit);
+    found
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -179,12 +188,19 @@ fn lookup_by_pattern(ctx: &Ctx, pattern: &[u8], elem: &Bytes) -> Option<Bytes> {
     key.extend_from_slice(&pattern[..star]);
     key.extend_from_slice(elem);
     key.extend_from_slice(postfix);
-    let mut shard = ctx.db().lock(&key);
-    match (shard.get(&key, ctx.now).map(|e| &e.value), field) {
-        (Some(Value::Str(s)), None) => Some(s.clone()),
-        (Some(Value::Hash(h)), Some(f)) => h.get_bytes(f),
-        _ => None,
-    }
+    let (found, hit) = {
+        let mut shard = ctx.db().lock(&key);
+        let v = shard.get(&key, ctx.now).map(|e| &e.value);
+        let found = match (v, field) {
+            (Some(Value::Str(s)), None) => Some(s.clone()),
+            (Some(Value::Hash(h)), Some(f)) => h.get_bytes(f),
+            _ => None,
+        };
+        (found, v.is_some())
+    };
+    // A read lookup (a keymiss when missing), as lookupKeyByPattern's lookupKeyRead.
+    note_read(ctx, &key, hit);
+    found
 }
 
 /// What an element is compared by.

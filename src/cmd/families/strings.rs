@@ -9,7 +9,6 @@ use crate::error::{self, RedisError};
 use crate::keyspace::{Entry, StrKind, Value};
 use crate::reply::{CmdResult, Reply};
 use bytes::{Bytes, BytesMut};
-use std::sync::atomic::Ordering;
 
 pub const COMMANDS: &[Row] = &[
     Row::new("get", get),
@@ -34,17 +33,7 @@ fn wrongtype() -> RedisError {
     RedisError::new(error::WRONGTYPE)
 }
 
-/// Account for a read lookup as Redis's lookupKeyRead does: a keyspace hit or miss, and a
-/// `keymiss` event on a miss. Call it after releasing the shard lock.
-pub fn note_read(ctx: &Ctx, key: &[u8], hit: bool) {
-    let stats = &ctx.state.stats;
-    if hit {
-        stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
-    } else {
-        stats.keyspace_misses.fetch_add(1, Ordering::Relaxed);
-        ctx.notify(notify::KEY_MISS, "keymiss", key);
-    }
-}
+pub use crate::cmd::runtime::typed::note_read;
 
 /// The string at `key`: Ok(None) if missing, WRONGTYPE if it holds another type. Counts as a
 /// read lookup ([`note_read`]), as GET's does in Redis.

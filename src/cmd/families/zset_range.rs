@@ -8,7 +8,7 @@ use crate::cmd::families::zsets::{lex_range, score_range, with_scores};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
-use crate::cmd::runtime::typed::{self, modify, read, zset_limits};
+use crate::cmd::runtime::typed::{self, modify, read_counted, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::Value;
 use crate::reply::{CmdResult, Reply};
@@ -166,7 +166,7 @@ fn zrange_generic(
     let resp3 = ctx.client.resp > 2;
     let limits = zset_limits(ctx);
     // The result: the reply, or the sorted set to store.
-    let result = read(ctx, key, |z: Option<&ZSet>| {
+    let result = read_counted(ctx, key, |z: Option<&ZSet>| {
         let z = z?;
         let (ranks, by_rank) = match &spec {
             Spec::Rank(s, e) => {

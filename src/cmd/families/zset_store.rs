@@ -230,10 +230,13 @@ fn generic(
     let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
     let resp3 = ctx.client.resp > 2;
     let limits = zset_limits(ctx);
-    // Options are parsed after the type checks, as Redis does.
-    let (out, withscores) = read_many(ctx, &refs, |vals| -> Result<(Out, bool), RedisError> {
+    // Which keys were looked up (Redis stops at the first of another type) and found.
+    let mut looked: Vec<bool> = Vec::with_capacity(n);
+    // Options are parsed after the lookups and type checks, as Redis does.
+    let computed = read_many(ctx, &refs, |vals| -> Result<(Out, bool), RedisError> {
         let mut srcs = Vec::with_capacity(n);
         for v in vals {
+            looked.push(v.is_some());
             srcs.push(match v {
                 None => Src::None,
                 Some(Value::Set(s)) => Src::Set(s),
@@ -243,7 +246,13 @@ fn generic(
         }
         let spec = parse_options(a, at + 1 + n, n, op, dst.is_some(), card_only)?;
         Ok((compute(&srcs, &spec, op, card_only), spec.withscores))
-    })?;
+    });
+    // Each lookup counts as a hit or a miss (with its keymiss event), as lookupKeyRead does,
+    // whether or not the options were valid.
+    for (k, hit) in keys.iter().zip(looked) {
+        crate::cmd::families::strings::note_read(ctx, k, hit);
+    }
+    let (out, withscores) = computed?;
     match (out, dst) {
         (Out::Card(c), _) => Ok(Reply::Int(c as i64)),
         (Out::Members(mut z), Some(dst)) => {

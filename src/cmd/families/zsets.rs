@@ -12,7 +12,7 @@ use crate::cmd::families::sets::{empty_scan, random_count};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
-use crate::cmd::runtime::typed::{self, modify, read, upsert, zset_limits};
+use crate::cmd::runtime::typed::{self, modify, read, read_counted, upsert, zset_limits};
 use crate::error::{self, RedisError};
 use crate::keyspace::{scan_by_hash, Value};
 use crate::reply::{CmdResult, Reply};
@@ -218,20 +218,20 @@ fn zrem(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn zcard(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         Reply::Int(z.map_or(0, |z| z.len()) as i64)
     })
 }
 
 fn zscore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         z.and_then(|z| z.score(&a[2]))
             .map_or(Reply::Nil, Reply::Double)
     })
 }
 
 fn zmscore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         Reply::Array(
             a[2..]
                 .iter()
@@ -242,7 +242,7 @@ fn zmscore(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn rank(ctx: &mut Ctx, a: &[Bytes], reverse: bool) -> CmdResult {
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         z.and_then(|z| z.rank(&a[2], reverse))
             .map_or(Reply::Nil, |r| Reply::Int(r as i64))
     })
@@ -258,14 +258,14 @@ fn zrevrank(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn zcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (min, max) = score_range(&a[2], &a[3])?;
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         Reply::Int(z.map_or(0, |z| z.count_in_score_range(&min, &max)) as i64)
     })
 }
 
 fn zlexcount(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (min, max) = lex_range(&a[2], &a[3])?;
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         Reply::Int(z.map_or(0, |z| z.count_in_lex_range(&min, &max)) as i64)
     })
 }
@@ -388,7 +388,7 @@ const MAX_RANDOM_REPLY: u64 = 1 << 24;
 
 fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() == 2 {
-        return read(ctx, &a[1], |z: Option<&ZSet>| {
+        return read_counted(ctx, &a[1], |z: Option<&ZSet>| {
             z.and_then(|z| z.random_member())
                 .map_or(Reply::Nil, |(m, _)| bulk(m))
         });
@@ -402,7 +402,7 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(RedisError::new(error::VALUE_OUT_OF_RANGE));
     }
     let resp3 = ctx.client.resp > 2;
-    read(ctx, &a[1], |z: Option<&ZSet>| {
+    read_counted(ctx, &a[1], |z: Option<&ZSet>| {
         let z = match z {
             Some(z) if count > 0 => z,
             _ => return Ok(Reply::Array(vec![])),
@@ -438,7 +438,7 @@ fn zrandmember(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn zscan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let cursor = scan::cursor(&a[2])?;
-    if !read(ctx, &a[1], |z: Option<&ZSet>| z.is_some())? {
+    if !read_counted(ctx, &a[1], |z: Option<&ZSet>| z.is_some())? {
         return Ok(empty_scan());
     }
     let opts = scan::options(a, 3, false, 1 << 20)?;

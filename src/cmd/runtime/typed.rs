@@ -3,6 +3,7 @@
 //! is empty (as Redis does), overwrite or delete a destination key (Redis's setKey /
 //! dbDelete), and read several keys at once under one set of shard locks.
 
+use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
 use crate::config::Config;
 use crate::error::{self, RedisError};
@@ -12,6 +13,7 @@ use crate::types::list::List;
 use crate::types::set::Set;
 use crate::types::stream::Stream;
 use crate::types::zset::{ZSet, ZSetLimits};
+use std::sync::atomic::Ordering;
 
 /// A value type a command family works on.
 pub trait Typed: Sized {
@@ -110,6 +112,36 @@ pub fn read<T: Typed, R>(
     match shard.get(key, ctx.now) {
         None => Ok(f(None)),
         Some(e) => T::of(&e.value).map(|v| f(Some(v))).ok_or_else(wrongtype),
+    }
+}
+
+/// [`read`] as Redis's lookupKeyRead: the lookup also counts as a keyspace hit or miss, with a
+/// `keymiss` event on a miss ([`note_read`]). Commands Redis looks their key up for writing
+/// (lookupKeyWrite: no stats, no event) use [`read`].
+pub fn read_counted<T: Typed, R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&T>) -> R,
+) -> Result<R, RedisError> {
+    let mut found = false;
+    let r = read(ctx, key, |v: Option<&T>| {
+        found = v.is_some();
+        f(v)
+    });
+    // WRONGTYPE: the key was there.
+    note_read(ctx, key, found || r.is_err());
+    r
+}
+
+/// Account for a read lookup as Redis's lookupKeyRead does: a keyspace hit or miss, and a
+/// `keymiss` event on a miss. Call it after releasing the shard lock.
+pub fn note_read(ctx: &Ctx, key: &[u8], hit: bool) {
+    let stats = &ctx.state.stats;
+    if hit {
+        stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
+    } else {
+        stats.keyspace_misses.fetch_add(1, Ordering::Relaxed);
+        ctx.notify(notify::KEY_MISS, "keymiss", key);
     }
 }
 
