@@ -79,8 +79,13 @@ pub struct Raw {
 
 impl Raw {
     pub async fn connect(s: &ServerHandle) -> Raw {
+        Raw::connect_to(s.local_addr()).await
+    }
+
+    /// A raw connection to any server (a redis-server beside resplock).
+    pub async fn connect_to(addr: std::net::SocketAddr) -> Raw {
         Raw {
-            stream: TcpStream::connect(s.local_addr()).await.expect("connect"),
+            stream: TcpStream::connect(addr).await.expect("connect"),
             buf: Vec::new(),
         }
     }

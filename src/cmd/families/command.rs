@@ -345,6 +345,12 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
         ));
     }
     let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) = match search {
+        // MIGRATE's key specs are incomplete: Redis runs migrateGetKeys instead.
+        _ if c.name == "migrate" => {
+            let p = crate::cmd::runtime::migrate::key_positions(cmd_args);
+            let f = vec![vec!["RW", "access", "delete"]; p.len()];
+            (p, f)
+        }
         Some(meta::KeySearch::Keys(p)) => (
             p,
             crate::cmd::runtime::table::variable_key_flags(c, cmd_args, spec_flags),

@@ -26,6 +26,7 @@ pub mod keyspace_events;
 pub mod listeners;
 pub mod lock;
 pub mod lock_history;
+pub mod migrate;
 pub mod observe;
 pub mod pause;
 pub mod persist;

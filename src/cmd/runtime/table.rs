@@ -209,6 +209,12 @@ impl Command {
         &self,
         args: &[Bytes],
     ) -> (Vec<usize>, Option<Vec<Vec<&'static str>>>) {
+        if self.name == "migrate" {
+            // Its key specs are incomplete: Redis asks migrateGetKeys instead.
+            let p = crate::cmd::runtime::migrate::key_positions(args);
+            let n = p.len();
+            return (p, Some(vec![vec!["RW", "access", "delete"]; n]));
+        }
         match self.meta.map(|m| meta::key_positions_and_flags(m, args)) {
             Some((KeySearch::Keys(p), flags)) => (p, Some(variable_key_flags(self, args, flags))),
             Some((KeySearch::NoKeys, _)) => (Vec::new(), Some(Vec::new())),
