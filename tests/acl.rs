@@ -290,3 +290,29 @@ async fn the_acl_log_keeps_acllog_max_len_entries() {
     assert!(c.cmd(&[b"ACL", b"LOG"]).await.starts_with(b"*5\r\n"));
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_lines_of_the_configuration_define_users_at_start() {
+    use common::Raw;
+    let mut config = Config::ephemeral();
+    let line = |l: &str| l.split(' ').map(String::from).collect::<Vec<_>>();
+    config.users = vec![
+        line("default on nopass ~* +@all"),
+        line("alice on >pw ~a* +get"),
+    ];
+    let s = common::server_with(config).await;
+    let mut c = Raw::connect(&s).await;
+    // The default user is reset first: no channels (acl-pubsub-default resetchannels).
+    assert_eq!(
+        c.cmd(&[b"ACL", b"LIST"]).await,
+        b"*2\r\n$108\r\nuser alice on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~a* resetchannels -@all +get\r\n$62\r\nuser default on nopass sanitize-payload ~* resetchannels +@all\r\n"
+    );
+    assert!(c
+        .cmd(&[b"SUBSCRIBE", b"foo"])
+        .await
+        .starts_with(b"-NOPERM this user has no permissions to access one of the channels"));
+    let mut a = Raw::connect(&s).await;
+    assert_eq!(a.cmd(&[b"AUTH", b"alice", b"pw"]).await, b"+OK\r\n");
+    assert_eq!(a.cmd(&[b"GET", b"abc"]).await, b"$-1\r\n");
+    s.shutdown().await;
+}

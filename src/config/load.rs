@@ -500,10 +500,7 @@ impl Loader {
                         "'rename-command {from} ...' ignored: resplock does not rename commands"
                     ));
                 }
-                "user" if argc >= 2 => self.warnings.push(format!(
-                    "'user {} ...' ignored: resplock has no ACL users (use requirepass)",
-                    argv[1]
-                )),
+                "user" if argc >= 2 => self.config.users.push(argv[1..].to_vec()),
                 "loadmodule" if argc >= 2 => {
                     self.modules += 1;
                     self.warnings.push(format!(

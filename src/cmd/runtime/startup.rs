@@ -16,7 +16,11 @@ use bytes::Bytes;
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // Background saves and rewrites run on threads that hold the server.
     let _ = state.persist.server.set(std::sync::Arc::downgrade(state));
-    // The aclfile's users, as redis-server loads them at start.
+    // The configuration's `user` lines, then the aclfile's users, as redis-server loads them
+    // at start.
+    if let Err(e) = acl::load_configured_users(state) {
+        crate::log::warning(&e);
+    }
     if let Err(e) = acl::load_file(state, None) {
         crate::log::warning(&e.to_string());
     }

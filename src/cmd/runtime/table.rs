@@ -218,6 +218,21 @@ impl Command {
         match self.meta.map(|m| meta::key_positions_and_flags(m, args)) {
             Some((KeySearch::Keys(p), flags)) => (p, Some(variable_key_flags(self, args, flags))),
             Some((KeySearch::NoKeys, _)) => (Vec::new(), Some(Vec::new())),
+            // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
+            // reads the first key and overwrites the STORE one.
+            Some((KeySearch::Unknown, _)) if self.name == "sort" => {
+                let p = crate::cmd::runtime::cluster::keys::sort_keys(args);
+                let f = (0..p.len())
+                    .map(|i| {
+                        if i == 0 {
+                            vec!["RO", "access"]
+                        } else {
+                            vec!["OW", "update"]
+                        }
+                    })
+                    .collect();
+                (p, Some(f))
+            }
             Some((KeySearch::Unknown, _)) | None => (self.key_range(args.len()).collect(), None),
         }
     }

@@ -282,6 +282,58 @@ fn log_denied(
     );
 }
 
+/// ACLLoadConfiguredUsers: the configuration's `user` lines (the default user is reset
+/// first, the others created), each rule applied in order; the first rule that fails stops
+/// the loading with Redis's words. Users in the configuration and an aclfile together are
+/// refused, as redis-server refuses them.
+pub fn load_configured_users(state: &ServerState) -> Result<(), String> {
+    let (lines, aclfile, all_channels) = {
+        let c = state.config.read();
+        (
+            c.users.clone(),
+            c.aclfile.is_some(),
+            c.get("acl-pubsub-default").as_deref() == Some("allchannels"),
+        )
+    };
+    if lines.is_empty() {
+        return Ok(());
+    }
+    if aclfile {
+        return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+    }
+    let mut users = state.acl.users.write();
+    for line in &lines {
+        let name = &line[0];
+        let mut u = match users.get(name) {
+            Some(existing) if name == "default" => {
+                let mut u = existing.clone();
+                u.apply_under(b"reset", all_channels)
+                    .expect("reset is a valid rule");
+                u
+            }
+            _ => User::created(name, all_channels),
+        };
+        let rules = acl_user::merge_selector_args(&line[1..]).map_err(|_| {
+            format!("Unmatched parenthesis in acl selector for the user named '{name}'")
+        })?;
+        for r in &rules {
+            if let Err(e) = u.apply_under(r, all_channels) {
+                return Err(format!(
+                    "Error loading ACL rule '{}' for the user named '{name}': {}",
+                    String::from_utf8_lossy(r),
+                    e.text()
+                ));
+            }
+        }
+        if !u.enabled {
+            crate::log::notice(&format!("The user '{name}' is disabled (there is no 'on' modifier in the user description). Make sure this is not a configuration error."));
+        }
+        users.insert(name.clone(), u);
+    }
+    state.acl.refresh_open(&users);
+    Ok(())
+}
+
 /// Load the aclfile named in the configuration, if any, replacing every user (ACLLoadFromFile):
 /// every line is tried and every error reported, in Redis's words, and nothing changes when
 /// there is one. The clients authenticated as a user other than default are disconnected,
