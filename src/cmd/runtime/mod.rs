@@ -28,6 +28,7 @@ pub mod lock;
 pub mod lock_history;
 pub mod migrate;
 pub mod observe;
+pub mod oom;
 pub mod pause;
 pub mod persist;
 pub mod propagate;

@@ -16,6 +16,10 @@ use bytes::Bytes;
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // Background saves and rewrites run on threads that hold the server.
     let _ = state.persist.server.set(std::sync::Arc::downgrade(state));
+    // The process's OOM score, when the configuration adjusts it (setOOMScoreAdj at start).
+    if let Err(e) = crate::cmd::runtime::oom::apply(&state.config.read()) {
+        crate::log::warning(&e);
+    }
     // The configuration's `user` lines, then the aclfile's users, as redis-server loads them
     // at start.
     if let Err(e) = acl::load_configured_users(state) {
