@@ -3,7 +3,8 @@
 
 use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::help::help_reply;
-use crate::cmd::families::streams::{entry_reply, id_reply, stream_error, strict_id};
+use crate::cmd::families::streams::{entry_reply, id_reply, read_counted, stream_error, strict_id};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -179,7 +180,7 @@ fn xgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn xack(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
-    let has = read(ctx, key, |s: Option<&Stream>| {
+    let has = read_counted(ctx, key, |s: Option<&Stream>| {
         s.is_some_and(|s| s.group(&a[2]).is_some())
     })?;
     if !has {
@@ -220,7 +221,7 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         range = Some((start, end, count, consumer, min_idle));
     }
     let now = ctx.now;
-    let r = read(ctx, key, |s: Option<&Stream>| {
+    let r = read_counted(ctx, key, |s: Option<&Stream>| {
         let g = s.and_then(|s| s.group(group))?;
         Some(match &range {
             None => {
@@ -265,11 +266,15 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     r.ok_or_else(|| error::nogroup(key, group))
 }
 
-/// Whether the group exists at the key (WRONGTYPE for another type); NOGROUP otherwise.
-fn need_group(ctx: &Ctx, key: &[u8], group: &[u8]) -> Result<(), RedisError> {
-    let has = read(ctx, key, |s: Option<&Stream>| {
-        s.is_some_and(|s| s.group(group).is_some())
-    })?;
+/// Whether the group exists at the key (WRONGTYPE for another type); NOGROUP otherwise. With
+/// `counted`, the lookup is lookupKeyRead's (a keyspace hit or miss).
+fn need_group(ctx: &Ctx, key: &[u8], group: &[u8], counted: bool) -> Result<(), RedisError> {
+    let has_group = |s: Option<&Stream>| s.is_some_and(|s| s.group(group).is_some());
+    let has = if counted {
+        read_counted(ctx, key, has_group)?
+    } else {
+        read(ctx, key, has_group)?
+    };
     if has {
         Ok(())
     } else {
@@ -279,7 +284,7 @@ fn need_group(ctx: &Ctx, key: &[u8], group: &[u8]) -> Result<(), RedisError> {
 
 fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (key, group, consumer) = (&a[1], &a[2], &a[3]);
-    need_group(ctx, key, group)?;
+    need_group(ctx, key, group, true)?;
     let min_idle = args::int(&a[4])
         .map_err(|_| RedisError::new(error::XCLAIM_MIN_IDLE))?
         .max(0);
@@ -346,6 +351,10 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (key, group, consumer) = (&a[1], &a[2], &a[3]);
+    // Redis looks the key up before it parses the arguments (and checks its type after): a
+    // syntax error still counts the lookup.
+    let exists = ctx.db().lock(key).get(key, ctx.now).is_some();
+    note_read(ctx, key, exists);
     let min_idle = args::int(&a[4])
         .map_err(|_| RedisError::new(error::XAUTOCLAIM_MIN_IDLE))?
         .max(0);
@@ -367,7 +376,7 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         j += 1;
     }
-    need_group(ctx, key, group)?;
+    need_group(ctx, key, group, false)?;
     let now = ctx.now;
     let mut claimed = Vec::new();
     let r = modify(ctx, key, |s: &mut Stream| {

@@ -5,7 +5,8 @@
 //! away is failed instead.
 
 use crate::cmd::base::args::{self, Args};
-use crate::cmd::families::streams::{entry_reply, id_reply, strict_id};
+use crate::cmd::families::streams::{entry_reply, id_reply, read_counted, strict_id};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking::{self, Kind, Served, Wait};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -120,7 +121,7 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
     let mut afters = Vec::with_capacity(n);
     for (key, arg) in keys.iter().zip(id_args) {
         // The key's type, and its group, are checked before its ID is parsed.
-        let last = read(ctx, key, |s: Option<&Stream>| {
+        let last = read_counted(ctx, key, |s: Option<&Stream>| {
             s.map(|s| {
                 (
                     s.last_id(),
@@ -207,7 +208,7 @@ fn serve_now(
         let After::Id(gt) = after else {
             unreachable!("`>` is refused without a group")
         };
-        return read(ctx, key, |s: Option<&Stream>| {
+        return read_counted(ctx, key, |s: Option<&Stream>| {
             let s = s.filter(|s| s.last_valid_id().is_some_and(|max| max > gt))?;
             let start = gt.incr().unwrap_or(StreamId::MIN);
             let limit = if count == 0 { usize::MAX } else { count };
@@ -220,7 +221,9 @@ fn serve_now(
         });
     };
     let mut created = false;
+    let mut hit = false;
     let out = modify(ctx, key, |s: &mut Stream| {
+        hit = true;
         let last = s.group(&g.group)?.last_id();
         let (start, history) = match after {
             After::Id(id) => (id.incr().unwrap_or(StreamId::MIN), true),
@@ -251,6 +254,9 @@ fn serve_now(
         Some(entries)
     })?
     .and_then(|(r, _)| r);
+    // This second lookup of the key is lookupKeyRead's too (xreadCommand looks every key up
+    // again to serve it).
+    note_read(ctx, key, hit);
     if created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }

@@ -4,6 +4,7 @@
 //! (typed access, ID and entry replies, node limits, error mapping) are here.
 
 use crate::cmd::base::args::{self, Args};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -26,6 +27,25 @@ pub const COMMANDS: &[Row] = &[
     Row::new("xtrim", xtrim),
     Row::new("xsetid", xsetid),
 ];
+
+/// [`read`] as Redis's lookupKeyRead: the lookup also counts a keyspace hit (the key exists,
+/// whatever its type) or a miss with its `keymiss` event. XRANGE, XLEN, XREAD, XPENDING, XACK,
+/// XCLAIM, XAUTOCLAIM and XINFO look their key up this way; the other writers use
+/// lookupKeyWrite, which counts nothing.
+pub fn read_counted<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&Stream>) -> R,
+) -> Result<R, RedisError> {
+    let mut hit = false;
+    let r = read(ctx, key, |s: Option<&Stream>| {
+        hit = s.is_some();
+        f(s)
+    });
+    // WRONGTYPE comes from a key that exists: a hit, as Redis counts it before checkType.
+    note_read(ctx, key, hit || r.is_err());
+    r
+}
 
 /// The Redis error for a stream operation's refusal.
 pub fn stream_error(e: StreamError) -> RedisError {
@@ -227,7 +247,7 @@ fn range(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> CmdResult {
             return Err(RedisError::new(error::SYNTAX));
         }
     }
-    read(ctx, &a[1], |s: Option<&Stream>| match s {
+    read_counted(ctx, &a[1], |s: Option<&Stream>| match s {
         None => Reply::Array(vec![]),
         Some(_) if count == 0 => Reply::NilArray,
         Some(s) => {
@@ -255,7 +275,7 @@ fn xrevrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn xlen(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |s: Option<&Stream>| {
+    read_counted(ctx, &a[1], |s: Option<&Stream>| {
         Reply::Int(s.map_or(0, |s| s.len() as i64))
     })
 }
