@@ -194,3 +194,164 @@ async fn tracking_invalidates_a_stream_read_by_the_client() {
     assert_eq!(c.reply().await, push);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_expired_stream_fails_its_blocked_group_readers_as_a_deleted_one() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    let mut group_reader = Raw::connect(&s).await;
+    let mut plain_reader = Raw::connect(&s).await;
+    s.state().clock.freeze();
+    cmd!(admin, "XADD", "s", "1-0", "f", "v");
+    cmd!(admin, "XGROUP", "CREATE", "s", "g", "$");
+    group_reader
+        .send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n")
+        .await;
+    plain_reader.send(b"XREAD BLOCK 0 STREAMS s $\r\n").await;
+    until_blocked(&mut admin, 2).await;
+    cmd!(admin, "PEXPIRE", "s", "1000");
+    // The active expiry cycle removes the key once the clock passes its time.
+    s.state().clock.advance_ms(1_005);
+    assert_eq!(
+        group_reader.reply().await,
+        b"-UNBLOCKED the stream key no longer exists\r\n"
+    );
+    // A plain reader waits for the stream to come back with an entry after its ID (1-0).
+    assert!(plain_reader
+        .try_reply(Duration::from_millis(100))
+        .await
+        .is_none());
+    cmd!(admin, "XADD", "s", "1-0", "f", "w");
+    assert!(plain_reader
+        .try_reply(Duration::from_millis(100))
+        .await
+        .is_none());
+    cmd!(admin, "XADD", "s", "2-0", "f", "x");
+    assert_eq!(
+        plain_reader.reply().await,
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\nx\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stream_expired_by_a_lookup_fails_its_blocked_group_readers() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    let mut reader = Raw::connect(&s).await;
+    s.state().clock.freeze();
+    // No active expiry: only a lookup (lazy expiry) can remove the key.
+    s.state()
+        .active_expire_enabled
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    cmd!(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    reader
+        .send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n")
+        .await;
+    until_blocked(&mut admin, 1).await;
+    cmd!(admin, "PEXPIRE", "s", "1000");
+    s.state().clock.advance_ms(1_005);
+    assert!(reader.try_reply(Duration::from_millis(100)).await.is_none());
+    assert_eq!(cmd!(admin, "EXISTS", "s"), b":0\r\n");
+    assert_eq!(
+        reader.reply().await,
+        b"-UNBLOCKED the stream key no longer exists\r\n"
+    );
+    s.shutdown().await;
+}
+
+/// keyspace_hits and keyspace_misses from INFO stats.
+async fn hits_misses(c: &mut Raw) -> (i64, i64) {
+    let info = String::from_utf8(cmd!(c, "INFO", "stats")).unwrap();
+    let field = |name: &str| -> i64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    (field("keyspace_hits:"), field("keyspace_misses:"))
+}
+
+#[tokio::test]
+async fn stream_reads_count_keyspace_hits_and_misses_as_lookup_key_read_does() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(c, "XADD", "s", "1-0", "f", "v");
+    cmd!(c, "XGROUP", "CREATE", "s", "g", "0");
+    cmd!(c, "SET", "str", "x");
+    // (command, hits, misses) as redis-server 7.0.15 counts them.
+    let cases: &[(&[&str], i64, i64)] = &[
+        (&["XRANGE", "nokey", "-", "+"], 0, 1),
+        (&["XREVRANGE", "s", "+", "-"], 1, 0),
+        (&["XLEN", "nokey"], 0, 1),
+        (&["XLEN", "str"], 1, 0),
+        // XREAD looks every key up twice: to parse its ID, then to serve it.
+        (&["XREAD", "STREAMS", "nokey", "s", "0", "0"], 2, 2),
+        (&["XREAD", "STREAMS", "nokey", "nokey2", "0", "bad"], 0, 2),
+        (
+            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+            2,
+            0,
+        ),
+        (
+            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"],
+            0,
+            1,
+        ),
+        (&["XPENDING", "nokey", "g"], 0, 1),
+        (&["XPENDING", "nokey", "g", "-", "+", "bad"], 0, 0),
+        (&["XACK", "nokey", "g", "1-0"], 0, 1),
+        (&["XCLAIM", "nokey", "g", "c", "0", "1-0"], 0, 1),
+        // XAUTOCLAIM looks its key up before it parses its arguments.
+        (&["XAUTOCLAIM", "nokey", "g", "c", "bad", "0"], 0, 1),
+        (&["XAUTOCLAIM", "str", "g", "c", "0", "0"], 1, 0),
+        (&["XINFO", "STREAM", "nokey"], 0, 1),
+        (&["XINFO", "GROUPS", "s"], 1, 0),
+        // Writers use lookupKeyWrite, which counts nothing.
+        (&["XDEL", "nokey", "1-0"], 0, 0),
+        (&["XTRIM", "s", "MAXLEN", "5"], 0, 0),
+        (&["XSETID", "nokey", "1-0"], 0, 0),
+        (&["XGROUP", "CREATECONSUMER", "s", "g", "d"], 0, 0),
+        (&["XADD", "s", "NOMKSTREAM", "2-0", "f", "v"], 0, 0),
+    ];
+    for (args, hits, misses) in cases {
+        cmd!(c, "CONFIG", "RESETSTAT");
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        c.cmd(&argv).await;
+        assert_eq!(
+            hits_misses(&mut c).await,
+            (*hits, *misses),
+            "{}",
+            args.join(" ")
+        );
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn stream_reads_of_missing_keys_raise_keymiss_writes_do_not() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let mut sub = Raw::connect(&s).await;
+    cmd!(c, "CONFIG", "SET", "notify-keyspace-events", "Em");
+    cmd!(sub, "SUBSCRIBE", "__keyevent@0__:keymiss");
+    for args in [
+        &["XDEL", "w1", "1-0"][..],
+        &["XGROUP", "DESTROY", "w2", "g"],
+        &["XREAD", "STREAMS", "a", "b", "0", "0"],
+        &["XCLAIM", "c", "g", "x", "0", "1-0"],
+        &["XINFO", "CONSUMERS", "d", "g"],
+    ] {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        c.cmd(&argv).await;
+    }
+    let mut keys = Vec::new();
+    while let Some(m) = sub.try_reply(Duration::from_millis(200)).await {
+        keys.push(bulks(&m).pop().unwrap());
+    }
+    // XREAD: both keys for the IDs, then both again to serve them.
+    assert_eq!(keys, ["a", "b", "a", "b", "c", "d"]);
+    s.shutdown().await;
+}
