@@ -96,6 +96,8 @@ struct AddTrimArgs {
     trim: Option<Trim>,
     /// Where the ID argument is (XADD).
     id_pos: usize,
+    /// Where the trim threshold is (MAXLEN's count, MINID's ID), when there is one.
+    trim_at: usize,
 }
 
 /// streamParseAddOrTrimArgsOrReply: the options from argument 2 on, up to XADD's ID.
@@ -105,6 +107,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
         nomkstream: false,
         trim: None,
         id_pos: a.len(),
+        trim_at: 0,
     };
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
@@ -128,6 +131,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
             } else if more >= 2 && opts.peek().is_some_and(|n| n.as_ref() == b"=") {
                 opts.next();
             }
+            out.trim_at = opts.position();
             let Some(v) = opts.next() else {
                 return Err(RedisError::new(error::SYNTAX));
             };
@@ -204,15 +208,15 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = node_limits(ctx);
     let now = ctx.now.max(0) as u64;
     let trim = p.trim;
-    let run = |s: &mut Stream| -> Result<(StreamId, u64), RedisError> {
+    let run = |s: &mut Stream| -> Result<(StreamId, u64, Option<Bytes>), RedisError> {
         if s.last_id() == StreamId::MAX {
             return Err(RedisError::new(error::XADD_EXHAUSTED));
         }
         let added = s.add(id, fields, now, limits).map_err(stream_error)?;
         let trimmed = trim.map_or(0, |t| s.trim(t));
-        Ok((added, trimmed))
+        Ok((added, trimmed, trim.and_then(|t| exact_trim_arg(s, t))))
     };
-    let (added, trimmed) = if p.nomkstream {
+    let (added, trimmed, exact_trim) = if p.nomkstream {
         match modify(ctx, key, run)? {
             None => return Ok(Reply::Nil),
             Some((r, _)) => r?,
@@ -229,7 +233,38 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     ctx.state.add_dirty(1);
     blocking::key_ready(ctx.state, ctx.client.db, key);
+    // Replicas and the AOF get the ID made here and, for `~`, the trim it came to, so that
+    // replaying the command gives the same stream.
+    if ctx.state.propagation.is_active() && (exact_trim.is_some() || id != AddId::Exact(added)) {
+        let mut argv = a.to_vec();
+        if id != AddId::Exact(added) {
+            argv[p.id_pos] = Bytes::from(added.to_vec());
+        }
+        rewrite_trim(&mut argv, p.trim_at, exact_trim);
+        ctx.propagate_as(argv);
+    }
     Ok(id_reply(added))
+}
+
+/// The threshold an approximate trim (`~`) propagates as, exactly: MAXLEN to the length it
+/// left, MINID to the first ID it left, tombstones included (streamRewriteTrimArgument).
+/// `None` for an exact trim, which replays as it is.
+fn exact_trim_arg(s: &Stream, t: Trim) -> Option<Bytes> {
+    if !t.approx {
+        return None;
+    }
+    Some(Bytes::from(match t.strategy {
+        TrimStrategy::MaxLen(_) => s.len().to_string().into_bytes(),
+        TrimStrategy::MinId(_) => s.first_id_with_tombstones().to_vec(),
+    }))
+}
+
+/// Replaces `~ <threshold>` at `at` with `= <exact>` (streamRewriteApproxSpecifier).
+fn rewrite_trim(argv: &mut [Bytes], at: usize, exact: Option<Bytes>) {
+    if let Some(v) = exact {
+        argv[at - 1] = Bytes::from_static(b"=");
+        argv[at] = v;
+    }
 }
 
 /// XRANGE/XREVRANGE (xrangeGenericCommand).
@@ -305,11 +340,20 @@ fn xtrim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
     let p = parse_add_trim(ctx, a, false)?;
     let t = p.trim.expect("XTRIM has a strategy once parsed");
-    let deleted = modify(ctx, key, |s: &mut Stream| s.trim(t))?.map_or(0, |(n, _)| n);
+    let (deleted, exact) = modify(ctx, key, |s: &mut Stream| {
+        let n = s.trim(t);
+        (n, exact_trim_arg(s, t))
+    })?
+    .map_or((0, None), |(r, _)| r);
     if deleted > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
         ctx.signal_modified(key);
         ctx.state.add_dirty(deleted);
+        if exact.is_some() && ctx.state.propagation.is_active() {
+            let mut argv = a.to_vec();
+            rewrite_trim(&mut argv, p.trim_at, exact);
+            ctx.propagate_as(argv);
+        }
     }
     Ok(Reply::Int(deleted as i64))
 }

@@ -226,6 +226,19 @@ impl Stream {
         self.inner.last_id
     }
 
+    /// The first entry's ID, tombstones included (streamGetEdgeID(s, 1, 0)), or the largest ID
+    /// when there is none: an approximate MINID trim propagates as an exact one to this ID.
+    pub fn first_id_with_tombstones(&self) -> StreamId {
+        self.inner
+            .nodes
+            .iter()
+            .find_map(|(&k, n)| {
+                let p = n.first_entry()?;
+                Some(n.entry_at(StreamId::from_key(k), p).id)
+            })
+            .unwrap_or(StreamId::MAX)
+    }
+
     /// The nodes in order: each one's master ID and its listpack, byte for byte as Redis
     /// keeps it (what an RDB payload holds).
     pub fn listpacks(&self) -> impl Iterator<Item = (StreamId, &[u8])> {
