@@ -355,3 +355,107 @@ async fn stream_reads_of_missing_keys_raise_keymiss_writes_do_not() {
     assert_eq!(keys, ["a", "b", "a", "b", "c", "d"]);
     s.shutdown().await;
 }
+
+/// The commands in an AOF file, each as its arguments joined by spaces.
+fn aof_commands(bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let line = |i: &mut usize| -> usize {
+        let end = *i + bytes[*i..].windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = std::str::from_utf8(&bytes[*i + 1..end])
+            .unwrap()
+            .parse()
+            .unwrap();
+        *i = end + 2;
+        n
+    };
+    while i < bytes.len() {
+        let n = line(&mut i);
+        let mut args = Vec::new();
+        for _ in 0..n {
+            let len = line(&mut i);
+            args.push(String::from_utf8_lossy(&bytes[i..i + len]).into_owned());
+            i += len + 2;
+        }
+        out.push(args.join(" "));
+    }
+    out
+}
+
+#[tokio::test]
+async fn stream_writes_reach_the_aof_as_redis_rewrites_them() {
+    let mut config = resplock::Config::ephemeral();
+    config.appendonly = "yes".into();
+    let dir = config.dir.clone().unwrap().join("appendonlydir");
+    let s = server_with(config).await;
+    let mut c = Raw::connect(&s).await;
+    s.state().clock.set_ms(1_000_000);
+    s.state().clock.freeze();
+    for args in [
+        &["XADD", "s", "*", "f", "v"][..],
+        // `~` removes whole nodes: the one node goes, the AOF gets the length it left.
+        &["XADD", "s", "MAXLEN", "~", "0", "5000000-*", "f", "v"],
+        &["XTRIM", "s", "MAXLEN", "1"],
+        &["XADD", "s", "6000000", "f", "v"],
+        &["XGROUP", "CREATE", "s", "g", "0"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "alice",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["XADD", "s", "6500000", "f", "v"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "bob",
+            "NOACK",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"],
+        &["XAUTOCLAIM", "s", "g", "carol", "0", "0"],
+        &[
+            "XCLAIM", "s", "g", "dave", "0", "5000000", "LASTID", "7000000",
+        ],
+        &["XCLAIM", "s", "g", "dave", "0", "1-0", "LASTID", "8000000"],
+    ] {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        c.cmd(&argv).await;
+    }
+    // As redis-server 7.0.15 writes its AOF for the same commands (its clock aside).
+    let want = [
+        "XADD s 1000000-0 f v",
+        "XADD s MAXLEN = 0 5000000-0 f v",
+        "XADD s 6000000 f v",
+        "XGROUP CREATE s g 0",
+        "XCLAIM s g alice 0 6000000-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID LASTID 6000000-0",
+        "XADD s 6500000 f v",
+        "MULTI",
+        "XGROUP CREATECONSUMER s g bob",
+        "XGROUP SETID s g 6500000-0 ENTRIESREAD 4",
+        "EXEC",
+        "XCLAIM s g carol 0 6000000-0 TIME 1000000 RETRYCOUNT 3 FORCE JUSTID LASTID 6500000-0",
+        "XGROUP SETID s g 7000000-0 ENTRIESREAD 4",
+        "XGROUP SETID s g 8000000-0 ENTRIESREAD 4",
+    ];
+    let mut got = Vec::new();
+    for _ in 0..200 {
+        let bytes = std::fs::read(dir.join("appendonly.aof.1.incr.aof")).unwrap_or_default();
+        got = aof_commands(&bytes);
+        got.retain(|c| !c.starts_with("SELECT"));
+        if got.len() >= want.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got, want);
+    s.shutdown().await;
+}

@@ -3,7 +3,9 @@
 
 use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::help::help_reply;
-use crate::cmd::families::streams::{entry_reply, id_reply, read_counted, stream_error, strict_id};
+use crate::cmd::families::streams::{
+    entry_reply, id_reply, read_counted, setid_effect, stream_error, strict_id, xclaim_effect,
+};
 use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
@@ -331,21 +333,52 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     let justid = opts.justid;
     let mut out = Vec::new();
-    let claim = modify(ctx, key, |s: &mut Stream| {
-        s.claim(group, consumer, &ids, &opts, now, |e| {
-            out.push(if justid {
-                id_reply(e.id)
-            } else {
-                entry_reply(e)
-            })
-        })
+    let propagating = ctx.state.propagation.is_active();
+    let mut effects = Vec::new();
+    let (claim, setid) = modify(ctx, key, |s: &mut Stream| {
+        let ids_at = &a[5..];
+        let claim = s.claim_noting(
+            group,
+            consumer,
+            &ids,
+            &opts,
+            now,
+            |e| {
+                out.push(if justid {
+                    id_reply(e.id)
+                } else {
+                    entry_reply(e)
+                })
+            },
+            // Each entry claimed or dropped as an XCLAIM, its ID as it was typed.
+            |c| {
+                if propagating {
+                    effects.push(xclaim_effect(key, group, ids_at[c.arg].clone(), &c));
+                }
+            },
+        );
+        // A LASTID no XCLAIM carried goes as XGROUP SETID.
+        let setid = (claim.last_id_moved && claim.claimed + claim.dropped == 0)
+            .then(|| s.group(group).map(|g| (g.last_id(), g.entries_read())))
+            .flatten();
+        (claim, setid)
     })?
     .map(|(c, _)| c)
     .unwrap_or_default();
     if claim.consumer_created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
-    ctx.state.add_dirty((claim.claimed + claim.dropped) as u64);
+    ctx.state
+        .add_dirty((claim.claimed + claim.dropped + usize::from(setid.is_some())) as u64);
+    if propagating {
+        ctx.prevent_propagation();
+        for e in effects {
+            ctx.also_propagate(e);
+        }
+        if let Some((last, read)) = setid {
+            ctx.also_propagate(setid_effect(key, group, last, read));
+        }
+    }
     Ok(Reply::Array(out))
 }
 
@@ -379,14 +412,30 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     need_group(ctx, key, group, false)?;
     let now = ctx.now;
     let mut claimed = Vec::new();
+    let propagating = ctx.state.propagation.is_active();
+    let mut effects = Vec::new();
     let r = modify(ctx, key, |s: &mut Stream| {
-        s.autoclaim(group, consumer, min_idle, start, count, justid, now, |e| {
-            claimed.push(if justid {
-                id_reply(e.id)
-            } else {
-                entry_reply(e)
-            })
-        })
+        s.autoclaim_noting(
+            group,
+            consumer,
+            min_idle,
+            start,
+            count,
+            justid,
+            now,
+            |e| {
+                claimed.push(if justid {
+                    id_reply(e.id)
+                } else {
+                    entry_reply(e)
+                })
+            },
+            |c| {
+                if propagating {
+                    effects.push(xclaim_effect(key, group, Bytes::from(c.id.to_vec()), &c));
+                }
+            },
+        )
     })?
     .map(|(r, _)| r)
     .unwrap_or_default();
@@ -394,6 +443,13 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     ctx.state.add_dirty((r.claimed + r.deleted.len()) as u64);
+    if propagating {
+        // Each entry claimed or dropped goes as an XCLAIM, never the XAUTOCLAIM itself.
+        ctx.prevent_propagation();
+        for e in effects {
+            ctx.also_propagate(e);
+        }
+    }
     Ok(Reply::Array(vec![
         id_reply(r.next),
         Reply::Array(claimed),

@@ -14,7 +14,7 @@ use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::stream::{
     parse_add_id, parse_range_end, parse_range_start, parse_strict_id, AddId, Entry, NodeLimits,
-    Stream, StreamError, StreamId, Trim, TrimStrategy,
+    PelChange, Stream, StreamError, StreamId, Trim, TrimStrategy,
 };
 use bytes::Bytes;
 
@@ -45,6 +45,43 @@ pub fn read_counted<R>(
     // WRONGTYPE comes from a key that exists: a hit, as Redis counts it before checkType.
     note_read(ctx, key, hit || r.is_err());
     r
+}
+
+/// How a pending entry a command changed reaches replicas and the AOF (streamPropagateXCLAIM):
+/// `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID LASTID last`, which sets
+/// it there whatever it was, or drops it when the entry is gone there too.
+pub fn xclaim_effect(key: &[u8], group: &[u8], id: Bytes, c: &PelChange<'_>) -> Vec<Bytes> {
+    let b = |x: &[u8]| Bytes::copy_from_slice(x);
+    vec![
+        Bytes::from_static(b"XCLAIM"),
+        b(key),
+        b(group),
+        b(c.consumer),
+        Bytes::from_static(b"0"),
+        id,
+        Bytes::from_static(b"TIME"),
+        Bytes::from(c.delivery_time.to_string()),
+        Bytes::from_static(b"RETRYCOUNT"),
+        Bytes::from(c.delivery_count.to_string()),
+        Bytes::from_static(b"FORCE"),
+        Bytes::from_static(b"JUSTID"),
+        Bytes::from_static(b"LASTID"),
+        Bytes::from(c.last_id.to_vec()),
+    ]
+}
+
+/// A group's last ID and read counter as they reach replicas and the AOF when no XCLAIM
+/// carries them (streamPropagateGroupID): `XGROUP SETID key group id ENTRIESREAD n`.
+pub fn setid_effect(key: &[u8], group: &[u8], last_id: StreamId, entries_read: i64) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"XGROUP"),
+        Bytes::from_static(b"SETID"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group),
+        Bytes::from(last_id.to_vec()),
+        Bytes::from_static(b"ENTRIESREAD"),
+        Bytes::from(entries_read.to_string()),
+    ]
 }
 
 /// The Redis error for a stream operation's refusal.
@@ -171,7 +208,16 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
     if !xadd && strategy.is_none() {
         return Err(RedisError::new(error::XTRIM_NO_STRATEGY));
     }
+    // A command replayed from the AOF, or a replica's from its master, must do what it did
+    // there (mustObeyClient): its trim was rewritten to an exact one, which may keep a LIMIT.
+    let obey = ctx
+        .state
+        .persist
+        .loading
+        .load(std::sync::atomic::Ordering::Acquire)
+        || crate::cmd::runtime::cluster::feed::is_replica(ctx.state);
     let limit = match limit {
+        _ if obey => 0,
         Some(_) if !approx => return Err(RedisError::new(error::XTRIM_LIMIT_WITHOUT_APPROX)),
         Some(l) => l as u64,
         // `~` without LIMIT: at most 100 nodes' worth, within 10,000..1,000,000.

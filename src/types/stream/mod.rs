@@ -31,7 +31,7 @@ mod tests_model;
 use std::collections::BTreeMap;
 
 pub use group::{
-    AutoClaim, Claim, ClaimOptions, Consumer, Group, LoadPelIssue, Nack, PendingEntry,
+    AutoClaim, Claim, ClaimOptions, Consumer, Group, LoadPelIssue, Nack, PelChange, PendingEntry,
     PendingSummary,
 };
 pub use id::{
