@@ -430,6 +430,13 @@ async fn stream_writes_reach_the_aof_as_redis_rewrites_them() {
         let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
         c.cmd(&argv).await;
     }
+    // A blocked reader served by an XADD: the XADD, then the reader's XCLAIM.
+    let mut w = Raw::connect(&s).await;
+    w.send(b"XREADGROUP GROUP g w BLOCK 0 STREAMS s >\r\n")
+        .await;
+    until_blocked(&mut c, 1).await;
+    cmd!(c, "XADD", "s", "9000000", "f", "v");
+    w.reply().await;
     // As redis-server 7.0.15 writes its AOF for the same commands (its clock aside).
     let want = [
         "XADD s 1000000-0 f v",
@@ -445,6 +452,8 @@ async fn stream_writes_reach_the_aof_as_redis_rewrites_them() {
         "XCLAIM s g carol 0 6000000-0 TIME 1000000 RETRYCOUNT 3 FORCE JUSTID LASTID 6500000-0",
         "XGROUP SETID s g 7000000-0 ENTRIESREAD 4",
         "XGROUP SETID s g 8000000-0 ENTRIESREAD 4",
+        "XADD s 9000000 f v",
+        "XCLAIM s g w 0 9000000-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID LASTID 9000000-0",
     ];
     let mut got = Vec::new();
     for _ in 0..200 {
