@@ -5,7 +5,10 @@
 //! away is failed instead.
 
 use crate::cmd::base::args::{self, Args};
-use crate::cmd::families::streams::{entry_reply, id_reply, strict_id};
+use crate::cmd::families::streams::{
+    entry_reply, id_reply, read_counted, setid_effect, strict_id, xclaim_effect,
+};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking::{self, Kind, Served, Wait};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -63,6 +66,11 @@ fn streams_reply(resp: u8, parts: Vec<(Reply, Reply)>) -> Reply {
 }
 
 fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
+    // What a read changes propagates as its effects (XCLAIM, XGROUP SETID/CREATECONSUMER),
+    // never as the read itself (xreadCommand's preventCommandPropagation).
+    if group_cmd && ctx.state.propagation.is_active() {
+        ctx.prevent_propagation();
+    }
     let mut timeout: Option<i64> = None;
     let mut count: usize = 0;
     let mut streams_at = 0;
@@ -120,7 +128,7 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
     let mut afters = Vec::with_capacity(n);
     for (key, arg) in keys.iter().zip(id_args) {
         // The key's type, and its group, are checked before its ID is parsed.
-        let last = read(ctx, key, |s: Option<&Stream>| {
+        let last = read_counted(ctx, key, |s: Option<&Stream>| {
             s.map(|s| {
                 (
                     s.last_id(),
@@ -203,11 +211,12 @@ fn serve_now(
     count: usize,
 ) -> Result<Option<Vec<Reply>>, RedisError> {
     let now = ctx.now;
+    let propagating = ctx.state.propagation.is_active();
     let Some(g) = group else {
         let After::Id(gt) = after else {
             unreachable!("`>` is refused without a group")
         };
-        return read(ctx, key, |s: Option<&Stream>| {
+        return read_counted(ctx, key, |s: Option<&Stream>| {
             let s = s.filter(|s| s.last_valid_id().is_some_and(|max| max > gt))?;
             let start = gt.incr().unwrap_or(StreamId::MIN);
             let limit = if count == 0 { usize::MAX } else { count };
@@ -220,7 +229,10 @@ fn serve_now(
         });
     };
     let mut created = false;
+    let mut hit = false;
+    let mut effects = Vec::new();
     let out = modify(ctx, key, |s: &mut Stream| {
+        hit = true;
         let last = s.group(&g.group)?.last_id();
         let (start, history) = match after {
             After::Id(id) => (id.incr().unwrap_or(StreamId::MIN), true),
@@ -237,6 +249,8 @@ fn serve_now(
             .touch_consumer(&g.consumer, now);
         let mut entries = Vec::new();
         if history {
+            // A history read changes delivery counts only where it runs (Redis propagates
+            // nothing for it, not even a consumer it creates).
             s.read_history(&g.group, &g.consumer, start, count, now, |id, e| {
                 entries.push(match e {
                     Some(e) => entry_reply(e),
@@ -244,20 +258,82 @@ fn serve_now(
                 });
             });
         } else {
-            s.read_group(&g.group, &g.consumer, start, count, g.noack, now, |e| {
+            effects = read_new(s, key, g, start, count, now, created, propagating, |e| {
                 entries.push(entry_reply(e))
             });
         }
         Some(entries)
     })?
     .and_then(|(r, _)| r);
+    // This second lookup of the key is lookupKeyRead's too (xreadCommand looks every key up
+    // again to serve it).
+    note_read(ctx, key, hit);
     if created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     if out.is_some() {
         ctx.state.add_dirty(1);
     }
+    for e in effects {
+        ctx.also_propagate(e);
+    }
     Ok(out)
+}
+
+/// XREADGROUP `>` on one stream: delivers the new entries from `start` to the reader and
+/// returns how that reaches replicas and the AOF when `propagating`, as streamReplyWithRange
+/// propagates it: each entry made pending as an XCLAIM; with NOACK, a consumer it created as
+/// XGROUP CREATECONSUMER, and the group's new last ID as XGROUP SETID.
+#[allow(clippy::too_many_arguments)]
+fn read_new(
+    s: &mut Stream,
+    key: &[u8],
+    g: &GroupRead,
+    start: StreamId,
+    count: usize,
+    now: i64,
+    created: bool,
+    propagating: bool,
+    emit: impl FnMut(crate::types::stream::Entry<'_>),
+) -> Vec<Vec<Bytes>> {
+    let mut effects = Vec::new();
+    let before = s.group(&g.group).map(|grp| grp.last_id());
+    if propagating && created && g.noack {
+        effects.push(vec![
+            Bytes::from_static(b"XGROUP"),
+            Bytes::from_static(b"CREATECONSUMER"),
+            Bytes::copy_from_slice(key),
+            g.group.clone(),
+            g.consumer.clone(),
+        ]);
+    }
+    s.read_group_noting(
+        &g.group,
+        &g.consumer,
+        start,
+        count,
+        g.noack,
+        now,
+        emit,
+        |c| {
+            if propagating {
+                effects.push(xclaim_effect(key, &g.group, Bytes::from(c.id.to_vec()), &c));
+            }
+        },
+    );
+    if propagating && g.noack {
+        if let Some(grp) = s.group(&g.group) {
+            if Some(grp.last_id()) != before {
+                effects.push(setid_effect(
+                    key,
+                    &g.group,
+                    grp.last_id(),
+                    grp.entries_read(),
+                ));
+            }
+        }
+    }
+    effects
 }
 
 /// Serves a blocked reader from the ready key (serveClientsBlockedOnStreamKey and, for a
@@ -313,13 +389,15 @@ fn serve_blocked(
         .unwrap_or_default(),
         Some(g) => {
             let mut created = false;
+            let mut effects = Vec::new();
+            let propagating = ctx.state.propagation.is_active();
             let entries = modify(ctx, key, |s: &mut Stream| {
                 created = s
                     .group_mut(&g.group)
                     .expect("looked up")
                     .touch_consumer(&g.consumer, now);
                 let mut entries = Vec::new();
-                s.read_group(&g.group, &g.consumer, start, count, g.noack, now, |e| {
+                effects = read_new(s, key, g, start, count, now, created, propagating, |e| {
                     entries.push(entry_reply(e))
                 });
                 entries
@@ -331,6 +409,9 @@ fn serve_blocked(
                 ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
             }
             ctx.state.add_dirty(1);
+            for e in effects {
+                ctx.also_propagate(e);
+            }
             entries
         }
     };

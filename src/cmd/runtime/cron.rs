@@ -160,6 +160,9 @@ async fn active_expiry(state: Arc<ServerState>) {
                 } else {
                     state.keyspace.active_expire_round(state.clock.now_ms())
                 };
+                // Readers blocked on streams that expired are answered now, as Redis's
+                // beforeSleep does after the expiry cycle (handleClientsBlockedOnKeys).
+                crate::cmd::runtime::blocking::serve_ready(&state);
                 // A cluster master's replicas get the deletions.
                 crate::cmd::runtime::cluster::feed::commit(&state);
                 drop(guard);

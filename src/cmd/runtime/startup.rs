@@ -55,6 +55,9 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                         if lock_history::on(&s) {
                             lock_history::removed(&s, db, key, false);
                         }
+                        // An expired stream fails its blocked group readers, as a deleted
+                        // one does (deleteExpiredKeyAndPropagate signals the key).
+                        blocking::key_ready(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
                     KeyEvent::Ready => blocking::key_ready(&s, db, key),
