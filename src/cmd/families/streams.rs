@@ -254,13 +254,17 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = node_limits(ctx);
     let now = ctx.now.max(0) as u64;
     let trim = p.trim;
+    let propagating = ctx.state.propagation.is_active();
     let run = |s: &mut Stream| -> Result<(StreamId, u64, Option<Bytes>), RedisError> {
         if s.last_id() == StreamId::MAX {
             return Err(RedisError::new(error::XADD_EXHAUSTED));
         }
         let added = s.add(id, fields, now, limits).map_err(stream_error)?;
         let trimmed = trim.map_or(0, |t| s.trim(t));
-        Ok((added, trimmed, trim.and_then(|t| exact_trim_arg(s, t))))
+        let exact = trim
+            .filter(|_| propagating)
+            .and_then(|t| exact_trim_arg(s, t));
+        Ok((added, trimmed, exact))
     };
     let (added, trimmed, exact_trim) = if p.nomkstream {
         match modify(ctx, key, run)? {
@@ -281,7 +285,7 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     blocking::key_ready(ctx.state, ctx.client.db, key);
     // Replicas and the AOF get the ID made here and, for `~`, the trim it came to, so that
     // replaying the command gives the same stream.
-    if ctx.state.propagation.is_active() && (exact_trim.is_some() || id != AddId::Exact(added)) {
+    if propagating && (exact_trim.is_some() || id != AddId::Exact(added)) {
         let mut argv = a.to_vec();
         if id != AddId::Exact(added) {
             argv[p.id_pos] = Bytes::from(added.to_vec());
