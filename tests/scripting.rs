@@ -549,7 +549,7 @@ async fn busy_script_is_killed_by_script_kill() {
             .as_bytes(),
         )
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    until_busy(&s).await;
     let mut other = Raw::connect(&s).await;
     assert_eq!(cmd!(other, "GET", "x"), BUSY);
     assert_eq!(cmd!(other, "EVAL", "return 1", "0"), BUSY);
@@ -626,7 +626,7 @@ async fn kill_stops_scripts_busy_inside_expensive_c_calls() {
                 .send(b"*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n")
                 .await;
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_busy(&s).await;
         let kill: &[&[u8]] = if eval {
             &[b"SCRIPT", b"KILL"]
         } else {
