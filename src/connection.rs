@@ -16,6 +16,7 @@
 
 mod input;
 mod pool;
+mod replica;
 
 use crate::cmd::runtime::client::{Client, ClientInfo};
 use crate::cmd::runtime::client_limits::SoftLimitClock;
@@ -224,6 +225,11 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         if client.close_after_reply {
             break;
         }
+        if client.replica.as_ref().is_some_and(|h| h.sync.is_some()) {
+            // SYNC or PSYNC: from now on this connection is a replica's link.
+            replica::serve(&state, &mut client, &mut rd, &mut wr, &mut input).await;
+            break;
+        }
         input.shrink_if_idle();
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
@@ -279,7 +285,11 @@ async fn process_input(
     out: &mut BytesMut,
     soft_clock: &mut SoftLimitClock,
 ) {
-    while !client.close_after_reply && !client.is_blocked() && !client.info.kill.is_cancelled() {
+    while !client.close_after_reply
+        && !client.is_blocked()
+        && !client.info.kill.is_cancelled()
+        && !client.replica.as_ref().is_some_and(|h| h.sync.is_some())
+    {
         let limits = Limits {
             max_bulk_len: state.client_limits.proto_max_bulk_len(),
             unauthenticated: !client.authenticated,

@@ -169,6 +169,9 @@ pub struct Client {
     /// On a cluster node: the version of the node's view this client's command was routed
     /// with (routed again under the lock if the view changed meanwhile).
     pub cluster_seen: u64,
+    /// What this client said as a would-be replica (REPLCONF), and its SYNC/PSYNC once sent:
+    /// the connection then serves it as a replica.
+    pub replica: Option<Box<crate::cmd::runtime::replication::Handshake>>,
 }
 
 impl Client {
@@ -190,6 +193,7 @@ impl Client {
             started_us: 0,
             cluster_flags: 0,
             cluster_seen: 0,
+            replica: None,
         }
     }
 

@@ -52,15 +52,13 @@ async fn persistence(state: Arc<ServerState>) {
     }
 }
 
-/// On a cluster node, once a second: Redis's replicationCron PING (every
+/// Once a second: Redis's replicationCron PING to a master's replicas (a cluster node's
+/// through the cluster's feed) (every
 /// repl-ping-replica-period seconds a master sends its replicas a PING, which moves the
 /// replication offset, so replicas of an idle master stop reporting offset 0, "loading",
 /// after at most one period) and clientsCron's redirection of clients blocked on a slot the
 /// node no longer serves.
 async fn replication_ping(state: Arc<ServerState>) {
-    if state.cluster.is_none() {
-        return;
-    }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut loops: u64 = 0;
@@ -77,9 +75,27 @@ async fn replication_ping(state: Arc<ServerState>) {
             .unwrap_or(10)
             .max(1);
         if loops.is_multiple_of(period) {
-            crate::cmd::runtime::cluster::feed::ping(&state);
+            if state.cluster.is_some() {
+                crate::cmd::runtime::cluster::feed::ping(&state);
+            } else if !state.replication.replicas.lock().is_empty() {
+                // The stream's PING goes in order with the commands: under the lock.
+                loop {
+                    if let Some(held) = state.lock.lock_briefly() {
+                        crate::cmd::runtime::replication::ping(&state);
+                        drop(held);
+                        break;
+                    }
+                    tokio::select! {
+                        _ = state.shutdown.cancelled() => return,
+                        _ = state.lock.released() => {}
+                    }
+                }
+            }
         }
         loops += 1;
+        if state.cluster.is_none() {
+            continue;
+        }
         // Clients blocked on a slot this node stopped serving are redirected.
         if state.blocking.any() {
             if let Some(held) = state.lock.lock_briefly() {

@@ -195,11 +195,14 @@ impl ServerState {
         self.eviction.refresh(&config);
         self.acl.sync_requirepass(&config.requirepass);
         self.lock_history.refresh(&config);
+        self.replication.refresh(&config);
         let lfu = config.maxmemory_policy.ends_with("-lfu");
         let packed = (lfu as u64) << 63
             | (config.lfu_log_factor as u64 & 0x7fff_ffff) << 32
             | config.lfu_decay_time as u64;
         self.access_policy.store(packed, Ordering::Relaxed);
+        drop(config);
+        crate::cmd::runtime::replication::resize_backlog(self);
     }
 
     /// How key accesses are recorded (LRU or LFU), from maxmemory-policy and the lfu-*

@@ -266,7 +266,23 @@ pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply
     })
     .await
     .flatten();
-    expired.map(Kind::timeout_reply)
+    expired.map(|k| timeout_reply(state, id, k))
+}
+
+/// What a waiter answers when it stops waiting without being served: WAIT the replicas
+/// that acknowledged by then, the others their kind's reply.
+fn timeout_reply(state: &ServerState, id: u64, kind: Kind) -> Reply {
+    match kind {
+        Kind::Replicas => Reply::Int(crate::cmd::runtime::replication::wait_ended(state, id)),
+        k => k.timeout_reply(),
+    }
+}
+
+/// Unblock `id` with `reply`, if it is still blocked (a WAIT its replicas satisfied).
+pub fn answer(state: &ServerState, id: u64, reply: Reply) {
+    if let Some(w) = state.blocking.take(id) {
+        w.push.push_own(reply);
+    }
 }
 
 /// CLIENT UNBLOCK: true if `id` was blocked; it gets the null array (as a timeout) or the
@@ -276,9 +292,12 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
         return false;
     };
     let reply = if with_error {
+        if w.kind == Kind::Replicas {
+            crate::cmd::runtime::replication::wait_ended(state, id);
+        }
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
-        w.kind.timeout_reply()
+        timeout_reply(state, id, w.kind)
     };
     w.push.push_own(reply);
     true
@@ -309,7 +328,11 @@ pub fn unblock_refused(state: &ServerState, refuse: impl Fn(usize, &[u8]) -> Opt
 /// A client went away (or RESET): forget its wait, if any.
 pub fn forget(state: &ServerState, id: u64) {
     if state.blocking.any() {
-        state.blocking.take(id);
+        if let Some(w) = state.blocking.take(id) {
+            if w.kind == Kind::Replicas {
+                crate::cmd::runtime::replication::wait_ended(state, id);
+            }
+        }
     }
 }
 

@@ -1,8 +1,133 @@
-//! What the server keeps as a replication master: its replication id and the stream's
-//! history (the backlog), created when the first replica attaches.
+//! What the server keeps as a replication master: its replication id, the stream's history
+//! (the backlog, created when the first replica attaches), the attached replicas with the
+//! stream bytes each still has to receive, and the clients blocked in WAIT.
 
+use crate::cmd::runtime::client::ClientInfo;
 use crate::repl::backlog::Backlog;
 use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// A replica's place in its synchronization (Redis's SLAVE_STATE_*), as INFO prints it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LinkState {
+    /// Waiting for a snapshot to start (another capture runs).
+    WaitBgsave = 0,
+    /// The RDB is being produced or sent.
+    SendBulk = 1,
+    /// Following the stream.
+    Online = 2,
+}
+
+impl LinkState {
+    /// INFO replication's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::WaitBgsave => "wait_bgsave",
+            LinkState::SendBulk => "send_bulk",
+            LinkState::Online => "online",
+        }
+    }
+}
+
+/// One attached replica: the stream bytes waiting for its connection, and what it
+/// acknowledged. Producers (commands, under the server lock) append and ring `wake`; the
+/// replica's connection task takes and writes them. The bytes are bounded by
+/// client-output-buffer-limit's replica class: past it the replica is disconnected.
+pub struct Replica {
+    /// The client id of the replica's connection.
+    pub id: u64,
+    /// The connection's client (its `kill` closes the link).
+    pub info: Arc<ClientInfo>,
+    /// The address it is known by (REPLCONF ip-address, else its peer address).
+    pub ip: String,
+    /// REPLCONF listening-port.
+    pub port: i64,
+    /// Its [`LinkState`].
+    state: AtomicU8,
+    /// The last offset it acknowledged (REPLCONF ACK).
+    pub ack_offset: AtomicI64,
+    /// Server clock (ms) of its last acknowledgement (INFO's lag).
+    pub ack_time_ms: AtomicI64,
+    /// Stream bytes not yet written to it.
+    pub pending: Mutex<Vec<u8>>,
+    /// Rung when `pending` gains bytes or the link must close.
+    pub wake: Notify,
+    /// Server clock (ms) when `pending` first went over the soft limit (0: not over).
+    soft_since: AtomicI64,
+    /// Spoke the old protocol (SYNC): acknowledges nothing.
+    pub pre_psync: bool,
+}
+
+impl Replica {
+    /// A replica about to be served, in `state`.
+    pub fn new(
+        id: u64,
+        info: Arc<ClientInfo>,
+        ip: String,
+        port: i64,
+        state: LinkState,
+        now_ms: i64,
+        pre_psync: bool,
+    ) -> Replica {
+        Replica {
+            id,
+            info,
+            ip,
+            port,
+            state: AtomicU8::new(state as u8),
+            ack_offset: AtomicI64::new(0),
+            ack_time_ms: AtomicI64::new(now_ms),
+            pending: Mutex::new(Vec::new()),
+            wake: Notify::new(),
+            soft_since: AtomicI64::new(0),
+            pre_psync,
+        }
+    }
+
+    /// Where it is in its synchronization.
+    pub fn state(&self) -> LinkState {
+        match self.state.load(Ordering::Acquire) {
+            0 => LinkState::WaitBgsave,
+            1 => LinkState::SendBulk,
+            _ => LinkState::Online,
+        }
+    }
+
+    /// Move it along its synchronization.
+    pub fn set_state(&self, s: LinkState) {
+        self.state.store(s as u8, Ordering::Release);
+    }
+
+    /// Append stream bytes; false if that took it past its output-buffer limit (`hard`,
+    /// or `soft` for longer than `soft_secs`), when it must be disconnected.
+    pub fn append(&self, bytes: &[u8], limits: (u64, u64, u64), now_ms: i64) -> bool {
+        let len = {
+            let mut p = self.pending.lock();
+            p.extend_from_slice(bytes);
+            p.len() as u64
+        };
+        self.wake.notify_one();
+        let (hard, soft, soft_secs) = limits;
+        if hard > 0 && len >= hard {
+            return false;
+        }
+        if soft > 0 && len >= soft {
+            let since = self.soft_since.load(Ordering::Relaxed);
+            if since == 0 {
+                self.soft_since.store(now_ms.max(1), Ordering::Relaxed);
+            } else if (now_ms - since) / 1000 > soft_secs as i64 {
+                return false;
+            }
+        } else {
+            self.soft_since.store(0, Ordering::Relaxed);
+        }
+        true
+    }
+}
 
 /// Replication's state.
 pub struct Replication {
@@ -11,8 +136,17 @@ pub struct Replication {
     /// The stream's history; None until a replica first attaches (Redis creates the
     /// backlog then too).
     pub backlog: Mutex<Option<Backlog>>,
-    /// The database the stream last selected (a SELECT goes out on a change).
+    /// The database the stream last selected (a SELECT goes out on a change); None after a
+    /// full resynchronization starts, so the next command selects again.
     pub stream_db: Mutex<Option<usize>>,
+    /// The attached replicas, in the order they attached.
+    pub replicas: Mutex<Vec<Arc<Replica>>>,
+    /// Clients blocked in WAIT: client id -> (the offset to be acknowledged, replicas
+    /// wanted).
+    pub waits: Mutex<HashMap<u64, (i64, i64)>>,
+    /// client-output-buffer-limit's replica class (hard, soft, soft seconds), refreshed on
+    /// every configuration change so the write path reads no configuration.
+    limits: [AtomicU64; 3],
 }
 
 impl Default for Replication {
@@ -21,6 +155,33 @@ impl Default for Replication {
             replid: crate::repl::backlog::new_replid(),
             backlog: Mutex::new(None),
             stream_db: Mutex::new(None),
+            replicas: Mutex::new(Vec::new()),
+            waits: Mutex::new(HashMap::new()),
+            limits: Default::default(),
         }
+    }
+}
+
+impl Replication {
+    /// Copy the replica output-buffer limit out of `config`.
+    pub fn refresh(&self, config: &crate::config::Config) {
+        let (h, s, secs) = config.output_buffer_limit("slave");
+        self.limits[0].store(h, Ordering::Relaxed);
+        self.limits[1].store(s, Ordering::Relaxed);
+        self.limits[2].store(secs, Ordering::Relaxed);
+    }
+
+    /// The replica output-buffer limit: (hard, soft, soft seconds).
+    pub fn limits(&self) -> (u64, u64, u64) {
+        (
+            self.limits[0].load(Ordering::Relaxed),
+            self.limits[1].load(Ordering::Relaxed),
+            self.limits[2].load(Ordering::Relaxed),
+        )
+    }
+
+    /// master_repl_offset.
+    pub fn offset(&self) -> i64 {
+        self.backlog.lock().as_ref().map_or(0, |b| b.offset())
     }
 }
