@@ -162,7 +162,12 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("io_threads_active", &0);
         }
         "clients" => {
-            kv("connected_clients", &state.clients.lock().len());
+            // Replicas' links are not counted as clients, as in Redis.
+            let replicas = state.replication.replicas.lock().len();
+            kv(
+                "connected_clients",
+                &state.clients.lock().len().saturating_sub(replicas),
+            );
             kv("cluster_connections", &0);
             kv("maxclients", &cfg.maxclients);
             kv("client_recent_max_input_buffer", &0);

@@ -251,6 +251,8 @@ pub struct ClientExtra {
     pub no_evict: AtomicBool,
     /// In MONITOR mode (CLIENT LIST's `O` flag).
     pub monitor: AtomicBool,
+    /// A replica's link (CLIENT LIST's `S` flag, CLIENT KILL TYPE replica).
+    pub replica: AtomicBool,
     /// [`reply_flags`] bits.
     pub reply: AtomicU8,
     /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).

@@ -352,6 +352,29 @@ fn serve_waits(state: &ServerState) {
     }
 }
 
+/// processCommand's checkGoodReplicasStatus: with min-replicas-to-write and
+/// min-replicas-max-lag set, a write is refused (-NOREPLICAS) unless that many online
+/// replicas acknowledged within that many seconds.
+pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::RedisError> {
+    let r = &state.replication;
+    let wanted = r.min_replicas[0].load(Ordering::Relaxed);
+    let max_lag = r.min_replicas[1].load(Ordering::Relaxed) as i64;
+    if !writes || wanted == 0 || max_lag == 0 {
+        return None;
+    }
+    let now_s = state.clock.now_ms() / 1000;
+    let good = r
+        .replicas
+        .lock()
+        .iter()
+        .filter(|x| {
+            x.state() == LinkState::Online
+                && now_s - x.ack_time_ms.load(Ordering::Relaxed) / 1000 <= max_lag
+        })
+        .count() as u64;
+    (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+}
+
 /// What INFO replication and ROLE show of one replica.
 pub struct ReplicaView {
     /// Its address.

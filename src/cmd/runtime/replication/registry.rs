@@ -73,6 +73,7 @@ impl Replica {
         now_ms: i64,
         pre_psync: bool,
     ) -> Replica {
+        info.extra.replica.store(true, Ordering::Relaxed);
         Replica {
             id,
             info,
@@ -147,6 +148,8 @@ pub struct Replication {
     /// client-output-buffer-limit's replica class (hard, soft, soft seconds), refreshed on
     /// every configuration change so the write path reads no configuration.
     limits: [AtomicU64; 3],
+    /// min-replicas-to-write and min-replicas-max-lag, refreshed with `limits`.
+    pub min_replicas: [AtomicU64; 2],
 }
 
 impl Default for Replication {
@@ -158,6 +161,7 @@ impl Default for Replication {
             replicas: Mutex::new(Vec::new()),
             waits: Mutex::new(HashMap::new()),
             limits: Default::default(),
+            min_replicas: Default::default(),
         }
     }
 }
@@ -169,6 +173,9 @@ impl Replication {
         self.limits[0].store(h, Ordering::Relaxed);
         self.limits[1].store(s, Ordering::Relaxed);
         self.limits[2].store(secs, Ordering::Relaxed);
+        let get = |k: &str| config.get(k).and_then(|v| v.parse().ok()).unwrap_or(0);
+        self.min_replicas[0].store(get("min-replicas-to-write"), Ordering::Relaxed);
+        self.min_replicas[1].store(get("min-replicas-max-lag"), Ordering::Relaxed);
     }
 
     /// The replica output-buffer limit: (hard, soft, soft seconds).
