@@ -162,6 +162,26 @@ async fn assert_same_dataset(master: &mut Raw, replica: &mut Raw) {
                 );
                 continue;
             }
+            if cmd!(master, "TYPE", k) == b"+stream\r\n" {
+                // A consumer's seen-time and a group's entries-read are each server's own
+                // (Redis propagates neither): entries, IDs and PELs must be equal.
+                assert_eq!(
+                    cmd!(master, "XRANGE", k, "-", "+"),
+                    cmd!(replica, "XRANGE", k, "-", "+"),
+                    "entries of {name}"
+                );
+                assert_eq!(
+                    cmd!(master, "XINFO", "STREAM", k),
+                    cmd!(replica, "XINFO", "STREAM", k),
+                    "XINFO STREAM {name}"
+                );
+                assert_eq!(
+                    cmd!(master, "XPENDING", k, "g"),
+                    cmd!(replica, "XPENDING", k, "g"),
+                    "pending entries of {name}"
+                );
+                continue;
+            }
             assert_eq!(
                 cmd!(master, "DUMP", k),
                 cmd!(replica, "DUMP", k),
@@ -211,6 +231,35 @@ async fn writes(c: &mut Raw) {
     cmd!(c, "SPOP", "many", "7");
     cmd!(c, "SPOP", "ints", "5");
     cmd!(c, "XREADGROUP", "GROUP", "g", "c1", "STREAMS", "st", ">");
+    // Generated IDs, an approximate trim and group reads (with and without NOACK) reach
+    // the replica as the master came to them.
+    cmd!(c, "XADD", "st", "*", "f", "v2");
+    cmd!(c, "XADD", "st", "99999999999999-*", "f", "v3");
+    cmd!(c, "XADD", "auto", "MAXLEN", "~", "2", "*", "f", "v");
+    cmd!(c, "XTRIM", "auto", "MAXLEN", "~", "1");
+    cmd!(
+        c,
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c2",
+        "COUNT",
+        "1",
+        "STREAMS",
+        "st",
+        ">"
+    );
+    cmd!(
+        c,
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c3",
+        "NOACK",
+        "STREAMS",
+        "st",
+        ">"
+    );
     // A lock script (acquire with a token and a TTL, count the acquisitions): the replica
     // gets its effects.
     let acquire = "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
@@ -267,6 +316,17 @@ async fn a_redis_server_replica_follows_the_dataset_writes_scripts_and_transacti
         line.starts_with(&format!("ip=127.0.0.1,port={port},state=online,offset=")),
         "{line}"
     );
+    let list = String::from_utf8(cmd!(m, "CLIENT", "LIST", "TYPE", "replica")).unwrap();
+    assert!(list.contains(" flags=S "), "{list}");
+    // min-replicas-to-write: one good replica is enough, two are not.
+    cmd!(m, "CONFIG", "SET", "min-replicas-to-write", "1");
+    assert_eq!(cmd!(m, "SET", "guarded", "1"), b"+OK\r\n");
+    cmd!(m, "CONFIG", "SET", "min-replicas-to-write", "2");
+    assert_eq!(
+        cmd!(m, "SET", "guarded", "2"),
+        b"-NOREPLICAS Not enough good replicas to write.\r\n"
+    );
+    cmd!(m, "CONFIG", "SET", "min-replicas-to-write", "0");
     let role = String::from_utf8(cmd!(m, "ROLE")).unwrap();
     assert!(role.starts_with("*3\r\n$6\r\nmaster\r\n:"), "{role}");
     assert!(role.contains(&format!(

@@ -39,8 +39,71 @@ fn xread(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     read_generic(ctx, a, false)
 }
 
+/// XREADGROUP: what it delivers propagates as XCLAIMs (or, with NOACK, the group's new
+/// last ID), never as itself (Redis's preventCommandPropagation: the delivery times and the
+/// entries a replica has must be the master's).
 fn xreadgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    ctx.prevent_propagation();
     read_generic(ctx, a, true)
+}
+
+/// The group's position after a read, for its propagation: (last ID, entries read).
+type GroupPos = Option<(StreamId, i64)>;
+
+/// streamPropagateXCLAIM / streamPropagateGroupID / streamPropagateConsumerCreation: what a
+/// group read delivered, as the commands that give a replica the same PEL and position.
+fn propagate_group_read(
+    ctx: &Ctx,
+    key: &Bytes,
+    g: &GroupRead,
+    ids: &[StreamId],
+    created: bool,
+    pos: GroupPos,
+    now: i64,
+) {
+    let b = |s: String| Bytes::from(s);
+    let st = Bytes::from_static;
+    if g.noack {
+        if created {
+            ctx.also_propagate(vec![
+                st(b"XGROUP"),
+                st(b"CREATECONSUMER"),
+                key.clone(),
+                g.group.clone(),
+                g.consumer.clone(),
+            ]);
+        }
+        if let (false, Some((last, read))) = (ids.is_empty(), pos) {
+            ctx.also_propagate(vec![
+                st(b"XGROUP"),
+                st(b"SETID"),
+                key.clone(),
+                g.group.clone(),
+                b(last.to_string()),
+                st(b"ENTRIESREAD"),
+                b(read.to_string()),
+            ]);
+        }
+        return;
+    }
+    for id in ids {
+        ctx.also_propagate(vec![
+            st(b"XCLAIM"),
+            key.clone(),
+            g.group.clone(),
+            g.consumer.clone(),
+            st(b"0"),
+            b(id.to_string()),
+            st(b"TIME"),
+            b(now.to_string()),
+            st(b"RETRYCOUNT"),
+            st(b"1"),
+            st(b"FORCE"),
+            st(b"JUSTID"),
+            st(b"LASTID"),
+            b(id.to_string()),
+        ]);
+    }
 }
 
 /// One stream's part of the reply: `[key, entries]` (a map entry in RESP3).
@@ -220,6 +283,8 @@ fn serve_now(
         });
     };
     let mut created = false;
+    let mut delivered = Vec::new();
+    let mut pos: GroupPos = None;
     let out = modify(ctx, key, |s: &mut Stream| {
         let last = s.group(&g.group)?.last_id();
         let (start, history) = match after {
@@ -245,12 +310,17 @@ fn serve_now(
             });
         } else {
             s.read_group(&g.group, &g.consumer, start, count, g.noack, now, |e| {
+                delivered.push(e.id);
                 entries.push(entry_reply(e))
             });
+            pos = s
+                .group(&g.group)
+                .map(|grp| (grp.last_id(), grp.entries_read()));
         }
         Some(entries)
     })?
     .and_then(|(r, _)| r);
+    propagate_group_read(ctx, key, g, &delivered, created, pos, now);
     if created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
@@ -313,6 +383,8 @@ fn serve_blocked(
         .unwrap_or_default(),
         Some(g) => {
             let mut created = false;
+            let mut delivered = Vec::new();
+            let mut pos: GroupPos = None;
             let entries = modify(ctx, key, |s: &mut Stream| {
                 created = s
                     .group_mut(&g.group)
@@ -320,13 +392,18 @@ fn serve_blocked(
                     .touch_consumer(&g.consumer, now);
                 let mut entries = Vec::new();
                 s.read_group(&g.group, &g.consumer, start, count, g.noack, now, |e| {
+                    delivered.push(e.id);
                     entries.push(entry_reply(e))
                 });
+                pos = s
+                    .group(&g.group)
+                    .map(|grp| (grp.last_id(), grp.entries_read()));
                 entries
             })
             .ok()
             .flatten()
             .map_or_else(Vec::new, |(e, _)| e);
+            propagate_group_read(ctx, key, g, &delivered, created, pos, now);
             if created {
                 ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
             }

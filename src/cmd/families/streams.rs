@@ -76,6 +76,8 @@ struct AddTrimArgs {
     trim: Option<Trim>,
     /// Where the ID argument is (XADD).
     id_pos: usize,
+    /// Where the trim threshold argument is (0: none).
+    trim_pos: usize,
 }
 
 /// streamParseAddOrTrimArgsOrReply: the options from argument 2 on, up to XADD's ID.
@@ -85,6 +87,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
         nomkstream: false,
         trim: None,
         id_pos: a.len(),
+        trim_pos: 0,
     };
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
@@ -108,6 +111,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
             } else if more >= 2 && opts.peek().is_some_and(|n| n.as_ref() == b"=") {
                 opts.next();
             }
+            out.trim_pos = opts.position();
             let Some(v) = opts.next() else {
                 return Err(RedisError::new(error::SYNTAX));
             };
@@ -170,6 +174,55 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
     Ok(out)
 }
 
+/// What an approximate trim came to, for its propagation (streamRewriteTrimArgument): the
+/// stream's length for MAXLEN, its first ID for MINID.
+fn trim_threshold(s: &Stream, trim: Option<Trim>) -> Bytes {
+    match trim {
+        Some(Trim {
+            strategy: TrimStrategy::MaxLen(_),
+            ..
+        }) => Bytes::from(s.len().to_string()),
+        Some(_) => {
+            let first = s
+                .range(StreamId::MIN, StreamId::MAX, false)
+                .next()
+                .map_or(StreamId::MIN, |e| e.id);
+            Bytes::from(first.to_string())
+        }
+        None => Bytes::new(),
+    }
+}
+
+/// streamRewriteApproxSpecifier + streamRewriteTrimArgument: `~ <n>` propagates as
+/// `= <what the trim came to>`. Its LIMIT is left out: Redis keeps it and ignores it from a
+/// master or the AOF, where this server's own loader would refuse LIMIT without `~`.
+fn rewrite_approx_trim(
+    prop: &mut Vec<Bytes>,
+    trim_pos: usize,
+    trim: Option<Trim>,
+    threshold: Bytes,
+) {
+    if trim.is_some_and(|t| t.approx) && trim_pos > 0 && trim_pos < prop.len() {
+        prop[trim_pos - 1] = Bytes::from_static(b"=");
+        prop[trim_pos] = threshold;
+        // The options run from argument 2 up to XADD's ID (or the end, for XTRIM).
+        let mut j = 2;
+        while j + 1 < prop.len() {
+            if args::is(&prop[j], "limit") && j != trim_pos {
+                prop.drain(j..j + 2);
+                break;
+            }
+            if args::is(&prop[j], "maxlen") || args::is(&prop[j], "minid") {
+                j += if prop[j + 1].as_ref() == b"=" { 3 } else { 2 };
+            } else if args::is(&prop[j], "nomkstream") {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
 fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
     let p = parse_add_trim(ctx, a, true)?;
@@ -184,15 +237,15 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = node_limits(ctx);
     let now = ctx.now.max(0) as u64;
     let trim = p.trim;
-    let run = |s: &mut Stream| -> Result<(StreamId, u64), RedisError> {
+    let run = |s: &mut Stream| -> Result<(StreamId, u64, Bytes), RedisError> {
         if s.last_id() == StreamId::MAX {
             return Err(RedisError::new(error::XADD_EXHAUSTED));
         }
         let added = s.add(id, fields, now, limits).map_err(stream_error)?;
         let trimmed = trim.map_or(0, |t| s.trim(t));
-        Ok((added, trimmed))
+        Ok((added, trimmed, trim_threshold(s, trim)))
     };
-    let (added, trimmed) = if p.nomkstream {
+    let (added, trimmed, threshold) = if p.nomkstream {
         match modify(ctx, key, run)? {
             None => return Ok(Reply::Nil),
             Some((r, _)) => r?,
@@ -202,6 +255,15 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         // too large leaves an empty stream behind.
         upsert(ctx, key, Stream::new, |s: &mut Stream| Ok(run(s)))?.0?
     };
+    // Replicas and the AOF get the ID this server generated, and an approximate trim as
+    // the exact one it came to (Redis rewrites both: they depend on the clock and on node
+    // boundaries).
+    let mut prop = a.to_vec();
+    if p.id_pos < prop.len() {
+        prop[p.id_pos] = Bytes::from(added.to_string());
+    }
+    rewrite_approx_trim(&mut prop, p.trim_pos, trim, threshold);
+    ctx.propagate_as(prop);
     ctx.signal_modified(key);
     ctx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {
@@ -285,7 +347,15 @@ fn xtrim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
     let p = parse_add_trim(ctx, a, false)?;
     let t = p.trim.expect("XTRIM has a strategy once parsed");
-    let deleted = modify(ctx, key, |s: &mut Stream| s.trim(t))?.map_or(0, |(n, _)| n);
+    let r = modify(ctx, key, |s: &mut Stream| {
+        (s.trim(t), trim_threshold(s, Some(t)))
+    })?;
+    let Some(((deleted, threshold), _)) = r else {
+        return Ok(Reply::Int(0));
+    };
+    let mut prop = a.to_vec();
+    rewrite_approx_trim(&mut prop, p.trim_pos, Some(t), threshold);
+    ctx.propagate_as(prop);
     if deleted > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
         ctx.signal_modified(key);
