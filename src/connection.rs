@@ -225,7 +225,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         if client.close_after_reply {
             break;
         }
-        if client.replica.as_ref().is_some_and(|h| h.sync.is_some()) {
+        if client.syncing() {
             // SYNC or PSYNC: from now on this connection is a replica's link.
             replica::serve(&state, &mut client, &mut rd, &mut wr, &mut input).await;
             break;
@@ -288,7 +288,7 @@ async fn process_input(
     while !client.close_after_reply
         && !client.is_blocked()
         && !client.info.kill.is_cancelled()
-        && !client.replica.as_ref().is_some_and(|h| h.sync.is_some())
+        && !client.syncing()
     {
         let limits = Limits {
             max_bulk_len: state.client_limits.proto_max_bulk_len(),

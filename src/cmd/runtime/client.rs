@@ -197,6 +197,11 @@ impl Client {
         }
     }
 
+    /// It sent SYNC or PSYNC: its connection is a replica's link from now on.
+    pub fn syncing(&self) -> bool {
+        self.replica.as_ref().is_some_and(|h| h.sync.is_some())
+    }
+
     /// A client with no connection (the Lua caller's stand-in, embedded use).
     pub fn detached(id: u64, db: usize, resp: u8) -> Self {
         let info = Arc::new(ClientInfo::new(id, String::new(), String::new()));

@@ -52,11 +52,10 @@ async fn persistence(state: Arc<ServerState>) {
     }
 }
 
-/// Once a second: Redis's replicationCron PING to a master's replicas (a cluster node's
-/// through the cluster's feed) (every
-/// repl-ping-replica-period seconds a master sends its replicas a PING, which moves the
-/// replication offset, so replicas of an idle master stop reporting offset 0, "loading",
-/// after at most one period) and clientsCron's redirection of clients blocked on a slot the
+/// Once a second: Redis's replicationCron PING (every repl-ping-replica-period seconds a
+/// master with replicas puts a PING in the stream, which moves the replication offset, so
+/// replicas of an idle master see it alive; a cluster node's goes through the cluster's
+/// feed) and, on a cluster node, clientsCron's redirection of clients blocked on a slot the
 /// node no longer serves.
 async fn replication_ping(state: Arc<ServerState>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
