@@ -1,5 +1,5 @@
 //! Background work on the server's state, as Redis's serverCron does it: active expiry, the
-//! idle-client timeout, and on a cluster master the replication PING. The server layer spawns
+//! idle-client timeout, and a master's replication PING. The server layer spawns
 //! [`run`].
 
 use crate::cmd::runtime::state::ServerState;
