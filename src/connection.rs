@@ -227,7 +227,11 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         }
         if client.syncing() {
             // SYNC or PSYNC: from now on this connection is a replica's link.
-            replica::serve(&state, &mut client, &mut rd, &mut wr, &mut input).await;
+            let mut requests = ReplicaInput {
+                input: &mut input,
+                rd: &mut rd,
+            };
+            replica::serve(&state, &mut client, &mut requests, &mut wr).await;
             break;
         }
         input.shrink_if_idle();
@@ -236,6 +240,21 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
     cmd::runtime::clients::disconnect(&state, &client);
     let _ = wr.shutdown().await;
+}
+
+/// A replica's requests (its REPLCONF ACKs): the query buffer over the socket's reading half.
+struct ReplicaInput<'a, R> {
+    input: &'a mut Input,
+    rd: &'a mut R,
+}
+
+impl<R: ReadHalf> replica::Requests for ReplicaInput<'_, R> {
+    fn read_more(&mut self) -> impl std::future::Future<Output = std::io::Result<usize>> + Send {
+        self.input.read_from(self.rd)
+    }
+    fn next_request(&mut self, limits: &Limits) -> Result<Option<Vec<Bytes>>, ()> {
+        self.input.next_request(limits).map_err(|_| ())
+    }
 }
 
 /// Make sure `out` has a buffer before replies are written to it.

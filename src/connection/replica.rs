@@ -6,8 +6,6 @@
 //! replica class), so a slow or vanished replica costs the writers nothing but memory up to
 //! that limit, past which it is disconnected.
 
-use super::input::Input;
-use super::ReadHalf;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::replication::{self, registry::Replica, Attach};
 use crate::cmd::ServerState;
@@ -17,13 +15,20 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
+/// What the replica sends, as the connection reads and parses it.
+pub(super) trait Requests: Send {
+    /// Wait for and read more bytes; `Ok(0)` when the peer closed.
+    fn read_more(&mut self) -> impl std::future::Future<Output = std::io::Result<usize>> + Send;
+    /// The next complete request read so far; Err on a protocol error.
+    fn next_request(&mut self, limits: &Limits) -> Result<Option<Vec<bytes::Bytes>>, ()>;
+}
+
 /// Serve `client` as a replica until the link closes (the caller then disconnects it).
-pub(super) async fn serve<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
+pub(super) async fn serve<I: Requests, W: AsyncWrite + Unpin + Send>(
     state: &Arc<ServerState>,
     client: &mut Client,
-    rd: &mut R,
+    input: &mut I,
     wr: &mut W,
-    input: &mut Input,
 ) {
     let Some(hs) = client.replica.clone() else {
         return;
@@ -76,7 +81,7 @@ pub(super) async fn serve<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
         }
         Attach::Busy => unreachable!("retried above"),
     };
-    follow(state, client, &replica, rd, wr, input).await;
+    follow(state, client, &replica, input, wr).await;
     replication::detach(state, &replica);
 }
 
@@ -121,13 +126,12 @@ async fn send_rdb<W: AsyncWrite + Unpin + Send>(
 }
 
 /// Feed the stream to the replica and read its acknowledgements until the link closes.
-async fn follow<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
+async fn follow<I: Requests, W: AsyncWrite + Unpin + Send>(
     state: &ServerState,
     client: &Client,
     replica: &Replica,
-    rd: &mut R,
+    input: &mut I,
     wr: &mut W,
-    input: &mut Input,
 ) {
     loop {
         if client.info.kill.is_cancelled() || state.shutdown.is_cancelled() {
@@ -145,7 +149,7 @@ async fn follow<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
             continue;
         }
         tokio::select! {
-            r = input.read_from(rd) => {
+            r = input.read_more() => {
                 match r {
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
@@ -163,11 +167,11 @@ async fn follow<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
 /// Act on the complete requests the replica sent: REPLCONF ACK <offset> records its
 /// offset (and may answer WAITs); anything else gets no reply, as Redis sends a replica
 /// none. False on a protocol error (the link closes).
-async fn read_acks(
+async fn read_acks<I: Requests>(
     state: &ServerState,
     client: &Client,
     replica: &Replica,
-    input: &mut Input,
+    input: &mut I,
 ) -> bool {
     let limits = Limits {
         max_bulk_len: state.client_limits.proto_max_bulk_len(),
@@ -197,10 +201,11 @@ async fn read_acks(
             .info
             .last_active_ms
             .store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
-        if with_lock(state, client, || replication::ack(state, replica, offset))
-            .await
-            .is_none()
-        {
+        let acked = || {
+            replication::ack(state, replica, offset);
+            crate::cmd::runtime::blocking::serve_replica_waits(state);
+        };
+        if with_lock(state, client, acked).await.is_none() {
             return false;
         }
     }

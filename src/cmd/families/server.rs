@@ -46,7 +46,7 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
     }
     let offset = ctx.state.replication.offset();
-    let acked = replication::acked(ctx.state, offset);
+    let acked = ctx.state.replication.acked(offset);
     if acked >= numreplicas || ctx.in_exec {
         return Ok(Reply::Int(acked));
     }
@@ -55,7 +55,9 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     } else {
         0
     };
-    replication::wait_registered(ctx.state, ctx.client.id, offset, numreplicas);
+    ctx.state
+        .replication
+        .wait_registered(ctx.client.id, offset, numreplicas);
     let reply = blocking::block(
         ctx,
         blocking::Wait {

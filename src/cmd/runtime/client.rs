@@ -171,7 +171,7 @@ pub struct Client {
     pub cluster_seen: u64,
     /// What this client said as a would-be replica (REPLCONF), and its SYNC/PSYNC once sent:
     /// the connection then serves it as a replica.
-    pub replica: Option<Box<crate::cmd::runtime::replication::Handshake>>,
+    pub replica: Option<Box<crate::cmd::runtime::replication::registry::Handshake>>,
 }
 
 impl Client {

@@ -201,8 +201,6 @@ impl ServerState {
             | (config.lfu_log_factor as u64 & 0x7fff_ffff) << 32
             | config.lfu_decay_time as u64;
         self.access_policy.store(packed, Ordering::Relaxed);
-        drop(config);
-        crate::cmd::runtime::replication::resize_backlog(self);
     }
 
     /// How key accesses are recorded (LRU or LFU), from maxmemory-policy and the lfu-*

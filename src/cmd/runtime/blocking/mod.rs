@@ -273,15 +273,18 @@ pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply
 /// that acknowledged by then, the others their kind's reply.
 fn timeout_reply(state: &ServerState, id: u64, kind: Kind) -> Reply {
     match kind {
-        Kind::Replicas => Reply::Int(crate::cmd::runtime::replication::wait_ended(state, id)),
+        Kind::Replicas => Reply::Int(state.replication.wait_ended(id)),
         k => k.timeout_reply(),
     }
 }
 
-/// Unblock `id` with `reply`, if it is still blocked (a WAIT its replicas satisfied).
-pub fn answer(state: &ServerState, id: u64, reply: Reply) {
-    if let Some(w) = state.blocking.take(id) {
-        w.push.push_own(reply);
+/// processClientsWaitingReplicas: a replica acknowledged; answer every WAIT that now has
+/// enough acknowledging replicas.
+pub fn serve_replica_waits(state: &ServerState) {
+    for (id, n) in state.replication.satisfied_waits() {
+        if let Some(w) = state.blocking.take(id) {
+            w.push.push_own(Reply::Int(n));
+        }
     }
 }
 
@@ -293,7 +296,7 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
     };
     let reply = if with_error {
         if w.kind == Kind::Replicas {
-            crate::cmd::runtime::replication::wait_ended(state, id);
+            state.replication.wait_ended(id);
         }
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
@@ -330,7 +333,7 @@ pub fn forget(state: &ServerState, id: u64) {
     if state.blocking.any() {
         if let Some(w) = state.blocking.take(id) {
             if w.kind == Kind::Replicas {
-                crate::cmd::runtime::replication::wait_ended(state, id);
+                state.replication.wait_ended(id);
             }
         }
     }
@@ -338,7 +341,7 @@ pub fn forget(state: &ServerState, id: u64) {
 
 /// SWAPDB `a` `b` happened: keys the waiters of either database wait on may exist now
 /// (Redis's scanDatabaseForReadyKeys).
-pub fn swapped(state: &ServerState, a: usize, b: usize, now: i64) {
+pub fn swapped(state: &ServerState, a: usize, b: usize) {
     if !state.blocking.any() {
         return;
     }
@@ -352,10 +355,13 @@ pub fn swapped(state: &ServerState, a: usize, b: usize, now: i64) {
         .cloned()
         .collect();
     for (db, key) in waited {
+        // As scanDatabaseForReadyKeys, a key counts even if its time ran out: it is not
+        // expired here (its DEL would be propagated before the SWAPDB), but when served.
         let serves = {
-            let mut shard = state.keyspace.db(db).lock(&key);
+            let shard = state.keyspace.db(db).lock(&key);
             shard
-                .get(&key, now)
+                .map
+                .get(&key[..])
                 .is_some_and(|e| e.value.serves_blocked_pops())
         };
         // A stream reader is asked either way: its stream may have arrived or gone

@@ -7,6 +7,8 @@
 
 pub mod registry;
 
+pub use registry::{Handshake, SyncRequest};
+
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::ServerState;
 use crate::rdb::file::ReplAux;
@@ -16,27 +18,6 @@ use bytes::Bytes;
 use registry::{LinkState, Replica};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// What a would-be replica told the master before (and with) its SYNC or PSYNC.
-#[derive(Clone, Debug, Default)]
-pub struct Handshake {
-    /// REPLCONF listening-port.
-    pub port: i64,
-    /// REPLCONF ip-address.
-    pub ip: Option<String>,
-    /// REPLCONF capa psync2: it understands `+CONTINUE <replid>`.
-    pub psync2: bool,
-    /// Set by SYNC/PSYNC: the request the connection turns into a replica link. None in
-    /// `psync` is the old protocol (SYNC).
-    pub sync: Option<SyncRequest>,
-}
-
-/// A SYNC (`psync` None) or PSYNC replid offset.
-#[derive(Clone, Debug)]
-pub struct SyncRequest {
-    /// PSYNC's replication id and offset.
-    pub psync: Option<(Bytes, i64)>,
-}
 
 /// How a replica's attachment went.
 pub enum Attach {
@@ -107,12 +88,6 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
     }
 }
 
-/// Whether the stream is produced (a replica attached once: the backlog exists), so
-/// propagation runs even without the AOF.
-pub fn has_replicas(state: &ServerState) -> bool {
-    state.replication.backlog.lock().is_some()
-}
-
 /// replicationCron's PING, every repl-ping-replica-period seconds while replicas are
 /// attached: it moves the offset, so an idle master's replicas see it alive. The caller
 /// holds the server lock.
@@ -160,7 +135,8 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
             "Replication backlog created, my new replication IDs are '{}' and '0000000000000000000000000000000000000000'",
             r.replid
         ));
-        crate::cmd::runtime::persist::aof::refresh_propagation(state);
+        // The stream is produced from now on, AOF or not.
+        state.propagation.set_active(true);
     }
     let offset = r.offset();
     let stream_db = r.stream_db.lock().take().unwrap_or(0) as i64;
@@ -294,7 +270,8 @@ pub fn detach(state: &ServerState, replica: &Arc<Replica>) {
     ));
 }
 
-/// REPLCONF ACK offset from a replica: remember it, and answer the WAITs it satisfies.
+/// REPLCONF ACK offset from a replica: remember it (the caller then answers the WAITs it
+/// satisfies: `blocking::serve_replica_waits`).
 pub fn ack(state: &ServerState, replica: &Replica, offset: i64) {
     if offset > replica.ack_offset.load(Ordering::Relaxed) {
         replica.ack_offset.store(offset, Ordering::Relaxed);
@@ -302,54 +279,6 @@ pub fn ack(state: &ServerState, replica: &Replica, offset: i64) {
     replica
         .ack_time_ms
         .store(state.clock.now_ms(), Ordering::Relaxed);
-    serve_waits(state);
-}
-
-/// replicationCountAcksByOffset: online replicas that acknowledged `offset`.
-pub fn acked(state: &ServerState, offset: i64) -> i64 {
-    state
-        .replication
-        .replicas
-        .lock()
-        .iter()
-        .filter(|r| {
-            r.state() == LinkState::Online && r.ack_offset.load(Ordering::Relaxed) >= offset
-        })
-        .count() as i64
-}
-
-/// A WAIT about to block: what it waits for, kept until it is answered.
-pub fn wait_registered(state: &ServerState, client_id: u64, offset: i64, numreplicas: i64) {
-    state
-        .replication
-        .waits
-        .lock()
-        .insert(client_id, (offset, numreplicas));
-}
-
-/// A WAIT ends (timeout, CLIENT UNBLOCK, the client left): the replicas that acknowledged
-/// its offset by now.
-pub fn wait_ended(state: &ServerState, client_id: u64) -> i64 {
-    let w = state.replication.waits.lock().remove(&client_id);
-    w.map_or(0, |(offset, _)| acked(state, offset))
-}
-
-/// processClientsWaitingReplicas: answer every WAIT whose replicas acknowledged enough.
-fn serve_waits(state: &ServerState) {
-    let waits: Vec<(u64, i64, i64)> = state
-        .replication
-        .waits
-        .lock()
-        .iter()
-        .map(|(id, (o, n))| (*id, *o, *n))
-        .collect();
-    for (id, offset, wanted) in waits {
-        let n = acked(state, offset);
-        if n >= wanted {
-            state.replication.waits.lock().remove(&id);
-            crate::cmd::runtime::blocking::answer(state, id, crate::reply::Reply::Int(n));
-        }
-    }
 }
 
 /// processCommand's checkGoodReplicasStatus: with min-replicas-to-write and
@@ -421,24 +350,8 @@ pub fn backlog_figures(state: &ServerState) -> (bool, usize, i64, usize, i64) {
     }
 }
 
-/// CONFIG SET repl-backlog-size: the backlog keeps what fits.
-pub fn resize_backlog(state: &ServerState) {
-    let size = backlog_size(state);
-    if let Some(b) = state.replication.backlog.lock().as_mut() {
-        if b.capacity() != size {
-            b.resize(size);
-        }
-    }
-}
-
 fn backlog_size(state: &ServerState) -> usize {
-    state
-        .config
-        .read()
-        .get("repl-backlog-size")
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(1 << 20)
-        .max(16 * 1024)
+    registry::backlog_size(&state.config.read())
 }
 
 /// replicationGetSlaveName: `ip:port` once the replica said its port, else the peer.

@@ -4,11 +4,33 @@
 
 use crate::cmd::runtime::client::ClientInfo;
 use crate::repl::backlog::Backlog;
+use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
+
+/// What a would-be replica told the master before (and with) its SYNC or PSYNC.
+#[derive(Clone, Debug, Default)]
+pub struct Handshake {
+    /// REPLCONF listening-port.
+    pub port: i64,
+    /// REPLCONF ip-address.
+    pub ip: Option<String>,
+    /// REPLCONF capa psync2: it understands `+CONTINUE <replid>`.
+    pub psync2: bool,
+    /// Set by SYNC/PSYNC: the request the connection turns into a replica link. None in
+    /// `psync` is the old protocol (SYNC).
+    pub sync: Option<SyncRequest>,
+}
+
+/// A SYNC (`psync` None) or PSYNC replid offset.
+#[derive(Clone, Debug)]
+pub struct SyncRequest {
+    /// PSYNC's replication id and offset.
+    pub psync: Option<(Bytes, i64)>,
+}
 
 /// A replica's place in its synchronization (Redis's SLAVE_STATE_*), as INFO prints it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +198,59 @@ impl Replication {
         let get = |k: &str| config.get(k).and_then(|v| v.parse().ok()).unwrap_or(0);
         self.min_replicas[0].store(get("min-replicas-to-write"), Ordering::Relaxed);
         self.min_replicas[1].store(get("min-replicas-max-lag"), Ordering::Relaxed);
+        // CONFIG SET repl-backlog-size: the backlog keeps what fits.
+        let size = backlog_size(config);
+        if let Some(b) = self.backlog.lock().as_mut() {
+            if b.capacity() != size {
+                b.resize(size);
+            }
+        }
+    }
+
+    /// Whether the stream is produced (a replica attached once: the backlog exists), so
+    /// propagation runs even without the AOF.
+    pub fn has_backlog(&self) -> bool {
+        self.backlog.lock().is_some()
+    }
+
+    /// replicationCountAcksByOffset: online replicas that acknowledged `offset`.
+    pub fn acked(&self, offset: i64) -> i64 {
+        self.replicas
+            .lock()
+            .iter()
+            .filter(|r| {
+                r.state() == LinkState::Online && r.ack_offset.load(Ordering::Relaxed) >= offset
+            })
+            .count() as i64
+    }
+
+    /// A WAIT about to block: what it waits for, kept until it is answered.
+    pub fn wait_registered(&self, client_id: u64, offset: i64, numreplicas: i64) {
+        self.waits.lock().insert(client_id, (offset, numreplicas));
+    }
+
+    /// processClientsWaitingReplicas's test: the WAITs whose replicas acknowledged enough,
+    /// removed, with the count each answers.
+    pub fn satisfied_waits(&self) -> Vec<(u64, i64)> {
+        let mut waits = self.waits.lock();
+        let done: Vec<(u64, i64)> = waits
+            .iter()
+            .filter_map(|(id, (offset, wanted))| {
+                let n = self.acked(*offset);
+                (n >= *wanted).then_some((*id, n))
+            })
+            .collect();
+        for (id, _) in &done {
+            waits.remove(id);
+        }
+        done
+    }
+
+    /// A WAIT ends (timeout, CLIENT UNBLOCK, the client left): the replicas that
+    /// acknowledged its offset by now.
+    pub fn wait_ended(&self, client_id: u64) -> i64 {
+        let w = self.waits.lock().remove(&client_id);
+        w.map_or(0, |(offset, _)| self.acked(offset))
     }
 
     /// The replica output-buffer limit: (hard, soft, soft seconds).
@@ -191,4 +266,13 @@ impl Replication {
     pub fn offset(&self) -> i64 {
         self.backlog.lock().as_ref().map_or(0, |b| b.offset())
     }
+}
+
+/// repl-backlog-size, at least Redis's minimum (CONFIG_REPL_BACKLOG_MIN_SIZE, 16 KB).
+pub fn backlog_size(config: &crate::config::Config) -> usize {
+    config
+        .get("repl-backlog-size")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1 << 20)
+        .max(16 * 1024)
 }
