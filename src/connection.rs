@@ -16,6 +16,7 @@
 
 mod input;
 mod pool;
+mod replica;
 
 use crate::cmd::runtime::client::{Client, ClientInfo};
 use crate::cmd::runtime::client_limits::SoftLimitClock;
@@ -224,12 +225,36 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         if client.close_after_reply {
             break;
         }
+        if client.syncing() {
+            // SYNC or PSYNC: from now on this connection is a replica's link.
+            let mut requests = ReplicaInput {
+                input: &mut input,
+                rd: &mut rd,
+            };
+            replica::serve(&state, &mut client, &mut requests, &mut wr).await;
+            break;
+        }
         input.shrink_if_idle();
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
     cmd::runtime::clients::disconnect(&state, &client);
     let _ = wr.shutdown().await;
+}
+
+/// A replica's requests (its REPLCONF ACKs): the query buffer over the socket's reading half.
+struct ReplicaInput<'a, R> {
+    input: &'a mut Input,
+    rd: &'a mut R,
+}
+
+impl<R: ReadHalf> replica::Requests for ReplicaInput<'_, R> {
+    fn read_more(&mut self) -> impl std::future::Future<Output = std::io::Result<usize>> + Send {
+        self.input.read_from(self.rd)
+    }
+    fn next_request(&mut self, limits: &Limits) -> Result<Option<Vec<Bytes>>, ()> {
+        self.input.next_request(limits).map_err(|_| ())
+    }
 }
 
 /// Make sure `out` has a buffer before replies are written to it.
@@ -279,7 +304,11 @@ async fn process_input(
     out: &mut BytesMut,
     soft_clock: &mut SoftLimitClock,
 ) {
-    while !client.close_after_reply && !client.is_blocked() && !client.info.kill.is_cancelled() {
+    while !client.close_after_reply
+        && !client.is_blocked()
+        && !client.info.kill.is_cancelled()
+        && !client.syncing()
+    {
         let limits = Limits {
             max_bulk_len: state.client_limits.proto_max_bulk_len(),
             unauthenticated: !client.authenticated,

@@ -75,6 +75,8 @@ pub const CLUSTERDOWN: &str = "CLUSTERDOWN The cluster is down";
 pub const CLUSTERDOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
 /// The key's slot has no master.
 pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
+/// A write refused for lack of replicas (min-replicas-to-write, shared.noreplicaserr).
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// A write sent to a replica (processCommand's check, and scripts').
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
 /// A shebang script that may write, on a replica.

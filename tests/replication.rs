@@ -1,7 +1,6 @@
 //! The replication commands of a master without replicas, beyond conformance/server_rest.case:
-//! WAIT blocking for its timeout (on the virtual clock) or until CLIENT UNBLOCK, and SYNC/PSYNC
-//! refused as Redis refuses a replica when the master's save fails (redis-server itself would
-//! send its RDB, which is why these are not recorded cases).
+//! WAIT blocking for its timeout (on the virtual clock) or until CLIENT UNBLOCK. A master with
+//! replicas (SYNC, PSYNC, a redis-server replica) is tests/replication_master.rs.
 
 mod common;
 use common::*;
@@ -62,23 +61,5 @@ async fn wait_forever_ends_with_client_unblock() {
     assert!(c.try_reply(Duration::from_millis(100)).await.is_none());
     drop(c);
     until_blocked(&mut admin, 0).await;
-    s.shutdown().await;
-}
-
-#[tokio::test]
-async fn sync_and_psync_are_refused_and_the_would_be_replica_disconnected() {
-    let s = server().await;
-    for request in [&b"PSYNC ? -1\r\n"[..], b"SYNC\r\n"] {
-        let mut c = Raw::connect(&s).await;
-        c.send(request).await;
-        assert_eq!(
-            c.reply().await,
-            b"-ERR BGSAVE failed, replication can't continue\r\n"
-        );
-        assert!(c.closed(Duration::from_secs(5)).await);
-    }
-    let mut c = Raw::connect(&s).await;
-    let info = String::from_utf8(cmd!(c, "INFO", "replication")).unwrap();
-    assert!(info.contains("connected_slaves:0"), "{info}");
     s.shutdown().await;
 }

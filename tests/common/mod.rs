@@ -90,6 +90,14 @@ impl Raw {
         }
     }
 
+    /// A raw client over a connection made elsewhere (to a server that is not ours).
+    pub fn from_stream(stream: TcpStream) -> Raw {
+        Raw {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
     pub async fn send(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).await.expect("write");
     }

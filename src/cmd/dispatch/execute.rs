@@ -103,9 +103,11 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
     {
         Some((cmd, parent, e))
-    } else if let Some(e) =
-        crate::cmd::runtime::persist::disk_error(state, writes(state, client, cmd, parent), cmd)
-    {
+    } else if let Some(e) = {
+        let writes = writes(state, client, cmd, parent);
+        crate::cmd::runtime::persist::disk_error(state, writes, cmd)
+            .or_else(|| crate::cmd::runtime::replication::write_refused(state, writes))
+    } {
         Some((cmd, parent, e))
     } else {
         crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))

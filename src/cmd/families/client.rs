@@ -107,15 +107,18 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 enum ClientType {
     Normal,
     Replica,
+    /// A link to this server's master: resplock follows no master, so none.
+    Master,
     PubSub,
 }
 
 fn client_type(name: &[u8]) -> Option<ClientType> {
     if is(name, "normal") {
         Some(ClientType::Normal)
-    } else if is(name, "replica") || is(name, "slave") || is(name, "master") {
-        // resplock has no replication links: such a filter matches no client.
+    } else if is(name, "replica") || is(name, "slave") {
         Some(ClientType::Replica)
+    } else if is(name, "master") {
+        Some(ClientType::Master)
     } else if is(name, "pubsub") {
         Some(ClientType::PubSub)
     } else {
@@ -124,7 +127,9 @@ fn client_type(name: &[u8]) -> Option<ClientType> {
 }
 
 fn type_of(c: &ClientInfo) -> ClientType {
-    if is_pubsub(c) {
+    if c.extra.replica.load(Ordering::Relaxed) && !c.extra.monitor.load(Ordering::Relaxed) {
+        ClientType::Replica
+    } else if is_pubsub(c) {
         ClientType::PubSub
     } else {
         ClientType::Normal

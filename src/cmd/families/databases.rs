@@ -121,7 +121,7 @@ fn swapdb(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
     }
     // Clients blocked in either database may find their keys there now.
-    crate::cmd::runtime::blocking::swapped(ctx.state, lo, hi, ctx.now);
+    crate::cmd::runtime::blocking::swapped(ctx.state, lo, hi);
     ctx.state.add_dirty(1);
     Ok(Reply::ok())
 }

@@ -162,7 +162,12 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("io_threads_active", &0);
         }
         "clients" => {
-            kv("connected_clients", &state.clients.lock().len());
+            // Replicas' links are not counted as clients, as in Redis.
+            let replicas = state.replication.replicas.lock().len();
+            kv(
+                "connected_clients",
+                &state.clients.lock().len().saturating_sub(replicas),
+            );
             kv("cluster_connections", &0);
             kv("maxclients", &cfg.maxclients);
             kv("client_recent_max_input_buffer", &0);
@@ -315,20 +320,32 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         }
         "replication" if state.cluster.is_some() => cluster_replication(state, &mut kv),
         "replication" => {
+            use crate::cmd::runtime::replication;
             kv("role", &"master");
-            kv("connected_slaves", &0);
+            let replicas = replication::replicas(state);
+            kv("connected_slaves", &replicas.len());
+            for (i, r) in replicas.iter().enumerate() {
+                kv(
+                    &format!("slave{i}"),
+                    &format_args!(
+                        "ip={},port={},state={},offset={},lag={}",
+                        r.ip, r.port, r.state, r.offset, r.lag
+                    ),
+                );
+            }
             kv("master_failover_state", &"no-failover");
-            kv("master_replid", &state.run_id);
+            kv("master_replid", &state.replication.replid);
             kv(
                 "master_replid2",
                 &"0000000000000000000000000000000000000000",
             );
-            kv("master_repl_offset", &0);
+            let (active, size, first, histlen, offset) = replication::backlog_figures(state);
+            kv("master_repl_offset", &offset);
             kv("second_repl_offset", &-1);
-            kv("repl_backlog_active", &0);
-            kv("repl_backlog_size", &1048576);
-            kv("repl_backlog_first_byte_offset", &0);
-            kv("repl_backlog_histlen", &0);
+            kv("repl_backlog_active", &(active as u8));
+            kv("repl_backlog_size", &size);
+            kv("repl_backlog_first_byte_offset", &first);
+            kv("repl_backlog_histlen", &histlen);
         }
         "cpu" => {
             let (user, sys) = cpu_times();

@@ -1,10 +1,10 @@
-//! The replication handshake as a master with no replicas and no way to produce an RDB
-//! answers it: REPLCONF's options, FAILOVER's checks (it needs a connected replica), and
-//! SYNC/PSYNC, which reach the full resynchronisation and fail where Redis fails when its
-//! background save cannot start (`BGSAVE failed, replication can't continue`, then the
-//! connection closes). Kept apart so real replication can replace this file.
+//! The replication handshake as a master answers it: REPLCONF's options (kept for the
+//! replica's link), FAILOVER's checks (a failover to a replica is not supported: it needs a
+//! connected replica it could hand over to), and SYNC/PSYNC, which turn the connection into
+//! a replica's (the work is `runtime::replication`'s and the connection's).
 
 use crate::cmd::base::args::{self, is};
+use crate::cmd::runtime::replication::SyncRequest;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
@@ -47,10 +47,13 @@ fn failover(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Err(RedisError::new(error::FAILOVER_NO_REPLICAS))
 }
 
-/// SYNC and PSYNC replid offset: PSYNC's FAILOVER form and offset are checked; a full
-/// resynchronisation needs an RDB of the dataset, which this server cannot produce, so the
-/// would-be replica is told so and disconnected, as Redis does when its save fails.
+/// SYNC and PSYNC replid offset: PSYNC's FAILOVER form and offset are checked, then the
+/// client becomes a replica: its connection attaches it (`runtime::replication::attach`),
+/// answers `+FULLRESYNC` or `+CONTINUE` and streams the RDB and the writes. On a node of an
+/// in-process cluster (which replicates inside the process) it is refused as a master
+/// whose save fails refuses it.
 fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    let mut psync = None;
     if a[0].eq_ignore_ascii_case(b"psync") {
         if a.len() > 3 && is(&a[3], "failover") {
             crate::log::warning(&format!(
@@ -59,30 +62,48 @@ fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             ));
             return Err(RedisError::new(error::PSYNC_FAILOVER_MASTER));
         }
-        args::int(&a[2])?;
+        psync = Some((a[1].clone(), args::int(&a[2])?));
     }
-    crate::log::notice("Replica asks for synchronization");
-    crate::log::warning("BGSAVE for replication failed");
-    ctx.client.close_after_reply = true;
-    Err(RedisError::new(error::REPLICATION_BGSAVE_FAILED))
+    if ctx.state.cluster.is_some() {
+        crate::log::notice("Replica asks for synchronization");
+        crate::log::warning("BGSAVE for replication failed");
+        ctx.client.close_after_reply = true;
+        return Err(RedisError::new(error::REPLICATION_BGSAVE_FAILED));
+    }
+    let hs = ctx.client.replica.get_or_insert_with(Default::default);
+    if hs.sync.is_none() {
+        hs.sync = Some(SyncRequest { psync });
+    }
+    Ok(Reply::NoReply)
 }
 
-/// REPLCONF option value [...]: what a master records about a replica (nothing, as no
-/// replica ever follows); ACK and GETACK from a client that is not a replica get no reply.
-fn replconf(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
+/// REPLCONF option value [...]: what a would-be replica tells its master (its listening
+/// port and address, its capabilities) is kept for when it syncs; ACK and GETACK from a
+/// client that is not a replica get no reply (a replica's acknowledgements are read by its
+/// connection).
+fn replconf(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len().is_multiple_of(2) {
         return Err(RedisError::new(error::SYNTAX));
     }
     for pair in a[1..].chunks_exact(2) {
         let (opt, val) = (&pair[0], &pair[1]);
         if is(opt, "listening-port") {
-            args::int(val)?;
+            let port = args::int(val)?;
+            ctx.client.replica.get_or_insert_with(Default::default).port = port;
         } else if is(opt, "ip-address") {
             // NET_HOST_STR_LEN: the longest host name Redis keeps.
             if val.len() >= 256 {
                 return Err(error::replconf_ip_too_long(val.len()));
             }
+            ctx.client.replica.get_or_insert_with(Default::default).ip =
+                Some(String::from_utf8_lossy(val).into_owned());
         } else if is(opt, "capa") {
+            if is(val, "psync2") {
+                ctx.client
+                    .replica
+                    .get_or_insert_with(Default::default)
+                    .psync2 = true;
+            }
         } else if is(opt, "ack") || is(opt, "getack") {
             return Ok(Reply::NoReply);
         } else if is(opt, "rdb-only") {

@@ -5,6 +5,7 @@
 use crate::cmd::base::args::{self, is};
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::persist::{self, aof, registry::JobKind, save};
+use crate::cmd::runtime::replication;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
@@ -33,9 +34,10 @@ fn time(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ]))
 }
 
-/// WAIT numreplicas timeout: no replica ever acknowledges, so 0; asked for none (or inside
-/// MULTI) that is the answer at once, otherwise the client blocks until its timeout (0:
-/// forever) or CLIENT UNBLOCK, as Redis's waitCommand.
+/// WAIT numreplicas timeout, as Redis's waitCommand: the replicas that acknowledged the
+/// stream up to now; enough of them (or inside MULTI) answer at once, otherwise the client
+/// blocks until enough acknowledge, its timeout (0: forever) or CLIENT UNBLOCK, and the
+/// replicas are asked for their offsets (REPLCONF GETACK).
 fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let numreplicas = args::int(&a[1])?;
     let timeout =
@@ -43,29 +45,31 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if timeout < 0 {
         return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
     }
-    if numreplicas <= 0 || ctx.in_exec {
-        return Ok(Reply::Int(0));
+    let offset = ctx.state.replication.offset();
+    let acked = ctx.state.replication.acked(offset);
+    if acked >= numreplicas || ctx.in_exec {
+        return Ok(Reply::Int(acked));
     }
     let deadline = if timeout > 0 {
         timeout.wrapping_add(ctx.now)
     } else {
         0
     };
-    Ok(blocking::block(
+    ctx.state
+        .replication
+        .wait_registered(ctx.client.id, offset, numreplicas);
+    let reply = blocking::block(
         ctx,
         blocking::Wait {
             kind: blocking::Kind::Replicas,
             keys: Vec::new(),
             deadline,
-            // No key is ever ready for this kind, so this never runs.
-            serve: Box::new(|_, _| {
-                Some(blocking::Served {
-                    reply: Reply::Int(0),
-                    deleted: false,
-                })
-            }),
+            // No key is ever ready for this kind: acknowledgements answer it.
+            serve: Box::new(|_, _| None),
         },
-    ))
+    );
+    replication::request_acks(ctx.state);
+    Ok(reply)
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the AOF synced and, with `save` points
@@ -182,15 +186,27 @@ fn bgrewriteaof(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     }
 }
 
-/// ROLE: a master at offset 0 with no replicas.
+/// ROLE: a master, its offset, and its online replicas (address, port and acknowledged
+/// offset).
 fn role(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     if let Some(r) = crate::cmd::runtime::cluster::hooks::replication(ctx.state) {
         return Ok(cluster_role(r));
     }
+    let replicas = replication::replicas(ctx.state)
+        .into_iter()
+        .filter(|r| r.state == "online")
+        .map(|r| {
+            Reply::Array(vec![
+                Reply::bulk_str(&r.ip),
+                Reply::bulk_str(&r.port.to_string()),
+                Reply::bulk_str(&r.offset.to_string()),
+            ])
+        })
+        .collect();
     Ok(Reply::Array(vec![
         Reply::bulk_static("master"),
-        Reply::Int(0),
-        Reply::Array(vec![]),
+        Reply::Int(ctx.state.replication.offset()),
+        Reply::Array(replicas),
     ]))
 }
 

@@ -128,11 +128,12 @@ fn spop_count(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         if count >= size {
             let out = members(s);
             *s = Set::new();
-            return out;
+            return (out, true);
         }
         let remaining = size - count;
         if remaining * 5 > count {
-            return s.pop_random_n(count).into_iter().map(Reply::Bulk).collect();
+            let out = s.pop_random_n(count).into_iter().map(Reply::Bulk).collect();
+            return (out, false);
         }
         // Keep `remaining` random members in a new set; answer the others in set order.
         let mut kept = Set::new();
@@ -145,9 +146,21 @@ fn spop_count(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .map(|m| Reply::Bulk(m.to_bytes()))
             .collect();
         *s = kept;
-        out
+        (out, false)
     })?;
-    let (out, deleted) = r.unwrap_or_default();
+    let ((out, whole), deleted) = r.unwrap_or_default();
+    // Replicas and the AOF get what was removed, not a random pop of their own: the whole
+    // set as DEL, some members as one SREM each.
+    if whole {
+        ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
+    } else {
+        for m in &out {
+            if let Reply::Bulk(m) = m {
+                ctx.also_propagate(vec![Bytes::from_static(b"SREM"), key.clone(), m.clone()]);
+            }
+        }
+        ctx.prevent_propagation();
+    }
     ctx.notify(notify::SET, "spop", key);
     if deleted {
         ctx.notify(notify::GENERIC, "del", key);
@@ -167,6 +180,7 @@ fn spop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let Some((Some(m), deleted)) = r else {
         return Ok(Reply::Nil);
     };
+    ctx.propagate_as(vec![Bytes::from_static(b"SREM"), key.clone(), m.clone()]);
     ctx.notify(notify::SET, "spop", key);
     if deleted {
         ctx.notify(notify::GENERIC, "del", key);

@@ -169,6 +169,9 @@ pub struct Client {
     /// On a cluster node: the version of the node's view this client's command was routed
     /// with (routed again under the lock if the view changed meanwhile).
     pub cluster_seen: u64,
+    /// What this client said as a would-be replica (REPLCONF), and its SYNC/PSYNC once sent:
+    /// the connection then serves it as a replica.
+    pub replica: Option<Box<crate::cmd::runtime::replication::registry::Handshake>>,
 }
 
 impl Client {
@@ -190,7 +193,13 @@ impl Client {
             started_us: 0,
             cluster_flags: 0,
             cluster_seen: 0,
+            replica: None,
         }
+    }
+
+    /// It sent SYNC or PSYNC: its connection is a replica's link from now on.
+    pub fn syncing(&self) -> bool {
+        self.replica.as_ref().is_some_and(|h| h.sync.is_some())
     }
 
     /// A client with no connection (the Lua caller's stand-in, embedded use).
@@ -247,6 +256,8 @@ pub struct ClientExtra {
     pub no_evict: AtomicBool,
     /// In MONITOR mode (CLIENT LIST's `O` flag).
     pub monitor: AtomicBool,
+    /// A replica's link (CLIENT LIST's `S` flag, CLIENT KILL TYPE replica).
+    pub replica: AtomicBool,
     /// [`reply_flags`] bits.
     pub reply: AtomicU8,
     /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).

@@ -36,7 +36,7 @@ pub fn reply_goes_out(state: &ServerState, client: &Client, reply: &Reply) -> bo
     client.info.extra.reply_allowed_then_advance()
 }
 
-/// CLIENT LIST's flags in Redis 7.0's order, for the states resplock has: O (monitor),
+/// CLIENT LIST's flags in Redis 7.0's order, for the states resplock has: S (replica), O (monitor),
 /// P (subscribed), x (in MULTI), b (blocked), t R B (tracking, broken redirect, broadcast),
 /// d (a watched key changed), U (unix socket), e (no-evict); N when none applies.
 pub fn flags_string(state: &ServerState, c: &ClientInfo) -> String {
@@ -44,6 +44,8 @@ pub fn flags_string(state: &ServerState, c: &ClientInfo) -> String {
     let mut f = String::new();
     if c.extra.monitor.load(Ordering::Relaxed) {
         f.push('O');
+    } else if c.extra.replica.load(Ordering::Relaxed) {
+        f.push('S');
     }
     if c.subscriptions.load(Ordering::Relaxed)
         + c.pattern_subscriptions.load(Ordering::Relaxed)

@@ -1,6 +1,6 @@
 //! Background work on the server's state, as Redis's serverCron does it: active expiry, the
-//! idle-client timeout (and MIGRATE's idle connections), and on a cluster master the
-//! replication PING. The server layer spawns
+//! idle-client timeout (and MIGRATE's idle connections), and a master's replication PING. The
+//! server layer spawns
 //! [`run`].
 
 use crate::cmd::runtime::state::ServerState;
@@ -53,15 +53,12 @@ async fn persistence(state: Arc<ServerState>) {
     }
 }
 
-/// On a cluster node, once a second: Redis's replicationCron PING (every
-/// repl-ping-replica-period seconds a master sends its replicas a PING, which moves the
-/// replication offset, so replicas of an idle master stop reporting offset 0, "loading",
-/// after at most one period) and clientsCron's redirection of clients blocked on a slot the
+/// Once a second: Redis's replicationCron PING (every repl-ping-replica-period seconds a
+/// master with replicas puts a PING in the stream, which moves the replication offset, so
+/// replicas of an idle master see it alive; a cluster node's goes through the cluster's
+/// feed) and, on a cluster node, clientsCron's redirection of clients blocked on a slot the
 /// node no longer serves.
 async fn replication_ping(state: Arc<ServerState>) {
-    if state.cluster.is_none() {
-        return;
-    }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut loops: u64 = 0;
@@ -78,9 +75,27 @@ async fn replication_ping(state: Arc<ServerState>) {
             .unwrap_or(10)
             .max(1);
         if loops.is_multiple_of(period) {
-            crate::cmd::runtime::cluster::feed::ping(&state);
+            if state.cluster.is_some() {
+                crate::cmd::runtime::cluster::feed::ping(&state);
+            } else if !state.replication.replicas.lock().is_empty() {
+                // The stream's PING goes in order with the commands: under the lock.
+                loop {
+                    if let Some(held) = state.lock.lock_briefly() {
+                        crate::cmd::runtime::replication::ping(&state);
+                        drop(held);
+                        break;
+                    }
+                    tokio::select! {
+                        _ = state.shutdown.cancelled() => return,
+                        _ = state.lock.released() => {}
+                    }
+                }
+            }
         }
         loops += 1;
+        if state.cluster.is_none() {
+            continue;
+        }
         // Clients blocked on a slot this node stopped serving are redirected.
         if state.blocking.any() {
             if let Some(held) = state.lock.lock_briefly() {

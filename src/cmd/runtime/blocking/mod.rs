@@ -266,7 +266,26 @@ pub async fn timed_out(state: &ServerState, client: &mut Client) -> Option<Reply
     })
     .await
     .flatten();
-    expired.map(Kind::timeout_reply)
+    expired.map(|k| timeout_reply(state, id, k))
+}
+
+/// What a waiter answers when it stops waiting without being served: WAIT the replicas
+/// that acknowledged by then, the others their kind's reply.
+fn timeout_reply(state: &ServerState, id: u64, kind: Kind) -> Reply {
+    match kind {
+        Kind::Replicas => Reply::Int(state.replication.wait_ended(id)),
+        k => k.timeout_reply(),
+    }
+}
+
+/// processClientsWaitingReplicas: a replica acknowledged; answer every WAIT that now has
+/// enough acknowledging replicas.
+pub fn serve_replica_waits(state: &ServerState) {
+    for (id, n) in state.replication.satisfied_waits() {
+        if let Some(w) = state.blocking.take(id) {
+            w.push.push_own(Reply::Int(n));
+        }
+    }
 }
 
 /// CLIENT UNBLOCK: true if `id` was blocked; it gets the null array (as a timeout) or the
@@ -276,9 +295,12 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
         return false;
     };
     let reply = if with_error {
+        if w.kind == Kind::Replicas {
+            state.replication.wait_ended(id);
+        }
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
-        w.kind.timeout_reply()
+        timeout_reply(state, id, w.kind)
     };
     w.push.push_own(reply);
     true
@@ -309,13 +331,17 @@ pub fn unblock_refused(state: &ServerState, refuse: impl Fn(usize, &[u8]) -> Opt
 /// A client went away (or RESET): forget its wait, if any.
 pub fn forget(state: &ServerState, id: u64) {
     if state.blocking.any() {
-        state.blocking.take(id);
+        if let Some(w) = state.blocking.take(id) {
+            if w.kind == Kind::Replicas {
+                state.replication.wait_ended(id);
+            }
+        }
     }
 }
 
 /// SWAPDB `a` `b` happened: keys the waiters of either database wait on may exist now
 /// (Redis's scanDatabaseForReadyKeys).
-pub fn swapped(state: &ServerState, a: usize, b: usize, now: i64) {
+pub fn swapped(state: &ServerState, a: usize, b: usize) {
     if !state.blocking.any() {
         return;
     }
@@ -329,10 +355,13 @@ pub fn swapped(state: &ServerState, a: usize, b: usize, now: i64) {
         .cloned()
         .collect();
     for (db, key) in waited {
+        // As scanDatabaseForReadyKeys, a key counts even if its time ran out: it is not
+        // expired here (its DEL would be propagated before the SWAPDB), but when served.
         let serves = {
-            let mut shard = state.keyspace.db(db).lock(&key);
+            let shard = state.keyspace.db(db).lock(&key);
             shard
-                .get(&key, now)
+                .map
+                .get(&key[..])
                 .is_some_and(|e| e.value.serves_blocked_pops())
         };
         // A stream reader is asked either way: its stream may have arrived or gone

@@ -336,8 +336,7 @@ fn start_appender(state: &ServerState, file: std::fs::File, incr_size: u64, m: &
 
 /// Propagation runs while the log is written or a replica listens.
 pub fn refresh_propagation(state: &ServerState) {
-    let on =
-        state.persist.aof.read().is_some() || crate::cmd::runtime::replication::has_replicas(state);
+    let on = state.persist.aof.read().is_some() || state.replication.has_backlog();
     state.propagation.set_active(on);
 }
 

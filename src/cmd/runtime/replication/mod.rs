@@ -1,30 +1,373 @@
-//! The master side of replication: the replication stream (every effect the AOF gets, plus
-//! PUBLISH) fed to the backlog and the attached replicas.
+//! The master side of replication, as redis-server 7.0's replication.c: the replication
+//! stream (every effect the AOF gets, plus PUBLISH, PING and GETACK) fed to the backlog and
+//! to the attached replicas; a replica's attachment (PSYNC's partial resynchronization from
+//! the backlog, or a full one from an RDB snapshot taken while clients keep running); its
+//! acknowledgements; and WAIT, which counts them. The replica's socket is the connection
+//! layer's (`connection/replica.rs`): this module never waits on anything.
 
 pub mod registry;
 
+pub use registry::{Handshake, SyncRequest};
+
+use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::ServerState;
+use crate::rdb::file::ReplAux;
+use crate::rdb::snapshot;
+use crate::repl::backlog::Backlog;
 use bytes::Bytes;
+use registry::{LinkState, Replica};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How a replica's attachment went.
+pub enum Attach {
+    /// Partial resynchronization: write `line`; the replica's pending bytes already hold
+    /// the part of the backlog it lacks.
+    Continue {
+        /// The replica, online.
+        replica: Arc<Replica>,
+        /// `+CONTINUE [replid]`.
+        line: Vec<u8>,
+    },
+    /// Full resynchronization: write `line` (PSYNC's `+FULLRESYNC`; nothing for SYNC), then
+    /// the RDB that arrives on `rdb`, then the pending bytes.
+    Full {
+        /// The replica, in [`LinkState::SendBulk`].
+        replica: Arc<Replica>,
+        /// `+FULLRESYNC replid offset`, for PSYNC.
+        line: Option<Vec<u8>>,
+        /// The RDB file, produced on a thread of its own.
+        rdb: tokio::sync::oneshot::Receiver<std::io::Result<Vec<u8>>>,
+        /// Set to stop producing the RDB (the replica went away).
+        abandon: Arc<AtomicBool>,
+    },
+    /// A snapshot cannot start now (a BGSAVE or AOF rewrite captures the dataset): try
+    /// again later, as Redis waits for the next BGSAVE.
+    Busy,
+}
 
 /// Append one command of the replication stream (replicationFeedSlaves), with a SELECT when
-/// its database differs from the stream's.
+/// its database differs from the stream's; `db` None for commands of no database (PING,
+/// REPLCONF GETACK).
 pub fn feed(state: &ServerState, db: usize, args: &[Bytes]) {
-    let mut backlog = state.replication.backlog.lock();
+    let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+    feed_in(state, Some(db), &refs);
+}
+
+fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
+    let r = &state.replication;
+    let mut backlog = r.backlog.lock();
     let Some(b) = backlog.as_mut() else {
         return;
     };
     let mut out = Vec::new();
-    let mut selected = state.replication.stream_db.lock();
-    if *selected != Some(db) {
-        crate::aof::encode::select(&mut out, db);
-        *selected = Some(db);
+    if let Some(db) = db {
+        let mut selected = r.stream_db.lock();
+        if *selected != Some(db) {
+            crate::aof::encode::select(&mut out, db);
+            *selected = Some(db);
+        }
     }
-    let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-    crate::aof::encode::command(&mut out, &refs);
+    crate::aof::encode::command(&mut out, args);
     b.append(&out);
+    let replicas = r.replicas.lock();
+    if replicas.is_empty() {
+        return;
+    }
+    let limits = r.limits();
+    let now = state.clock.now_ms();
+    for rep in replicas.iter() {
+        if !rep.append(&out, limits, now) && !rep.info.kill.is_cancelled() {
+            crate::log::warning(&format!(
+                "Client id={} addr={} laddr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                rep.id, rep.info.addr, rep.info.laddr
+            ));
+            rep.info.kill.cancel();
+            rep.wake.notify_one();
+        }
+    }
 }
 
-/// Whether replicas are attached (propagation then runs even without the AOF).
-pub fn has_replicas(state: &ServerState) -> bool {
-    state.replication.backlog.lock().is_some()
+/// replicationCron's PING, every repl-ping-replica-period seconds while replicas are
+/// attached: it moves the offset, so an idle master's replicas see it alive. The caller
+/// holds the server lock.
+pub fn ping(state: &ServerState) {
+    if !state.replication.replicas.lock().is_empty() {
+        feed_in(state, None, &[b"PING"]);
+    }
+}
+
+/// A replica is asked for its offset (REPLCONF GETACK *), so a WAIT is answered as soon as
+/// the replicas caught up.
+pub fn request_acks(state: &ServerState) {
+    if !state.replication.replicas.lock().is_empty() {
+        feed_in(state, None, &[b"REPLCONF", b"GETACK", b"*"]);
+    }
+}
+
+/// SYNC/PSYNC from `client`: attach it as a replica, partially from the backlog if its
+/// PSYNC names this master's history at an offset the backlog still holds, else fully from
+/// an RDB snapshot of this instant. The caller holds the server lock.
+pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Attach {
+    let r = &state.replication;
+    let req = hs.sync.clone().unwrap_or(SyncRequest { psync: None });
+    let name = replica_name(client, hs);
+    let ip = hs.ip.clone().unwrap_or_else(|| peer_ip(&client.info.addr));
+    let now = state.clock.now_ms();
+    crate::log::notice(&format!("Replica {name} asks for synchronization"));
+    if let Some((replid, offset)) = &req.psync {
+        if let Some(a) = try_partial(state, client, hs, &ip, &name, replid, *offset, now) {
+            return a;
+        }
+    }
+    let mut plan = crate::cmd::runtime::persist::save::plan(state, false);
+    let created = {
+        let mut b = r.backlog.lock();
+        let created = b.is_none();
+        if created {
+            let size = backlog_size(state);
+            *b = Some(Backlog::new(size, 0));
+        }
+        created
+    };
+    if created {
+        crate::log::notice(&format!(
+            "Replication backlog created, my new replication IDs are '{}' and '0000000000000000000000000000000000000000'",
+            r.replid
+        ));
+        // The stream is produced from now on, AOF or not.
+        state.propagation.set_active(true);
+    }
+    let offset = r.offset();
+    let stream_db = r.stream_db.lock().take().unwrap_or(0) as i64;
+    plan.aux.repl = Some(ReplAux {
+        stream_db,
+        id: r.replid.clone(),
+        offset,
+    });
+    let Ok(sink) = snapshot::begin(&state.keyspace, &plan) else {
+        return Attach::Busy;
+    };
+    if req.psync.is_some() {
+        crate::log::notice(&format!("Full resync requested by replica {name}"));
+    }
+    crate::log::notice("Starting BGSAVE for SYNC with target: replicas sockets");
+    let replica = Arc::new(Replica::new(
+        client.id,
+        client.info.clone(),
+        ip,
+        hs.port,
+        LinkState::SendBulk,
+        now,
+        req.psync.is_none(),
+    ));
+    r.replicas.lock().push(replica.clone());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let abandon = Arc::new(AtomicBool::new(false));
+    let stop = abandon.clone();
+    let server = state.clone();
+    let spawned = std::thread::Builder::new()
+        .name("replica-rdb".into())
+        .spawn(move || {
+            let stopped = || stop.load(Ordering::Relaxed) || server.shutdown.is_cancelled();
+            let r = snapshot::write(&server.keyspace, &sink, &plan, Vec::new(), &stopped);
+            let _ = tx.send(r.map(|(v, _)| v));
+        });
+    if spawned.is_err() {
+        state.keyspace.end_capture();
+    }
+    let line = req
+        .psync
+        .as_ref()
+        .map(|_| format!("+FULLRESYNC {} {}\r\n", r.replid, offset).into_bytes());
+    Attach::Full {
+        replica,
+        line,
+        rdb: rx,
+        abandon,
+    }
+}
+
+/// masterTryPartialResynchronization: `+CONTINUE` when `replid` is this master's and the
+/// backlog holds everything after `offset`; None asks for a full resynchronization.
+#[allow(clippy::too_many_arguments)]
+fn try_partial(
+    state: &ServerState,
+    client: &Client,
+    hs: &Handshake,
+    ip: &str,
+    name: &str,
+    replid: &[u8],
+    offset: i64,
+    now: i64,
+) -> Option<Attach> {
+    let r = &state.replication;
+    if !replid.eq_ignore_ascii_case(r.replid.as_bytes()) {
+        if replid != b"?" {
+            crate::log::notice(&format!(
+                "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{}', my replication IDs are '{}' and '0000000000000000000000000000000000000000')",
+                String::from_utf8_lossy(replid),
+                r.replid
+            ));
+        }
+        return None;
+    }
+    let b = r.backlog.lock();
+    let Some(data) = b.as_ref().and_then(|b| b.since(offset)) else {
+        crate::log::notice(&format!(
+            "Unable to partial resync with replica {name} for lack of backlog (Replica request was: {offset})."
+        ));
+        return None;
+    };
+    let replica = Arc::new(Replica::new(
+        client.id,
+        client.info.clone(),
+        ip.to_string(),
+        hs.port,
+        LinkState::Online,
+        now,
+        false,
+    ));
+    replica.ack_offset.store(offset - 1, Ordering::Relaxed);
+    crate::log::notice(&format!(
+        "Partial resynchronization request from {name} accepted. Sending {} bytes of backlog starting from offset {offset}.",
+        data.len()
+    ));
+    replica.pending.lock().extend_from_slice(&data);
+    // Registered under the backlog's lock: no byte of the stream is missed or doubled.
+    r.replicas.lock().push(replica.clone());
+    drop(b);
+    let line = if hs.psync2 {
+        format!("+CONTINUE {}\r\n", r.replid).into_bytes()
+    } else {
+        b"+CONTINUE\r\n".to_vec()
+    };
+    Some(Attach::Continue { replica, line })
+}
+
+/// The replica's RDB was sent: it follows the stream now.
+pub fn online(state: &ServerState, replica: &Replica) {
+    replica.set_state(LinkState::Online);
+    replica
+        .ack_time_ms
+        .store(state.clock.now_ms(), Ordering::Relaxed);
+    crate::log::notice(&format!(
+        "Synchronization with replica {}:{} succeeded",
+        replica.ip, replica.port
+    ));
+}
+
+/// The replica's connection closed.
+pub fn detach(state: &ServerState, replica: &Arc<Replica>) {
+    state
+        .replication
+        .replicas
+        .lock()
+        .retain(|r| !Arc::ptr_eq(r, replica));
+    crate::log::notice(&format!(
+        "Connection with replica {}:{} lost.",
+        replica.ip, replica.port
+    ));
+}
+
+/// REPLCONF ACK offset from a replica: remember it (the caller then answers the WAITs it
+/// satisfies: `blocking::serve_replica_waits`).
+pub fn ack(state: &ServerState, replica: &Replica, offset: i64) {
+    if offset > replica.ack_offset.load(Ordering::Relaxed) {
+        replica.ack_offset.store(offset, Ordering::Relaxed);
+    }
+    replica
+        .ack_time_ms
+        .store(state.clock.now_ms(), Ordering::Relaxed);
+}
+
+/// processCommand's checkGoodReplicasStatus: with min-replicas-to-write and
+/// min-replicas-max-lag set, a write is refused (-NOREPLICAS) unless that many online
+/// replicas acknowledged within that many seconds.
+pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::RedisError> {
+    let r = &state.replication;
+    let wanted = r.min_replicas[0].load(Ordering::Relaxed);
+    let max_lag = r.min_replicas[1].load(Ordering::Relaxed) as i64;
+    if !writes || wanted == 0 || max_lag == 0 {
+        return None;
+    }
+    let now_s = state.clock.now_ms() / 1000;
+    let good = r
+        .replicas
+        .lock()
+        .iter()
+        .filter(|x| {
+            x.state() == LinkState::Online
+                && now_s - x.ack_time_ms.load(Ordering::Relaxed) / 1000 <= max_lag
+        })
+        .count() as u64;
+    (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+}
+
+/// What INFO replication and ROLE show of one replica.
+pub struct ReplicaView {
+    /// Its address.
+    pub ip: String,
+    /// Its listening port.
+    pub port: i64,
+    /// wait_bgsave, send_bulk or online.
+    pub state: &'static str,
+    /// The offset it acknowledged.
+    pub offset: i64,
+    /// Seconds since its last acknowledgement.
+    pub lag: i64,
+}
+
+/// The attached replicas, in attachment order.
+pub fn replicas(state: &ServerState) -> Vec<ReplicaView> {
+    let now = state.clock.now_ms();
+    state
+        .replication
+        .replicas
+        .lock()
+        .iter()
+        .map(|r| ReplicaView {
+            ip: r.ip.clone(),
+            port: r.port,
+            state: r.state().name(),
+            offset: r.ack_offset.load(Ordering::Relaxed),
+            lag: (now / 1000 - r.ack_time_ms.load(Ordering::Relaxed) / 1000).max(0),
+        })
+        .collect()
+}
+
+/// The backlog's figures for INFO: (active, size, first byte offset, histlen, offset).
+pub fn backlog_figures(state: &ServerState) -> (bool, usize, i64, usize, i64) {
+    match state.replication.backlog.lock().as_ref() {
+        Some(b) => (
+            true,
+            b.capacity(),
+            b.first_offset(),
+            b.histlen(),
+            b.offset(),
+        ),
+        None => (false, backlog_size(state), 0, 0, 0),
+    }
+}
+
+fn backlog_size(state: &ServerState) -> usize {
+    registry::backlog_size(&state.config.read())
+}
+
+/// replicationGetSlaveName: `ip:port` once the replica said its port, else the peer.
+fn replica_name(client: &Client, hs: &Handshake) -> String {
+    let ip = hs.ip.clone().unwrap_or_else(|| peer_ip(&client.info.addr));
+    if hs.port > 0 {
+        format!("{ip}:{}", hs.port)
+    } else {
+        client.info.addr.clone()
+    }
+}
+
+fn peer_ip(addr: &str) -> String {
+    addr.rsplit_once(':')
+        .map_or(addr, |(ip, _)| ip)
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string()
 }

@@ -1,8 +1,156 @@
-//! What the server keeps as a replication master: its replication id and the stream's
-//! history (the backlog), created when the first replica attaches.
+//! What the server keeps as a replication master: its replication id, the stream's history
+//! (the backlog, created when the first replica attaches), the attached replicas with the
+//! stream bytes each still has to receive, and the clients blocked in WAIT.
 
+use crate::cmd::runtime::client::ClientInfo;
 use crate::repl::backlog::Backlog;
+use bytes::Bytes;
 use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// What a would-be replica told the master before (and with) its SYNC or PSYNC.
+#[derive(Clone, Debug, Default)]
+pub struct Handshake {
+    /// REPLCONF listening-port.
+    pub port: i64,
+    /// REPLCONF ip-address.
+    pub ip: Option<String>,
+    /// REPLCONF capa psync2: it understands `+CONTINUE <replid>`.
+    pub psync2: bool,
+    /// Set by SYNC/PSYNC: the request the connection turns into a replica link. None in
+    /// `psync` is the old protocol (SYNC).
+    pub sync: Option<SyncRequest>,
+}
+
+/// A SYNC (`psync` None) or PSYNC replid offset.
+#[derive(Clone, Debug)]
+pub struct SyncRequest {
+    /// PSYNC's replication id and offset.
+    pub psync: Option<(Bytes, i64)>,
+}
+
+/// A replica's place in its synchronization (Redis's SLAVE_STATE_*), as INFO prints it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LinkState {
+    /// Waiting for a snapshot to start (another capture runs).
+    WaitBgsave = 0,
+    /// The RDB is being produced or sent.
+    SendBulk = 1,
+    /// Following the stream.
+    Online = 2,
+}
+
+impl LinkState {
+    /// INFO replication's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::WaitBgsave => "wait_bgsave",
+            LinkState::SendBulk => "send_bulk",
+            LinkState::Online => "online",
+        }
+    }
+}
+
+/// One attached replica: the stream bytes waiting for its connection, and what it
+/// acknowledged. Producers (commands, under the server lock) append and ring `wake`; the
+/// replica's connection task takes and writes them. The bytes are bounded by
+/// client-output-buffer-limit's replica class: past it the replica is disconnected.
+pub struct Replica {
+    /// The client id of the replica's connection.
+    pub id: u64,
+    /// The connection's client (its `kill` closes the link).
+    pub info: Arc<ClientInfo>,
+    /// The address it is known by (REPLCONF ip-address, else its peer address).
+    pub ip: String,
+    /// REPLCONF listening-port.
+    pub port: i64,
+    /// Its [`LinkState`].
+    state: AtomicU8,
+    /// The last offset it acknowledged (REPLCONF ACK).
+    pub ack_offset: AtomicI64,
+    /// Server clock (ms) of its last acknowledgement (INFO's lag).
+    pub ack_time_ms: AtomicI64,
+    /// Stream bytes not yet written to it.
+    pub pending: Mutex<Vec<u8>>,
+    /// Rung when `pending` gains bytes or the link must close.
+    pub wake: Notify,
+    /// Server clock (ms) when `pending` first went over the soft limit (0: not over).
+    soft_since: AtomicI64,
+    /// Spoke the old protocol (SYNC): acknowledges nothing.
+    pub pre_psync: bool,
+}
+
+impl Replica {
+    /// A replica about to be served, in `state`.
+    pub fn new(
+        id: u64,
+        info: Arc<ClientInfo>,
+        ip: String,
+        port: i64,
+        state: LinkState,
+        now_ms: i64,
+        pre_psync: bool,
+    ) -> Replica {
+        info.extra.replica.store(true, Ordering::Relaxed);
+        Replica {
+            id,
+            info,
+            ip,
+            port,
+            state: AtomicU8::new(state as u8),
+            ack_offset: AtomicI64::new(0),
+            ack_time_ms: AtomicI64::new(now_ms),
+            pending: Mutex::new(Vec::new()),
+            wake: Notify::new(),
+            soft_since: AtomicI64::new(0),
+            pre_psync,
+        }
+    }
+
+    /// Where it is in its synchronization.
+    pub fn state(&self) -> LinkState {
+        match self.state.load(Ordering::Acquire) {
+            0 => LinkState::WaitBgsave,
+            1 => LinkState::SendBulk,
+            _ => LinkState::Online,
+        }
+    }
+
+    /// Move it along its synchronization.
+    pub fn set_state(&self, s: LinkState) {
+        self.state.store(s as u8, Ordering::Release);
+    }
+
+    /// Append stream bytes; false if that took it past its output-buffer limit (`hard`,
+    /// or `soft` for longer than `soft_secs`), when it must be disconnected.
+    pub fn append(&self, bytes: &[u8], limits: (u64, u64, u64), now_ms: i64) -> bool {
+        let len = {
+            let mut p = self.pending.lock();
+            p.extend_from_slice(bytes);
+            p.len() as u64
+        };
+        self.wake.notify_one();
+        let (hard, soft, soft_secs) = limits;
+        if hard > 0 && len >= hard {
+            return false;
+        }
+        if soft > 0 && len >= soft {
+            let since = self.soft_since.load(Ordering::Relaxed);
+            if since == 0 {
+                self.soft_since.store(now_ms.max(1), Ordering::Relaxed);
+            } else if (now_ms - since) / 1000 > soft_secs as i64 {
+                return false;
+            }
+        } else {
+            self.soft_since.store(0, Ordering::Relaxed);
+        }
+        true
+    }
+}
 
 /// Replication's state.
 pub struct Replication {
@@ -11,8 +159,19 @@ pub struct Replication {
     /// The stream's history; None until a replica first attaches (Redis creates the
     /// backlog then too).
     pub backlog: Mutex<Option<Backlog>>,
-    /// The database the stream last selected (a SELECT goes out on a change).
+    /// The database the stream last selected (a SELECT goes out on a change); None after a
+    /// full resynchronization starts, so the next command selects again.
     pub stream_db: Mutex<Option<usize>>,
+    /// The attached replicas, in the order they attached.
+    pub replicas: Mutex<Vec<Arc<Replica>>>,
+    /// Clients blocked in WAIT: client id -> (the offset to be acknowledged, replicas
+    /// wanted).
+    pub waits: Mutex<HashMap<u64, (i64, i64)>>,
+    /// client-output-buffer-limit's replica class (hard, soft, soft seconds), refreshed on
+    /// every configuration change so the write path reads no configuration.
+    limits: [AtomicU64; 3],
+    /// min-replicas-to-write and min-replicas-max-lag, refreshed with `limits`.
+    pub min_replicas: [AtomicU64; 2],
 }
 
 impl Default for Replication {
@@ -21,6 +180,99 @@ impl Default for Replication {
             replid: crate::repl::backlog::new_replid(),
             backlog: Mutex::new(None),
             stream_db: Mutex::new(None),
+            replicas: Mutex::new(Vec::new()),
+            waits: Mutex::new(HashMap::new()),
+            limits: Default::default(),
+            min_replicas: Default::default(),
         }
     }
+}
+
+impl Replication {
+    /// Copy the replica output-buffer limit out of `config`.
+    pub fn refresh(&self, config: &crate::config::Config) {
+        let (h, s, secs) = config.output_buffer_limit("slave");
+        self.limits[0].store(h, Ordering::Relaxed);
+        self.limits[1].store(s, Ordering::Relaxed);
+        self.limits[2].store(secs, Ordering::Relaxed);
+        let get = |k: &str| config.get(k).and_then(|v| v.parse().ok()).unwrap_or(0);
+        self.min_replicas[0].store(get("min-replicas-to-write"), Ordering::Relaxed);
+        self.min_replicas[1].store(get("min-replicas-max-lag"), Ordering::Relaxed);
+        // CONFIG SET repl-backlog-size: the backlog keeps what fits.
+        let size = backlog_size(config);
+        if let Some(b) = self.backlog.lock().as_mut() {
+            if b.capacity() != size {
+                b.resize(size);
+            }
+        }
+    }
+
+    /// Whether the stream is produced (a replica attached once: the backlog exists), so
+    /// propagation runs even without the AOF.
+    pub fn has_backlog(&self) -> bool {
+        self.backlog.lock().is_some()
+    }
+
+    /// replicationCountAcksByOffset: online replicas that acknowledged `offset`.
+    pub fn acked(&self, offset: i64) -> i64 {
+        self.replicas
+            .lock()
+            .iter()
+            .filter(|r| {
+                r.state() == LinkState::Online && r.ack_offset.load(Ordering::Relaxed) >= offset
+            })
+            .count() as i64
+    }
+
+    /// A WAIT about to block: what it waits for, kept until it is answered.
+    pub fn wait_registered(&self, client_id: u64, offset: i64, numreplicas: i64) {
+        self.waits.lock().insert(client_id, (offset, numreplicas));
+    }
+
+    /// processClientsWaitingReplicas's test: the WAITs whose replicas acknowledged enough,
+    /// removed, with the count each answers.
+    pub fn satisfied_waits(&self) -> Vec<(u64, i64)> {
+        let mut waits = self.waits.lock();
+        let done: Vec<(u64, i64)> = waits
+            .iter()
+            .filter_map(|(id, (offset, wanted))| {
+                let n = self.acked(*offset);
+                (n >= *wanted).then_some((*id, n))
+            })
+            .collect();
+        for (id, _) in &done {
+            waits.remove(id);
+        }
+        done
+    }
+
+    /// A WAIT ends (timeout, CLIENT UNBLOCK, the client left): the replicas that
+    /// acknowledged its offset by now.
+    pub fn wait_ended(&self, client_id: u64) -> i64 {
+        let w = self.waits.lock().remove(&client_id);
+        w.map_or(0, |(offset, _)| self.acked(offset))
+    }
+
+    /// The replica output-buffer limit: (hard, soft, soft seconds).
+    pub fn limits(&self) -> (u64, u64, u64) {
+        (
+            self.limits[0].load(Ordering::Relaxed),
+            self.limits[1].load(Ordering::Relaxed),
+            self.limits[2].load(Ordering::Relaxed),
+        )
+    }
+
+    /// master_repl_offset.
+    pub fn offset(&self) -> i64 {
+        self.backlog.lock().as_ref().map_or(0, |b| b.offset())
+    }
+}
+
+/// repl-backlog-size, at least Redis's minimum (CONFIG_REPL_BACKLOG_MIN_SIZE, 16 KB).
+pub fn backlog_size(config: &crate::config::Config) -> usize {
+    config
+        .get("repl-backlog-size")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1 << 20)
+        .max(16 * 1024)
 }
