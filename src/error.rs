@@ -401,6 +401,26 @@ pub const FUNCTION_RESTORE_PAYLOAD: &str = "ERR DUMP payload version or checksum
 pub const DUMP_PAYLOAD: &str = FUNCTION_RESTORE_PAYLOAD;
 /// RESTORE: a payload whose footer checks out but whose value does not decode.
 pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+/// MIGRATE ... KEYS with a key argument that is not the empty string.
+pub const MIGRATE_KEYS_WITH_KEY: &str =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+/// MIGRATE could not connect to the target within its timeout (Redis's own wording).
+pub const MIGRATE_CONNECT: &str = "IOERR error or timeout connecting to the client";
+/// MIGRATE could not send its request within its timeout.
+pub const MIGRATE_WRITING: &str = "IOERR error or timeout writing to target instance";
+/// MIGRATE did not get the target's replies within its timeout.
+pub const MIGRATE_READING: &str = "IOERR error or timeout reading to target instance";
+
+/// A command moved to a blocking thread (MIGRATE on a current-thread runtime) panicked there.
+pub const COMMAND_FAILED: &str = "ERR command execution failed";
+
+/// MIGRATE relays the first error line of the target (`line` without its `-`).
+pub fn migrate_target_error(line: &[u8]) -> RedisError {
+    let mut text = b"ERR Target instance replied with error: ".to_vec();
+    text.extend_from_slice(line);
+    err_bytes(text)
+}
+
 /// RESTORE without REPLACE onto an existing key.
 pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";

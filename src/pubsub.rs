@@ -175,6 +175,26 @@ impl PubSub {
         self.subscriptions.load(Ordering::Acquire)
     }
 
+    /// Every channel, shard channel and pattern (flagged true) client `id` is subscribed to:
+    /// a scan of all subscriptions, for the rare administrative path that needs one client's
+    /// (ACL SETUSER taking channels away from a user).
+    pub fn subscriptions_of(&self, id: u64) -> Vec<(Bytes, bool)> {
+        let mut out = Vec::new();
+        for m in self.channels.iter().chain(self.shard_channels.iter()) {
+            for (ch, subs) in m.read().iter() {
+                if subs.contains_key(&id) {
+                    out.push((ch.clone(), false));
+                }
+            }
+        }
+        for (p, pat) in self.patterns.read().iter() {
+            if pat.subs.contains_key(&id) {
+                out.push((p.clone(), true));
+            }
+        }
+        out
+    }
+
     pub fn subscribe(&self, kind: Kind, channel: Bytes, q: &Arc<PushQueue>) {
         let mut m = self.map(kind, &channel).write();
         m.entry(channel).or_default().insert(q.id, q.clone());

@@ -165,3 +165,154 @@ async fn requirepass_from_the_command_line_is_the_default_users_password() {
     assert!(!flags.contains("nopass"), "{flags}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribers_are_disconnected_when_their_channels_are_taken_away() {
+    use common::Raw;
+    use std::time::Duration;
+    let s = common::server().await;
+    let mut admin = Raw::connect(&s).await;
+    let setuser = |rules: &'static [&'static [u8]]| {
+        let mut a: Vec<&[u8]> = vec![b"ACL", b"SETUSER", b"ps"];
+        a.extend_from_slice(rules);
+        a
+    };
+    assert_eq!(
+        admin
+            .cmd(&setuser(&[
+                b"on",
+                b">p",
+                b"+@pubsub",
+                b"resetchannels",
+                b"&foo:1",
+                b"&bar:*",
+                b"&other"
+            ]))
+            .await,
+        b"+OK\r\n"
+    );
+    let subscriber = |what: &'static [&'static [u8]]| {
+        let s = &s;
+        async move {
+            let mut c = Raw::connect(s).await;
+            assert_eq!(c.cmd(&[b"AUTH", b"ps", b"p"]).await, b"+OK\r\n");
+            c.cmd(what).await;
+            c
+        }
+    };
+    let mut channel = subscriber(&[b"SUBSCRIBE", b"foo:1"]).await;
+    let mut shard = subscriber(&[b"SSUBSCRIBE", b"foo:1"]).await;
+    let mut pattern = subscriber(&[b"PSUBSCRIBE", b"bar:*"]).await;
+    let mut kept = subscriber(&[b"SUBSCRIBE", b"other"]).await;
+    // Adding a channel takes nothing away.
+    assert_eq!(admin.cmd(&setuser(&[b"&more"])).await, b"+OK\r\n");
+    assert!(!channel.closed(Duration::from_millis(100)).await);
+    // foo:1 goes: its channel and shard-channel subscribers are disconnected.
+    assert_eq!(
+        admin
+            .cmd(&setuser(&[b"resetchannels", b"&bar:*", b"&other"]))
+            .await,
+        b"+OK\r\n"
+    );
+    assert!(channel.closed(Duration::from_secs(2)).await);
+    assert!(shard.closed(Duration::from_secs(2)).await);
+    assert!(!pattern.closed(Duration::from_millis(100)).await);
+    // A pattern must be allowed as written: `bar:x*` does not cover `bar:*`.
+    assert_eq!(
+        admin
+            .cmd(&setuser(&[b"resetchannels", b"&bar:x*", b"&other"]))
+            .await,
+        b"+OK\r\n"
+    );
+    assert!(pattern.closed(Duration::from_secs(2)).await);
+    assert!(!kept.closed(Duration::from_millis(100)).await);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acl_pubsub_default_allchannels_applies_to_new_users_and_reset() {
+    use common::Raw;
+    let s = common::server().await;
+    let mut c = Raw::connect(&s).await;
+    for (setting, channels) in [("allchannels", "&*"), ("resetchannels", "resetchannels")] {
+        assert_eq!(
+            c.cmd(&[b"CONFIG", b"SET", b"acl-pubsub-default", setting.as_bytes()])
+                .await,
+            b"+OK\r\n"
+        );
+        c.cmd(&[b"ACL", b"DELUSER", b"u1", b"u2"]).await;
+        assert_eq!(
+            c.cmd(&[b"ACL", b"SETUSER", b"u1", b"on", b"nopass"]).await,
+            b"+OK\r\n"
+        );
+        assert_eq!(
+            c.cmd(&[b"ACL", b"SETUSER", b"u2", b"resetchannels", b"&x", b"reset"])
+                .await,
+            b"+OK\r\n"
+        );
+        let l = c.cmd(&[b"ACL", b"LIST"]).await;
+        let l = String::from_utf8_lossy(&l);
+        assert!(
+            l.contains(&format!("user u1 on nopass {channels} -@all")),
+            "{l}"
+        );
+        assert!(
+            l.contains(&format!("user u2 off sanitize-payload {channels} -@all")),
+            "{l}"
+        );
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_acl_log_keeps_acllog_max_len_entries() {
+    use common::Raw;
+    let s = common::server().await;
+    let mut c = Raw::connect(&s).await;
+    c.cmd(&[b"CONFIG", b"SET", b"acllog-max-len", b"5"]).await;
+    c.cmd(&[
+        b"ACL",
+        b"SETUSER",
+        b"k",
+        b"on",
+        b">p",
+        b"+set",
+        b"~object:*",
+    ])
+    .await;
+    let mut k = Raw::connect(&s).await;
+    assert_eq!(k.cmd(&[b"AUTH", b"k", b"p"]).await, b"+OK\r\n");
+    for j in 0..10 {
+        let key = format!("obj:{j}");
+        let r = k.cmd(&[b"SET", key.as_bytes(), b"1"]).await;
+        assert!(r.starts_with(b"-NOPERM"), "{}", String::from_utf8_lossy(&r));
+    }
+    assert!(c.cmd(&[b"ACL", b"LOG"]).await.starts_with(b"*5\r\n"));
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_lines_of_the_configuration_define_users_at_start() {
+    use common::Raw;
+    let mut config = Config::ephemeral();
+    let line = |l: &str| l.split(' ').map(String::from).collect::<Vec<_>>();
+    config.users = vec![
+        line("default on nopass ~* +@all"),
+        line("alice on >pw ~a* +get"),
+    ];
+    let s = common::server_with(config).await;
+    let mut c = Raw::connect(&s).await;
+    // The default user is reset first: no channels (acl-pubsub-default resetchannels).
+    assert_eq!(
+        c.cmd(&[b"ACL", b"LIST"]).await,
+        b"*2\r\n$108\r\nuser alice on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~a* resetchannels -@all +get\r\n$62\r\nuser default on nopass sanitize-payload ~* resetchannels +@all\r\n"
+    );
+    assert!(c
+        .cmd(&[b"SUBSCRIBE", b"foo"])
+        .await
+        .starts_with(b"-NOPERM this user has no permissions to access one of the channels"));
+    let mut a = Raw::connect(&s).await;
+    assert_eq!(a.cmd(&[b"AUTH", b"alice", b"pw"]).await, b"+OK\r\n");
+    assert_eq!(a.cmd(&[b"GET", b"abc"]).await, b"$-1\r\n");
+    s.shutdown().await;
+}

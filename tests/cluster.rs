@@ -48,7 +48,9 @@ async fn slots_are_split_as_redis_cli_splits_them_with_real_addresses() {
         info.contains("cluster_known_nodes:6\r\ncluster_size:3"),
         "{info}"
     );
-    // As in Redis, a replica is listed once its master sent it something (offset not 0).
+    // As in Redis, a replica is listed once its master sent it something (offset not 0): a
+    // fresh cluster's entries may or may not list them yet (a PING may have gone out on a slow
+    // machine), so only the master part is checked here.
     let slots = s(&cmd!(r, "CLUSTER", "SLOTS"));
     for (i, (a, b)) in [(0, 5460), (5461, 10922), (10923, 16383)]
         .into_iter()
@@ -56,7 +58,7 @@ async fn slots_are_split_as_redis_cli_splits_them_with_real_addresses() {
     {
         let port = c.addrs()[i].port();
         let head = format!(
-            "*3\r\n:{a}\r\n:{b}\r\n*4\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$40\r\n{}",
+            "\r\n:{a}\r\n:{b}\r\n*4\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$40\r\n{}",
             c.node_id(i)
         );
         assert!(slots.contains(&head), "{slots}");

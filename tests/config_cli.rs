@@ -104,6 +104,14 @@ fn bad_values_are_fatal_like_redis() {
         &["--maxmemory", "1x"],
         &fatal_block(2, "maxmemory \"1x\"", "argument must be a memory value"),
     );
+    assert_fatal(
+        &["--user", "foo", "--user", "foo"],
+        &fatal_block(
+            3,
+            "user \"foo\"",
+            "Error in user declaration 'foo': Duplicate user found. A user can only be defined once in config files",
+        ),
+    );
 }
 
 #[test]

@@ -66,6 +66,7 @@ const GROUPS: &[&str] = &[
     "debug",
     "debug_enabled",
     "dump",
+    "migrate",
     "hyperloglog",
     "geo",
     "server_rest",

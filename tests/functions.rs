@@ -215,7 +215,7 @@ async fn shutdown_nosave_stops_a_function_that_wrote_and_cannot_be_killed() {
     let lib = "#!lua name=w\nredis.register_function('w', function() redis.call('set', 'k', 'v') while true do end end)";
     assert_eq!(cmd!(r, "FUNCTION", "LOAD", lib), bulk(b"w"));
     r.send(b"*3\r\n$5\r\nFCALL\r\n$1\r\nw\r\n$1\r\n0\r\n").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    until_busy(&s).await;
     let mut other = Raw::connect(&s).await;
     assert_eq!(
         cmd!(other, "FUNCTION", "KILL"),

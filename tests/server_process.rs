@@ -648,3 +648,33 @@ fn call_lines(stream: &mut TcpStream, args: &[&str], n: usize) -> String {
     }
     lines.join(" ")
 }
+
+#[test]
+fn oom_score_adj_sets_the_process_score_and_restores_it() {
+    let mut srv = Server::start(&["--port", "0", "--save", ""]);
+    let port = srv.port();
+    srv.wait_line("Ready to accept connections tcp");
+    let pid = srv.child.id();
+    let score = || -> i32 {
+        std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let base = score();
+    let mut c = tcp(port);
+    let set = |c: &mut TcpStream, name: &str, v: &str| call(c, &["CONFIG", "SET", name, v]);
+    assert_eq!(set(&mut c, "oom-score-adj-values", "10 20 30"), "+OK");
+    assert_eq!(score(), base, "off by default: the score is left alone");
+    assert_eq!(set(&mut c, "oom-score-adj", "yes"), "+OK");
+    assert_eq!(score(), (base + 10).clamp(-1000, 1000));
+    assert_eq!(set(&mut c, "oom-score-adj-values", "15 20 30"), "+OK");
+    assert_eq!(score(), (base + 15).clamp(-1000, 1000));
+    assert_eq!(set(&mut c, "oom-score-adj", "absolute"), "+OK");
+    assert_eq!(score(), 15);
+    assert_eq!(set(&mut c, "oom-score-adj", "no"), "+OK");
+    assert_eq!(score(), base);
+    let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
+    assert_eq!(wait_exit(&mut srv.child), Some(0));
+}

@@ -194,3 +194,277 @@ async fn tracking_invalidates_a_stream_read_by_the_client() {
     assert_eq!(c.reply().await, push);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_expired_stream_fails_its_blocked_group_readers_as_a_deleted_one() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    let mut group_reader = Raw::connect(&s).await;
+    let mut plain_reader = Raw::connect(&s).await;
+    s.state().clock.freeze();
+    cmd!(admin, "XADD", "s", "1-0", "f", "v");
+    cmd!(admin, "XGROUP", "CREATE", "s", "g", "$");
+    group_reader
+        .send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n")
+        .await;
+    plain_reader.send(b"XREAD BLOCK 0 STREAMS s $\r\n").await;
+    until_blocked(&mut admin, 2).await;
+    cmd!(admin, "PEXPIRE", "s", "1000");
+    // The active expiry cycle removes the key once the clock passes its time.
+    s.state().clock.advance_ms(1_005);
+    assert_eq!(
+        group_reader.reply().await,
+        b"-UNBLOCKED the stream key no longer exists\r\n"
+    );
+    // A plain reader waits for the stream to come back with an entry after its ID (1-0).
+    assert!(plain_reader
+        .try_reply(Duration::from_millis(100))
+        .await
+        .is_none());
+    cmd!(admin, "XADD", "s", "1-0", "f", "w");
+    assert!(plain_reader
+        .try_reply(Duration::from_millis(100))
+        .await
+        .is_none());
+    cmd!(admin, "XADD", "s", "2-0", "f", "x");
+    assert_eq!(
+        plain_reader.reply().await,
+        b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\nx\r\n"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stream_expired_by_a_lookup_fails_its_blocked_group_readers() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    let mut reader = Raw::connect(&s).await;
+    s.state().clock.freeze();
+    // No active expiry: only a lookup (lazy expiry) can remove the key.
+    s.state()
+        .active_expire_enabled
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    cmd!(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    reader
+        .send(b"XREADGROUP GROUP g c BLOCK 0 STREAMS s >\r\n")
+        .await;
+    until_blocked(&mut admin, 1).await;
+    cmd!(admin, "PEXPIRE", "s", "1000");
+    s.state().clock.advance_ms(1_005);
+    assert!(reader.try_reply(Duration::from_millis(100)).await.is_none());
+    assert_eq!(cmd!(admin, "EXISTS", "s"), b":0\r\n");
+    assert_eq!(
+        reader.reply().await,
+        b"-UNBLOCKED the stream key no longer exists\r\n"
+    );
+    s.shutdown().await;
+}
+
+/// keyspace_hits and keyspace_misses from INFO stats.
+async fn hits_misses(c: &mut Raw) -> (i64, i64) {
+    let info = String::from_utf8(cmd!(c, "INFO", "stats")).unwrap();
+    let field = |name: &str| -> i64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    (field("keyspace_hits:"), field("keyspace_misses:"))
+}
+
+#[tokio::test]
+async fn stream_reads_count_keyspace_hits_and_misses_as_lookup_key_read_does() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    cmd!(c, "XADD", "s", "1-0", "f", "v");
+    cmd!(c, "XGROUP", "CREATE", "s", "g", "0");
+    cmd!(c, "SET", "str", "x");
+    // (command, hits, misses) as redis-server 7.0.15 counts them.
+    let cases: &[(&[&str], i64, i64)] = &[
+        (&["XRANGE", "nokey", "-", "+"], 0, 1),
+        (&["XREVRANGE", "s", "+", "-"], 1, 0),
+        (&["XLEN", "nokey"], 0, 1),
+        (&["XLEN", "str"], 1, 0),
+        // XREAD looks every key up twice: to parse its ID, then to serve it.
+        (&["XREAD", "STREAMS", "nokey", "s", "0", "0"], 2, 2),
+        (&["XREAD", "STREAMS", "nokey", "nokey2", "0", "bad"], 0, 2),
+        (
+            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+            2,
+            0,
+        ),
+        (
+            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"],
+            0,
+            1,
+        ),
+        (&["XPENDING", "nokey", "g"], 0, 1),
+        (&["XPENDING", "nokey", "g", "-", "+", "bad"], 0, 0),
+        (&["XACK", "nokey", "g", "1-0"], 0, 1),
+        (&["XCLAIM", "nokey", "g", "c", "0", "1-0"], 0, 1),
+        // XAUTOCLAIM looks its key up before it parses its arguments.
+        (&["XAUTOCLAIM", "nokey", "g", "c", "bad", "0"], 0, 1),
+        (&["XAUTOCLAIM", "str", "g", "c", "0", "0"], 1, 0),
+        (&["XINFO", "STREAM", "nokey"], 0, 1),
+        (&["XINFO", "GROUPS", "s"], 1, 0),
+        // Writers use lookupKeyWrite, which counts nothing.
+        (&["XDEL", "nokey", "1-0"], 0, 0),
+        (&["XTRIM", "s", "MAXLEN", "5"], 0, 0),
+        (&["XSETID", "nokey", "1-0"], 0, 0),
+        (&["XGROUP", "CREATECONSUMER", "s", "g", "d"], 0, 0),
+        (&["XADD", "s", "NOMKSTREAM", "2-0", "f", "v"], 0, 0),
+    ];
+    for (args, hits, misses) in cases {
+        cmd!(c, "CONFIG", "RESETSTAT");
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        c.cmd(&argv).await;
+        assert_eq!(
+            hits_misses(&mut c).await,
+            (*hits, *misses),
+            "{}",
+            args.join(" ")
+        );
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn stream_reads_of_missing_keys_raise_keymiss_writes_do_not() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let mut sub = Raw::connect(&s).await;
+    cmd!(c, "CONFIG", "SET", "notify-keyspace-events", "Em");
+    cmd!(sub, "SUBSCRIBE", "__keyevent@0__:keymiss");
+    for args in [
+        &["XDEL", "w1", "1-0"][..],
+        &["XGROUP", "DESTROY", "w2", "g"],
+        &["XREAD", "STREAMS", "a", "b", "0", "0"],
+        &["XCLAIM", "c", "g", "x", "0", "1-0"],
+        &["XINFO", "CONSUMERS", "d", "g"],
+    ] {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        c.cmd(&argv).await;
+    }
+    let mut keys = Vec::new();
+    while let Some(m) = sub.try_reply(Duration::from_millis(200)).await {
+        keys.push(bulks(&m).pop().unwrap());
+    }
+    // XREAD: both keys for the IDs, then both again to serve them.
+    assert_eq!(keys, ["a", "b", "a", "b", "c", "d"]);
+    s.shutdown().await;
+}
+
+/// The commands in an AOF file, each as its arguments joined by spaces.
+fn aof_commands(bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let line = |i: &mut usize| -> usize {
+        let end = *i + bytes[*i..].windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = std::str::from_utf8(&bytes[*i + 1..end])
+            .unwrap()
+            .parse()
+            .unwrap();
+        *i = end + 2;
+        n
+    };
+    while i < bytes.len() {
+        let n = line(&mut i);
+        let mut args = Vec::new();
+        for _ in 0..n {
+            let len = line(&mut i);
+            args.push(String::from_utf8_lossy(&bytes[i..i + len]).into_owned());
+            i += len + 2;
+        }
+        out.push(args.join(" "));
+    }
+    out
+}
+
+#[tokio::test]
+async fn stream_writes_reach_the_aof_as_redis_rewrites_them() {
+    let mut config = resplock::Config::ephemeral();
+    config.appendonly = "yes".into();
+    let dir = config.dir.clone().unwrap().join("appendonlydir");
+    let s = server_with(config).await;
+    let mut c = Raw::connect(&s).await;
+    s.state().clock.set_ms(1_000_000);
+    s.state().clock.freeze();
+    for args in [
+        &["XADD", "s", "*", "f", "v"][..],
+        // `~` removes whole nodes: the one node goes, the AOF gets the length it left.
+        &["XADD", "s", "MAXLEN", "~", "0", "5000000-*", "f", "v"],
+        &["XTRIM", "s", "MAXLEN", "1"],
+        &["XADD", "s", "6000000", "f", "v"],
+        &["XGROUP", "CREATE", "s", "g", "0"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "alice",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["XADD", "s", "6500000", "f", "v"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "bob",
+            "NOACK",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"],
+        &["XAUTOCLAIM", "s", "g", "carol", "0", "0"],
+        &[
+            "XCLAIM", "s", "g", "dave", "0", "5000000", "LASTID", "7000000",
+        ],
+        &["XCLAIM", "s", "g", "dave", "0", "1-0", "LASTID", "8000000"],
+    ] {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        c.cmd(&argv).await;
+    }
+    // A blocked reader served by an XADD: the XADD, then the reader's XCLAIM.
+    let mut w = Raw::connect(&s).await;
+    w.send(b"XREADGROUP GROUP g w BLOCK 0 STREAMS s >\r\n")
+        .await;
+    until_blocked(&mut c, 1).await;
+    cmd!(c, "XADD", "s", "9000000", "f", "v");
+    w.reply().await;
+    // As redis-server 7.0.15 writes its AOF for the same commands (its clock aside).
+    let want = [
+        "XADD s 1000000-0 f v",
+        "XADD s MAXLEN = 0 5000000-0 f v",
+        "XADD s 6000000 f v",
+        "XGROUP CREATE s g 0",
+        "XCLAIM s g alice 0 6000000-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID LASTID 6000000-0",
+        "XADD s 6500000 f v",
+        "MULTI",
+        "XGROUP CREATECONSUMER s g bob",
+        "XGROUP SETID s g 6500000-0 ENTRIESREAD 4",
+        "EXEC",
+        "XCLAIM s g carol 0 6000000-0 TIME 1000000 RETRYCOUNT 3 FORCE JUSTID LASTID 6500000-0",
+        "XGROUP SETID s g 7000000-0 ENTRIESREAD 4",
+        "XGROUP SETID s g 8000000-0 ENTRIESREAD 4",
+        "XADD s 9000000 f v",
+        "XCLAIM s g w 0 9000000-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID LASTID 9000000-0",
+    ];
+    let mut got = Vec::new();
+    for _ in 0..200 {
+        let bytes = std::fs::read(dir.join("appendonly.aof.1.incr.aof")).unwrap_or_default();
+        got = aof_commands(&bytes);
+        got.retain(|c| !c.starts_with("SELECT"));
+        if got.len() >= want.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got, want);
+    s.shutdown().await;
+}

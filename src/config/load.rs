@@ -500,10 +500,17 @@ impl Loader {
                         "'rename-command {from} ...' ignored: resplock does not rename commands"
                     ));
                 }
-                "user" if argc >= 2 => self.warnings.push(format!(
-                    "'user {} ...' ignored: resplock has no ACL users (use requirepass)",
-                    argv[1]
-                )),
+                "user" if argc >= 2 => {
+                    // ACLAppendUserForLoading: a user is defined once (its rules are checked
+                    // when the users are made, at start).
+                    if self.config.users.iter().any(|u| u[0] == argv[1]) {
+                        return Err(fail(&format!(
+                            "Error in user declaration '{}': Duplicate user found. A user can only be defined once in config files",
+                            argv[1]
+                        )));
+                    }
+                    self.config.users.push(argv[1..].to_vec());
+                }
                 "loadmodule" if argc >= 2 => {
                     self.modules += 1;
                     self.warnings.push(format!(

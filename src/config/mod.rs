@@ -103,6 +103,7 @@ impl Default for Config {
             lock_history_max_per_key: 100_000,
             lock_history_file: String::new(),
             rename_commands: Vec::new(),
+            users: Vec::new(),
             others,
         }
     }

@@ -287,6 +287,9 @@ pub struct Config {
     /// `rename-command old new` directives in file order (new "" disables the command),
     /// for the command table to apply.
     pub rename_commands: Vec<(String, String)>,
+    /// `user <name> <rule>...` lines of the configuration (each: the name, then its rules),
+    /// loaded at start as redis-server's ACLLoadConfiguredUsers does.
+    pub users: Vec<Vec<String>>,
     /// Every parameter without a field above, by primary name, formatted as CONFIG GET
     /// prints it. Read and write them through [`Config::get`] and [`Config::set_many`].
     pub others: BTreeMap<&'static str, String>,

@@ -4,7 +4,8 @@
 //! restarts, clock jumps and faults, the clients' operations and resource uses, fenced
 //! writes, and each violation in red with its story beside the picture.
 
-use super::check::{clock_text, quote, Report, Violation, Words};
+use super::check::story::{clock_text, quote, Words};
+use super::check::{Report, Violation};
 use super::event::{History, OpKind, RecKind, Sym};
 use super::lease::{End, Lease};
 use std::collections::HashMap;

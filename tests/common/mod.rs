@@ -79,8 +79,13 @@ pub struct Raw {
 
 impl Raw {
     pub async fn connect(s: &ServerHandle) -> Raw {
+        Raw::connect_to(s.local_addr()).await
+    }
+
+    /// A raw connection to any server (a redis-server beside resplock).
+    pub async fn connect_to(addr: std::net::SocketAddr) -> Raw {
         Raw {
-            stream: TcpStream::connect(s.local_addr()).await.expect("connect"),
+            stream: TcpStream::connect(addr).await.expect("connect"),
             buf: Vec::new(),
         }
     }
@@ -168,6 +173,21 @@ pub async fn until_blocked(c: &mut Raw, n: i64) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("blocked_clients never reached {n}");
+}
+
+/// Wait (at most 30 s) until another client gets BUSY: the script sent before runs and passed
+/// busy-reply-threshold. A fixed sleep was not enough on a loaded machine: the script had not
+/// started when the test went on, and a test that fails while a script spins never ends (its
+/// runtime waits for the worker running the script).
+pub async fn until_busy(s: &ServerHandle) {
+    let mut probe = Raw::connect(s).await;
+    for _ in 0..1500 {
+        if probe.cmd(&[b"PING"]).await.starts_with(b"-BUSY") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the script never made the server busy");
 }
 
 /// Shorthand: `cmd!(raw, "SET", "k", "v")` returns the raw reply bytes.

@@ -27,6 +27,10 @@ pub const PROTECTED: u32 = 1 << 19;
 /// Needs a connection to act on (MULTI, EXEC, DISCARD, the SUBSCRIBE family, MONITOR): the
 /// embedding API's direct calls, which run as a client with none, refuse it.
 pub const NEEDS_CONNECTION: u32 = 1 << 20;
+/// Waits on another server while holding the server lock (MIGRATE): on a current-thread
+/// runtime the dispatcher runs it on a blocking thread, so the runtime's one thread stays free
+/// for the target (which may be a server of this same process).
+pub const NETWORK: u32 = 1 << 21;
 
 /// (flag, name in COMMAND INFO's reply), in Redis's order.
 pub const NAMES: &[(u32, &str)] = &[

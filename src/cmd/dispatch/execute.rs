@@ -8,8 +8,9 @@
 use crate::cmd::base::flags;
 use crate::cmd::dispatch::acquire::acquire;
 use crate::cmd::dispatch::multi_queue as multi;
-use crate::cmd::dispatch::{fault_injection, scripts};
+use crate::cmd::dispatch::{fault_injection, network, scripts};
 use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::pause;
 use crate::cmd::runtime::script_flags::ScriptFlags;
@@ -197,6 +198,9 @@ pub(super) async fn run_checked(
         }
         Runs::ScriptKill { eval } => return scripts::script_kill(state, eval).await,
     }
+    if network::waits_on_network(state, client, cmd, parent) && !handoff::runs_inline() {
+        return network::run_on_blocking_thread(state, client, cmd, parent, args).await;
+    }
     let (held, waited) = match acquire(state, cmd).await {
         Ok(held) => held,
         Err(e) => return reject(state, client, Some((cmd, parent)), e),
@@ -207,7 +211,24 @@ pub(super) async fn run_checked(
         client.started_us = system;
         now = state.clock.at_us(system).div_euclid(1000);
     }
-    if held.is_some() {
+    let reply = run_locked(state, client, cmd, parent, &args, now, held.is_some());
+    drop(held);
+    reply
+}
+
+/// Run a request whose caller holds the server lock (`held`; false: a command allowed to run
+/// past a busy script without it): maxmemory's check, the command, then the blocked clients
+/// it made ready.
+pub(super) fn run_locked(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: &[Bytes],
+    now: i64,
+    held: bool,
+) -> Reply {
+    if held {
         // EXEC counts as denyoom when a queued command is (Redis's mstate.cmd_flags).
         let queued_denyoom = multi::is_exec(cmd, parent)
             && client.multi.as_ref().is_some_and(|m| {
@@ -218,7 +239,6 @@ pub(super) async fn run_checked(
         if let Err(e) =
             crate::cmd::runtime::evict::before_command(state, cmd, parent, queued_denyoom)
         {
-            drop(held);
             return reject(state, client, Some((cmd, parent)), e);
         }
     }
@@ -229,13 +249,12 @@ pub(super) async fn run_checked(
         in_script: false,
         in_exec: false,
     };
-    let reply = crate::cmd::runtime::call::call(&mut ctx, cmd, &args);
-    if held.is_some() {
+    let reply = crate::cmd::runtime::call::call(&mut ctx, cmd, args);
+    if held {
         // What this command (or the transaction it ran) pushed wakes blocked clients now,
         // before anyone else runs.
         crate::cmd::runtime::blocking::serve_ready(state);
     }
-    drop(held);
     reply
 }
 

@@ -8,4 +8,5 @@ pub mod cluster;
 pub mod execute;
 pub mod fault_injection;
 pub mod multi_queue;
+pub mod network;
 pub mod scripts;

@@ -10,6 +10,7 @@ use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
+use std::sync::atomic::Ordering;
 
 const ACL_SUBS: &[Row] = &[
     Row::new("cat", acl_cat),
@@ -35,11 +36,13 @@ fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a[2].iter().any(|&c| c.is_ascii_whitespace() || c == 0) {
         return Err(RedisError::new(error::ACL_USERNAME_SPACES));
     }
+    let all_channels =
+        ctx.state.config.read().get("acl-pubsub-default").as_deref() == Some("allchannels");
     let mut users = ctx.state.acl.users.write();
-    let mut u = users
-        .get(&name)
-        .cloned()
-        .unwrap_or_else(|| User::new(&name));
+    let original = users.get(&name).cloned();
+    let mut u = original
+        .clone()
+        .unwrap_or_else(|| User::created(&name, all_channels));
     // A selector split over several arguments is joined first (ACLMergeSelectorArguments).
     let ops = acl_user::merge_selector_args(&a[3..]).map_err(|at| {
         error::err(format!(
@@ -48,7 +51,7 @@ fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ))
     })?;
     for op in &ops {
-        if let Err(e) = u.apply(op) {
+        if let Err(e) = u.apply_under(op, all_channels) {
             return Err(error::err(format!(
                 "ERR Error in ACL SETUSER modifier '{}': {}",
                 String::from_utf8_lossy(op),
@@ -56,9 +59,56 @@ fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             )));
         }
     }
-    users.insert(name, u);
+    let revoked = original.is_some_and(|o| channels_revoked(&o, &u));
+    users.insert(name.clone(), u.clone());
     ctx.state.acl.refresh_open(&users);
+    drop(users);
+    if revoked {
+        kill_revoked_subscribers(ctx, &name, &u);
+    }
     Ok(Reply::ok())
+}
+
+/// ACLKillPubsubClientsIfNeeded's shortcut: whether `new` may have lost a channel `old` had
+/// (no selector of `new` allows every channel, and some channel rule of `old` is not among
+/// `new`'s).
+fn channels_revoked(old: &User, new: &User) -> bool {
+    let sels = |u: &User| std::iter::once(u.root.clone()).chain(u.selectors.clone());
+    if sels(new).any(|s| s.allchannels) {
+        return false;
+    }
+    let upcoming: Vec<Vec<u8>> = sels(new).flat_map(|s| s.channels).collect();
+    sels(old).any(|s| s.allchannels || s.channels.iter().any(|c| !upcoming.contains(c)))
+}
+
+/// Disconnect the clients of user `name` subscribed to a channel or pattern `user` no longer
+/// allows, as Redis does when ACL SETUSER takes channels away.
+fn kill_revoked_subscribers(ctx: &mut Ctx, name: &str, user: &User) {
+    let me = ctx.client.id;
+    let victims: Vec<_> = ctx
+        .state
+        .clients
+        .lock()
+        .iter()
+        .filter(|(_, c)| {
+            let subs = c.subscriptions.load(Ordering::Relaxed)
+                + c.pattern_subscriptions.load(Ordering::Relaxed)
+                + c.shard_subscriptions.load(Ordering::Relaxed);
+            subs > 0 && c.user.lock().as_str() == name
+        })
+        .map(|(id, c)| (*id, c.kill.clone()))
+        .collect();
+    for (id, kill) in victims {
+        let subs = ctx.state.pubsub.subscriptions_of(id);
+        if subs.iter().all(|(ch, pat)| user.may_subscribe(ch, *pat)) {
+            continue;
+        }
+        if id == me {
+            ctx.client.close_after_reply = true;
+        } else {
+            kill.cancel();
+        }
+    }
 }
 
 fn acl_deluser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -151,7 +201,8 @@ fn acl_cat(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ));
     }
     if a.len() > 3 {
-        return Err(error::wrong_arity("acl|cat"));
+        // aclCommand's fallback: the subcommand as typed.
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
     }
     let name = String::from_utf8_lossy(&a[2]).to_ascii_lowercase();
     let Some(cat) = CATEGORIES.iter().position(|c| *c == name) else {

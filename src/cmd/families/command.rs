@@ -332,10 +332,7 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
     };
     let m = c.meta;
     // Redis's order: no keys at all, then arity, then the keys of this command line.
-    let (search, spec_flags) = match m.map(|m| meta::key_positions_and_flags(m, cmd_args)) {
-        Some((s, f)) => (Some(s), f),
-        None => (None, vec![]),
-    };
+    let search = m.map(|m| meta::key_positions_and_flags(m, cmd_args).0);
     if matches!(search, Some(meta::KeySearch::NoKeys)) || (m.is_none() && c.first_key <= 0) {
         return Err(error::err("ERR The command has no key arguments"));
     }
@@ -344,34 +341,20 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) = match search {
-        Some(meta::KeySearch::Keys(p)) => (p, variable_flags(c, cmd_args, spec_flags)),
-        // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
-        // reads the first key and overwrites the STORE one.
-        _ if c.name == "sort" => {
-            let p = crate::cmd::families::sort::key_positions(cmd_args);
-            let f = (0..p.len())
-                .map(|i| {
-                    if i == 0 {
-                        vec!["RO", "access"]
-                    } else {
-                        vec!["OW", "update"]
-                    }
-                })
-                .collect();
-            (p, f)
-        }
-        _ => {
-            let p: Vec<usize> = c.key_range(cmd_args.len()).collect();
-            let f = if c.has(READONLY) {
-                vec!["RO", "access"]
-            } else {
-                vec!["RW", "update"]
-            };
-            let n = p.len();
-            (p, vec![f; n])
-        }
-    };
+    // MIGRATE's and SORT's key specs cannot say: their getkeys functions decide, as in Redis.
+    let (positions, flags): (Vec<usize>, Vec<Vec<&'static str>>) =
+        match c.keys_and_flags_in(cmd_args) {
+            (p, Some(f)) => (p, f),
+            (p, None) => {
+                let f = if c.has(READONLY) {
+                    vec!["RO", "access"]
+                } else {
+                    vec!["RW", "update"]
+                };
+                let n = p.len();
+                (p, vec![f; n])
+            }
+        };
     if positions.is_empty() {
         if meta::flag_names(c.flags, m).contains(&"no_mandatory_keys") {
             return Ok(Reply::Array(vec![]));
@@ -441,31 +424,4 @@ fn command_list(t: &CommandTable, a: &[Bytes]) -> CmdResult {
             .map(|(n, _, _)| Reply::bulk_str(n))
             .collect(),
     ))
-}
-
-/// Key specs flagged `variable_flags` get their flags from the command line, as Redis's
-/// getkeys functions decide them: SET with GET reads the old value (RW access update), else it
-/// overwrites (OW update).
-fn variable_flags(
-    c: &Command,
-    args: &[Bytes],
-    flags: Vec<Vec<&'static str>>,
-) -> Vec<Vec<&'static str>> {
-    flags
-        .into_iter()
-        .map(|f| {
-            if !f.contains(&"variable_flags") {
-                return f;
-            }
-            if c.name == "set" {
-                if args.iter().skip(3).any(|a| is(a, "get")) {
-                    vec!["RW", "access", "update"]
-                } else {
-                    vec!["OW", "update"]
-                }
-            } else {
-                f.into_iter().filter(|x| *x != "variable_flags").collect()
-            }
-        })
-        .collect()
 }

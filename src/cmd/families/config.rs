@@ -117,6 +117,21 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
         )));
     }
+    // updateOOMScoreAdj, for either of its parameters.
+    if let Some(name) = changed
+        .iter()
+        .find(|n| matches!(**n, "oom-score-adj" | "oom-score-adj-values"))
+    {
+        if let Err(why) = crate::cmd::runtime::oom::apply(&ctx.state.config.read()) {
+            crate::log::warning(&why);
+            *ctx.state.config.write() = before;
+            ctx.state.config_changed();
+            let _ = crate::cmd::runtime::oom::apply(&ctx.state.config.read());
+            return Err(error::err(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."
+            )));
+        }
+    }
     Ok(Reply::ok())
 }
 

@@ -291,7 +291,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             );
             kv("latest_fork_usec", &0);
             kv("total_forks", &0);
-            kv("migrate_cached_sockets", &0);
+            kv("migrate_cached_sockets", &state.migrate_sockets.len());
             kv("slave_expires_tracked_keys", &0);
             kv("active_defrag_hits", &0);
             kv("active_defrag_misses", &0);

@@ -31,6 +31,7 @@ pub mod list_moves;
 pub mod lists;
 pub mod lolwut;
 pub mod memory;
+pub mod migrate;
 pub mod modules;
 pub mod monitor;
 pub mod object;
@@ -65,6 +66,7 @@ pub static ALL: &[&[Row]] = &[
     bitfield::COMMANDS,
     keys::COMMANDS,
     dump::COMMANDS,
+    migrate::COMMANDS,
     databases::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,

@@ -3,7 +3,10 @@
 
 use crate::cmd::base::args::{self, Args};
 use crate::cmd::base::help::help_reply;
-use crate::cmd::families::streams::{entry_reply, id_reply, stream_error, strict_id};
+use crate::cmd::families::streams::{
+    entry_reply, id_reply, read_counted, setid_effect, stream_error, strict_id, xclaim_effect,
+};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -179,7 +182,7 @@ fn xgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn xack(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
-    let has = read(ctx, key, |s: Option<&Stream>| {
+    let has = read_counted(ctx, key, |s: Option<&Stream>| {
         s.is_some_and(|s| s.group(&a[2]).is_some())
     })?;
     if !has {
@@ -220,7 +223,7 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         range = Some((start, end, count, consumer, min_idle));
     }
     let now = ctx.now;
-    let r = read(ctx, key, |s: Option<&Stream>| {
+    let r = read_counted(ctx, key, |s: Option<&Stream>| {
         let g = s.and_then(|s| s.group(group))?;
         Some(match &range {
             None => {
@@ -265,11 +268,15 @@ fn xpending(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     r.ok_or_else(|| error::nogroup(key, group))
 }
 
-/// Whether the group exists at the key (WRONGTYPE for another type); NOGROUP otherwise.
-fn need_group(ctx: &Ctx, key: &[u8], group: &[u8]) -> Result<(), RedisError> {
-    let has = read(ctx, key, |s: Option<&Stream>| {
-        s.is_some_and(|s| s.group(group).is_some())
-    })?;
+/// Whether the group exists at the key (WRONGTYPE for another type); NOGROUP otherwise. With
+/// `counted`, the lookup is lookupKeyRead's (a keyspace hit or miss).
+fn need_group(ctx: &Ctx, key: &[u8], group: &[u8], counted: bool) -> Result<(), RedisError> {
+    let has_group = |s: Option<&Stream>| s.is_some_and(|s| s.group(group).is_some());
+    let has = if counted {
+        read_counted(ctx, key, has_group)?
+    } else {
+        read(ctx, key, has_group)?
+    };
     if has {
         Ok(())
     } else {
@@ -279,7 +286,7 @@ fn need_group(ctx: &Ctx, key: &[u8], group: &[u8]) -> Result<(), RedisError> {
 
 fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (key, group, consumer) = (&a[1], &a[2], &a[3]);
-    need_group(ctx, key, group)?;
+    need_group(ctx, key, group, true)?;
     let min_idle = args::int(&a[4])
         .map_err(|_| RedisError::new(error::XCLAIM_MIN_IDLE))?
         .max(0);
@@ -326,26 +333,61 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     let justid = opts.justid;
     let mut out = Vec::new();
-    let claim = modify(ctx, key, |s: &mut Stream| {
-        s.claim(group, consumer, &ids, &opts, now, |e| {
-            out.push(if justid {
-                id_reply(e.id)
-            } else {
-                entry_reply(e)
-            })
-        })
+    let propagating = ctx.state.propagation.is_active();
+    let mut effects = Vec::new();
+    let (claim, setid) = modify(ctx, key, |s: &mut Stream| {
+        let ids_at = &a[5..];
+        let claim = s.claim_noting(
+            group,
+            consumer,
+            &ids,
+            &opts,
+            now,
+            |e| {
+                out.push(if justid {
+                    id_reply(e.id)
+                } else {
+                    entry_reply(e)
+                })
+            },
+            // Each entry claimed or dropped as an XCLAIM, its ID as it was typed.
+            |c| {
+                if propagating {
+                    effects.push(xclaim_effect(key, group, ids_at[c.arg].clone(), &c));
+                }
+            },
+        );
+        // A LASTID no XCLAIM carried goes as XGROUP SETID.
+        let setid = (claim.last_id_moved && claim.claimed + claim.dropped == 0)
+            .then(|| s.group(group).map(|g| (g.last_id(), g.entries_read())))
+            .flatten();
+        (claim, setid)
     })?
     .map(|(c, _)| c)
     .unwrap_or_default();
     if claim.consumer_created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
-    ctx.state.add_dirty((claim.claimed + claim.dropped) as u64);
+    ctx.state
+        .add_dirty((claim.claimed + claim.dropped + usize::from(setid.is_some())) as u64);
+    if propagating {
+        ctx.prevent_propagation();
+        for e in effects {
+            ctx.also_propagate(e);
+        }
+        if let Some((last, read)) = setid {
+            ctx.also_propagate(setid_effect(key, group, last, read));
+        }
+    }
     Ok(Reply::Array(out))
 }
 
 fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (key, group, consumer) = (&a[1], &a[2], &a[3]);
+    // Redis looks the key up before it parses the arguments (and checks its type after): a
+    // syntax error still counts the lookup.
+    let exists = ctx.db().lock(key).get(key, ctx.now).is_some();
+    note_read(ctx, key, exists);
     let min_idle = args::int(&a[4])
         .map_err(|_| RedisError::new(error::XAUTOCLAIM_MIN_IDLE))?
         .max(0);
@@ -367,17 +409,33 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         j += 1;
     }
-    need_group(ctx, key, group)?;
+    need_group(ctx, key, group, false)?;
     let now = ctx.now;
     let mut claimed = Vec::new();
+    let propagating = ctx.state.propagation.is_active();
+    let mut effects = Vec::new();
     let r = modify(ctx, key, |s: &mut Stream| {
-        s.autoclaim(group, consumer, min_idle, start, count, justid, now, |e| {
-            claimed.push(if justid {
-                id_reply(e.id)
-            } else {
-                entry_reply(e)
-            })
-        })
+        s.autoclaim_noting(
+            group,
+            consumer,
+            min_idle,
+            start,
+            count,
+            justid,
+            now,
+            |e| {
+                claimed.push(if justid {
+                    id_reply(e.id)
+                } else {
+                    entry_reply(e)
+                })
+            },
+            |c| {
+                if propagating {
+                    effects.push(xclaim_effect(key, group, Bytes::from(c.id.to_vec()), &c));
+                }
+            },
+        )
     })?
     .map(|(r, _)| r)
     .unwrap_or_default();
@@ -385,6 +443,13 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     ctx.state.add_dirty((r.claimed + r.deleted.len()) as u64);
+    if propagating {
+        // Each entry claimed or dropped goes as an XCLAIM, never the XAUTOCLAIM itself.
+        ctx.prevent_propagation();
+        for e in effects {
+            ctx.also_propagate(e);
+        }
+    }
     Ok(Reply::Array(vec![
         id_reply(r.next),
         Reply::Array(claimed),

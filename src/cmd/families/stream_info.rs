@@ -3,10 +3,9 @@
 
 use crate::cmd::base::args;
 use crate::cmd::base::help::help_reply;
-use crate::cmd::families::streams::{entry_reply, id_reply};
+use crate::cmd::families::streams::{entry_reply, id_reply, read_counted};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::{container, Row};
-use crate::cmd::runtime::typed::read;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::stream::{Group, Stream, StreamId, INVALID_ENTRIES_READ};
@@ -53,7 +52,7 @@ fn xinfo(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     let key = &a[2];
     let now = ctx.now;
-    let r = read(ctx, key, |s: Option<&Stream>| {
+    let r = read_counted(ctx, key, |s: Option<&Stream>| {
         let s = s.ok_or_else(|| RedisError::new(error::NO_SUCH_KEY))?;
         match sub.as_slice() {
             b"consumers" => consumers(s, key, &a[3], now),

@@ -5,7 +5,10 @@
 //! away is failed instead.
 
 use crate::cmd::base::args::{self, Args};
-use crate::cmd::families::streams::{entry_reply, id_reply, strict_id};
+use crate::cmd::families::streams::{
+    entry_reply, id_reply, read_counted, setid_effect, strict_id, xclaim_effect,
+};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking::{self, Kind, Served, Wait};
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -39,71 +42,8 @@ fn xread(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     read_generic(ctx, a, false)
 }
 
-/// XREADGROUP: what it delivers propagates as XCLAIMs (or, with NOACK, the group's new
-/// last ID), never as itself (Redis's preventCommandPropagation: the delivery times and the
-/// entries a replica has must be the master's).
 fn xreadgroup(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    ctx.prevent_propagation();
     read_generic(ctx, a, true)
-}
-
-/// The group's position after a read, for its propagation: (last ID, entries read).
-type GroupPos = Option<(StreamId, i64)>;
-
-/// streamPropagateXCLAIM / streamPropagateGroupID / streamPropagateConsumerCreation: what a
-/// group read delivered, as the commands that give a replica the same PEL and position.
-fn propagate_group_read(
-    ctx: &Ctx,
-    key: &Bytes,
-    g: &GroupRead,
-    ids: &[StreamId],
-    created: bool,
-    pos: GroupPos,
-    now: i64,
-) {
-    let b = |s: String| Bytes::from(s);
-    let st = Bytes::from_static;
-    if g.noack {
-        if created {
-            ctx.also_propagate(vec![
-                st(b"XGROUP"),
-                st(b"CREATECONSUMER"),
-                key.clone(),
-                g.group.clone(),
-                g.consumer.clone(),
-            ]);
-        }
-        if let (false, Some((last, read))) = (ids.is_empty(), pos) {
-            ctx.also_propagate(vec![
-                st(b"XGROUP"),
-                st(b"SETID"),
-                key.clone(),
-                g.group.clone(),
-                b(last.to_string()),
-                st(b"ENTRIESREAD"),
-                b(read.to_string()),
-            ]);
-        }
-        return;
-    }
-    for id in ids {
-        ctx.also_propagate(vec![
-            st(b"XCLAIM"),
-            key.clone(),
-            g.group.clone(),
-            g.consumer.clone(),
-            st(b"0"),
-            b(id.to_string()),
-            st(b"TIME"),
-            b(now.to_string()),
-            st(b"RETRYCOUNT"),
-            st(b"1"),
-            st(b"FORCE"),
-            st(b"JUSTID"),
-            st(b"LASTID"),
-            b(id.to_string()),
-        ]);
-    }
 }
 
 /// One stream's part of the reply: `[key, entries]` (a map entry in RESP3).
@@ -126,6 +66,11 @@ fn streams_reply(resp: u8, parts: Vec<(Reply, Reply)>) -> Reply {
 }
 
 fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
+    // What a read changes propagates as its effects (XCLAIM, XGROUP SETID/CREATECONSUMER),
+    // never as the read itself (xreadCommand's preventCommandPropagation).
+    if group_cmd && ctx.state.propagation.is_active() {
+        ctx.prevent_propagation();
+    }
     let mut timeout: Option<i64> = None;
     let mut count: usize = 0;
     let mut streams_at = 0;
@@ -183,7 +128,7 @@ fn read_generic(ctx: &mut Ctx, a: &[Bytes], group_cmd: bool) -> CmdResult {
     let mut afters = Vec::with_capacity(n);
     for (key, arg) in keys.iter().zip(id_args) {
         // The key's type, and its group, are checked before its ID is parsed.
-        let last = read(ctx, key, |s: Option<&Stream>| {
+        let last = read_counted(ctx, key, |s: Option<&Stream>| {
             s.map(|s| {
                 (
                     s.last_id(),
@@ -266,11 +211,12 @@ fn serve_now(
     count: usize,
 ) -> Result<Option<Vec<Reply>>, RedisError> {
     let now = ctx.now;
+    let propagating = ctx.state.propagation.is_active();
     let Some(g) = group else {
         let After::Id(gt) = after else {
             unreachable!("`>` is refused without a group")
         };
-        return read(ctx, key, |s: Option<&Stream>| {
+        return read_counted(ctx, key, |s: Option<&Stream>| {
             let s = s.filter(|s| s.last_valid_id().is_some_and(|max| max > gt))?;
             let start = gt.incr().unwrap_or(StreamId::MIN);
             let limit = if count == 0 { usize::MAX } else { count };
@@ -283,9 +229,10 @@ fn serve_now(
         });
     };
     let mut created = false;
-    let mut delivered = Vec::new();
-    let mut pos: GroupPos = None;
+    let mut hit = false;
+    let mut effects = Vec::new();
     let out = modify(ctx, key, |s: &mut Stream| {
+        hit = true;
         let last = s.group(&g.group)?.last_id();
         let (start, history) = match after {
             After::Id(id) => (id.incr().unwrap_or(StreamId::MIN), true),
@@ -302,6 +249,8 @@ fn serve_now(
             .touch_consumer(&g.consumer, now);
         let mut entries = Vec::new();
         if history {
+            // A history read changes delivery counts only where it runs (Redis propagates
+            // nothing for it, not even a consumer it creates).
             s.read_history(&g.group, &g.consumer, start, count, now, |id, e| {
                 entries.push(match e {
                     Some(e) => entry_reply(e),
@@ -309,25 +258,82 @@ fn serve_now(
                 });
             });
         } else {
-            s.read_group(&g.group, &g.consumer, start, count, g.noack, now, |e| {
-                delivered.push(e.id);
+            effects = read_new(s, key, g, start, count, now, created, propagating, |e| {
                 entries.push(entry_reply(e))
             });
-            pos = s
-                .group(&g.group)
-                .map(|grp| (grp.last_id(), grp.entries_read()));
         }
         Some(entries)
     })?
     .and_then(|(r, _)| r);
-    propagate_group_read(ctx, key, g, &delivered, created, pos, now);
+    // This second lookup of the key is lookupKeyRead's too (xreadCommand looks every key up
+    // again to serve it).
+    note_read(ctx, key, hit);
     if created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     if out.is_some() {
         ctx.state.add_dirty(1);
     }
+    for e in effects {
+        ctx.also_propagate(e);
+    }
     Ok(out)
+}
+
+/// XREADGROUP `>` on one stream: delivers the new entries from `start` to the reader and
+/// returns how that reaches replicas and the AOF when `propagating`, as streamReplyWithRange
+/// propagates it: each entry made pending as an XCLAIM; with NOACK, a consumer it created as
+/// XGROUP CREATECONSUMER, and the group's new last ID as XGROUP SETID.
+#[allow(clippy::too_many_arguments)]
+fn read_new(
+    s: &mut Stream,
+    key: &[u8],
+    g: &GroupRead,
+    start: StreamId,
+    count: usize,
+    now: i64,
+    created: bool,
+    propagating: bool,
+    emit: impl FnMut(crate::types::stream::Entry<'_>),
+) -> Vec<Vec<Bytes>> {
+    let mut effects = Vec::new();
+    let before = s.group(&g.group).map(|grp| grp.last_id());
+    if propagating && created && g.noack {
+        effects.push(vec![
+            Bytes::from_static(b"XGROUP"),
+            Bytes::from_static(b"CREATECONSUMER"),
+            Bytes::copy_from_slice(key),
+            g.group.clone(),
+            g.consumer.clone(),
+        ]);
+    }
+    s.read_group_noting(
+        &g.group,
+        &g.consumer,
+        start,
+        count,
+        g.noack,
+        now,
+        emit,
+        |c| {
+            if propagating {
+                effects.push(xclaim_effect(key, &g.group, Bytes::from(c.id.to_vec()), &c));
+            }
+        },
+    );
+    if propagating && g.noack {
+        if let Some(grp) = s.group(&g.group) {
+            if Some(grp.last_id()) != before {
+                effects.push(setid_effect(
+                    key,
+                    &g.group,
+                    grp.last_id(),
+                    grp.entries_read(),
+                ));
+            }
+        }
+    }
+    effects
 }
 
 /// Serves a blocked reader from the ready key (serveClientsBlockedOnStreamKey and, for a
@@ -383,31 +389,29 @@ fn serve_blocked(
         .unwrap_or_default(),
         Some(g) => {
             let mut created = false;
-            let mut delivered = Vec::new();
-            let mut pos: GroupPos = None;
+            let mut effects = Vec::new();
+            let propagating = ctx.state.propagation.is_active();
             let entries = modify(ctx, key, |s: &mut Stream| {
                 created = s
                     .group_mut(&g.group)
                     .expect("looked up")
                     .touch_consumer(&g.consumer, now);
                 let mut entries = Vec::new();
-                s.read_group(&g.group, &g.consumer, start, count, g.noack, now, |e| {
-                    delivered.push(e.id);
+                effects = read_new(s, key, g, start, count, now, created, propagating, |e| {
                     entries.push(entry_reply(e))
                 });
-                pos = s
-                    .group(&g.group)
-                    .map(|grp| (grp.last_id(), grp.entries_read()));
                 entries
             })
             .ok()
             .flatten()
             .map_or_else(Vec::new, |(e, _)| e);
-            propagate_group_read(ctx, key, g, &delivered, created, pos, now);
             if created {
                 ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
             }
             ctx.state.add_dirty(1);
+            for e in effects {
+                ctx.also_propagate(e);
+            }
             entries
         }
     };

@@ -4,6 +4,7 @@
 //! (typed access, ID and entry replies, node limits, error mapping) are here.
 
 use crate::cmd::base::args::{self, Args};
+use crate::cmd::families::strings::note_read;
 use crate::cmd::runtime::blocking;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -13,7 +14,7 @@ use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use crate::types::stream::{
     parse_add_id, parse_range_end, parse_range_start, parse_strict_id, AddId, Entry, NodeLimits,
-    Stream, StreamError, StreamId, Trim, TrimStrategy,
+    PelChange, Stream, StreamError, StreamId, Trim, TrimStrategy,
 };
 use bytes::Bytes;
 
@@ -26,6 +27,62 @@ pub const COMMANDS: &[Row] = &[
     Row::new("xtrim", xtrim),
     Row::new("xsetid", xsetid),
 ];
+
+/// [`read`] as Redis's lookupKeyRead: the lookup also counts a keyspace hit (the key exists,
+/// whatever its type) or a miss with its `keymiss` event. XRANGE, XLEN, XREAD, XPENDING, XACK,
+/// XCLAIM, XAUTOCLAIM and XINFO look their key up this way; the other writers use
+/// lookupKeyWrite, which counts nothing.
+pub fn read_counted<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&Stream>) -> R,
+) -> Result<R, RedisError> {
+    let mut hit = false;
+    let r = read(ctx, key, |s: Option<&Stream>| {
+        hit = s.is_some();
+        f(s)
+    });
+    // WRONGTYPE comes from a key that exists: a hit, as Redis counts it before checkType.
+    note_read(ctx, key, hit || r.is_err());
+    r
+}
+
+/// How a pending entry a command changed reaches replicas and the AOF (streamPropagateXCLAIM):
+/// `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID LASTID last`, which sets
+/// it there whatever it was, or drops it when the entry is gone there too.
+pub fn xclaim_effect(key: &[u8], group: &[u8], id: Bytes, c: &PelChange<'_>) -> Vec<Bytes> {
+    let b = |x: &[u8]| Bytes::copy_from_slice(x);
+    vec![
+        Bytes::from_static(b"XCLAIM"),
+        b(key),
+        b(group),
+        b(c.consumer),
+        Bytes::from_static(b"0"),
+        id,
+        Bytes::from_static(b"TIME"),
+        Bytes::from(c.delivery_time.to_string()),
+        Bytes::from_static(b"RETRYCOUNT"),
+        Bytes::from(c.delivery_count.to_string()),
+        Bytes::from_static(b"FORCE"),
+        Bytes::from_static(b"JUSTID"),
+        Bytes::from_static(b"LASTID"),
+        Bytes::from(c.last_id.to_vec()),
+    ]
+}
+
+/// A group's last ID and read counter as they reach replicas and the AOF when no XCLAIM
+/// carries them (streamPropagateGroupID): `XGROUP SETID key group id ENTRIESREAD n`.
+pub fn setid_effect(key: &[u8], group: &[u8], last_id: StreamId, entries_read: i64) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"XGROUP"),
+        Bytes::from_static(b"SETID"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group),
+        Bytes::from(last_id.to_vec()),
+        Bytes::from_static(b"ENTRIESREAD"),
+        Bytes::from(entries_read.to_string()),
+    ]
+}
 
 /// The Redis error for a stream operation's refusal.
 pub fn stream_error(e: StreamError) -> RedisError {
@@ -76,8 +133,8 @@ struct AddTrimArgs {
     trim: Option<Trim>,
     /// Where the ID argument is (XADD).
     id_pos: usize,
-    /// Where the trim threshold argument is (0: none).
-    trim_pos: usize,
+    /// Where the trim threshold is (MAXLEN's count, MINID's ID), when there is one.
+    trim_at: usize,
 }
 
 /// streamParseAddOrTrimArgsOrReply: the options from argument 2 on, up to XADD's ID.
@@ -87,7 +144,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
         nomkstream: false,
         trim: None,
         id_pos: a.len(),
-        trim_pos: 0,
+        trim_at: 0,
     };
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
@@ -111,7 +168,7 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
             } else if more >= 2 && opts.peek().is_some_and(|n| n.as_ref() == b"=") {
                 opts.next();
             }
-            out.trim_pos = opts.position();
+            out.trim_at = opts.position();
             let Some(v) = opts.next() else {
                 return Err(RedisError::new(error::SYNTAX));
             };
@@ -151,7 +208,16 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
     if !xadd && strategy.is_none() {
         return Err(RedisError::new(error::XTRIM_NO_STRATEGY));
     }
+    // A command replayed from the AOF, or a replica's from its master, must do what it did
+    // there (mustObeyClient): its trim was rewritten to an exact one, which may keep a LIMIT.
+    let obey = ctx
+        .state
+        .persist
+        .loading
+        .load(std::sync::atomic::Ordering::Acquire)
+        || crate::cmd::runtime::cluster::feed::is_replica(ctx.state);
     let limit = match limit {
+        _ if obey => 0,
         Some(_) if !approx => return Err(RedisError::new(error::XTRIM_LIMIT_WITHOUT_APPROX)),
         Some(l) => l as u64,
         // `~` without LIMIT: at most 100 nodes' worth, within 10,000..1,000,000.
@@ -174,55 +240,6 @@ fn parse_add_trim(ctx: &Ctx, a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Red
     Ok(out)
 }
 
-/// What an approximate trim came to, for its propagation (streamRewriteTrimArgument): the
-/// stream's length for MAXLEN, its first ID for MINID.
-fn trim_threshold(s: &Stream, trim: Option<Trim>) -> Bytes {
-    match trim {
-        Some(Trim {
-            strategy: TrimStrategy::MaxLen(_),
-            ..
-        }) => Bytes::from(s.len().to_string()),
-        Some(_) => {
-            let first = s
-                .range(StreamId::MIN, StreamId::MAX, false)
-                .next()
-                .map_or(StreamId::MIN, |e| e.id);
-            Bytes::from(first.to_string())
-        }
-        None => Bytes::new(),
-    }
-}
-
-/// streamRewriteApproxSpecifier + streamRewriteTrimArgument: `~ <n>` propagates as
-/// `= <what the trim came to>`. Its LIMIT is left out: Redis keeps it and ignores it from a
-/// master or the AOF, where this server's own loader would refuse LIMIT without `~`.
-fn rewrite_approx_trim(
-    prop: &mut Vec<Bytes>,
-    trim_pos: usize,
-    trim: Option<Trim>,
-    threshold: Bytes,
-) {
-    if trim.is_some_and(|t| t.approx) && trim_pos > 0 && trim_pos < prop.len() {
-        prop[trim_pos - 1] = Bytes::from_static(b"=");
-        prop[trim_pos] = threshold;
-        // The options run from argument 2 up to XADD's ID (or the end, for XTRIM).
-        let mut j = 2;
-        while j + 1 < prop.len() {
-            if args::is(&prop[j], "limit") && j != trim_pos {
-                prop.drain(j..j + 2);
-                break;
-            }
-            if args::is(&prop[j], "maxlen") || args::is(&prop[j], "minid") {
-                j += if prop[j + 1].as_ref() == b"=" { 3 } else { 2 };
-            } else if args::is(&prop[j], "nomkstream") {
-                j += 1;
-            } else {
-                break;
-            }
-        }
-    }
-}
-
 fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
     let p = parse_add_trim(ctx, a, true)?;
@@ -237,15 +254,19 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = node_limits(ctx);
     let now = ctx.now.max(0) as u64;
     let trim = p.trim;
-    let run = |s: &mut Stream| -> Result<(StreamId, u64, Bytes), RedisError> {
+    let propagating = ctx.state.propagation.is_active();
+    let run = |s: &mut Stream| -> Result<(StreamId, u64, Option<Bytes>), RedisError> {
         if s.last_id() == StreamId::MAX {
             return Err(RedisError::new(error::XADD_EXHAUSTED));
         }
         let added = s.add(id, fields, now, limits).map_err(stream_error)?;
         let trimmed = trim.map_or(0, |t| s.trim(t));
-        Ok((added, trimmed, trim_threshold(s, trim)))
+        let exact = trim
+            .filter(|_| propagating)
+            .and_then(|t| exact_trim_arg(s, t));
+        Ok((added, trimmed, exact))
     };
-    let (added, trimmed, threshold) = if p.nomkstream {
+    let (added, trimmed, exact_trim) = if p.nomkstream {
         match modify(ctx, key, run)? {
             None => return Ok(Reply::Nil),
             Some((r, _)) => r?,
@@ -255,15 +276,6 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         // too large leaves an empty stream behind.
         upsert(ctx, key, Stream::new, |s: &mut Stream| Ok(run(s)))?.0?
     };
-    // Replicas and the AOF get the ID this server generated, and an approximate trim as
-    // the exact one it came to (Redis rewrites both: they depend on the clock and on node
-    // boundaries).
-    let mut prop = a.to_vec();
-    if p.id_pos < prop.len() {
-        prop[p.id_pos] = Bytes::from(added.to_string());
-    }
-    rewrite_approx_trim(&mut prop, p.trim_pos, trim, threshold);
-    ctx.propagate_as(prop);
     ctx.signal_modified(key);
     ctx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {
@@ -271,7 +283,38 @@ fn xadd(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
     ctx.state.add_dirty(1);
     blocking::key_ready(ctx.state, ctx.client.db, key);
+    // Replicas and the AOF get the ID made here and, for `~`, the trim it came to, so that
+    // replaying the command gives the same stream.
+    if propagating && (exact_trim.is_some() || id != AddId::Exact(added)) {
+        let mut argv = a.to_vec();
+        if id != AddId::Exact(added) {
+            argv[p.id_pos] = Bytes::from(added.to_vec());
+        }
+        rewrite_trim(&mut argv, p.trim_at, exact_trim);
+        ctx.propagate_as(argv);
+    }
     Ok(id_reply(added))
+}
+
+/// The threshold an approximate trim (`~`) propagates as, exactly: MAXLEN to the length it
+/// left, MINID to the first ID it left, tombstones included (streamRewriteTrimArgument).
+/// `None` for an exact trim, which replays as it is.
+fn exact_trim_arg(s: &Stream, t: Trim) -> Option<Bytes> {
+    if !t.approx {
+        return None;
+    }
+    Some(Bytes::from(match t.strategy {
+        TrimStrategy::MaxLen(_) => s.len().to_string().into_bytes(),
+        TrimStrategy::MinId(_) => s.first_id_with_tombstones().to_vec(),
+    }))
+}
+
+/// Replaces `~ <threshold>` at `at` with `= <exact>` (streamRewriteApproxSpecifier).
+fn rewrite_trim(argv: &mut [Bytes], at: usize, exact: Option<Bytes>) {
+    if let Some(v) = exact {
+        argv[at - 1] = Bytes::from_static(b"=");
+        argv[at] = v;
+    }
 }
 
 /// XRANGE/XREVRANGE (xrangeGenericCommand).
@@ -289,7 +332,7 @@ fn range(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> CmdResult {
             return Err(RedisError::new(error::SYNTAX));
         }
     }
-    read(ctx, &a[1], |s: Option<&Stream>| match s {
+    read_counted(ctx, &a[1], |s: Option<&Stream>| match s {
         None => Reply::Array(vec![]),
         Some(_) if count == 0 => Reply::NilArray,
         Some(s) => {
@@ -317,7 +360,7 @@ fn xrevrange(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 }
 
 fn xlen(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    read(ctx, &a[1], |s: Option<&Stream>| {
+    read_counted(ctx, &a[1], |s: Option<&Stream>| {
         Reply::Int(s.map_or(0, |s| s.len() as i64))
     })
 }
@@ -347,19 +390,20 @@ fn xtrim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
     let p = parse_add_trim(ctx, a, false)?;
     let t = p.trim.expect("XTRIM has a strategy once parsed");
-    let r = modify(ctx, key, |s: &mut Stream| {
-        (s.trim(t), trim_threshold(s, Some(t)))
-    })?;
-    let Some(((deleted, threshold), _)) = r else {
-        return Ok(Reply::Int(0));
-    };
-    let mut prop = a.to_vec();
-    rewrite_approx_trim(&mut prop, p.trim_pos, Some(t), threshold);
-    ctx.propagate_as(prop);
+    let (deleted, exact) = modify(ctx, key, |s: &mut Stream| {
+        let n = s.trim(t);
+        (n, exact_trim_arg(s, t))
+    })?
+    .map_or((0, None), |(r, _)| r);
     if deleted > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
         ctx.signal_modified(key);
         ctx.state.add_dirty(deleted);
+        if exact.is_some() && ctx.state.propagation.is_active() {
+            let mut argv = a.to_vec();
+            rewrite_trim(&mut argv, p.trim_at, exact);
+            ctx.propagate_as(argv);
+        }
     }
     Ok(Reply::Int(deleted as i64))
 }

@@ -1,5 +1,6 @@
 //! Background work on the server's state, as Redis's serverCron does it: active expiry, the
-//! idle-client timeout, and a master's replication PING. The server layer spawns
+//! idle-client timeout (and MIGRATE's idle connections), and a master's replication PING.
+//! The server layer spawns
 //! [`run`].
 
 use crate::cmd::runtime::state::ServerState;
@@ -106,7 +107,8 @@ async fn replication_ping(state: Arc<ServerState>) {
 }
 
 /// `timeout`: close clients idle longer than that many seconds, checked every second, with
-/// Redis's exemptions (subscribers, blocked clients, monitors).
+/// Redis's exemptions (subscribers, blocked clients, monitors); and MIGRATE's cached
+/// connections unused for 10 s.
 async fn idle_clients(state: Arc<ServerState>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -115,6 +117,10 @@ async fn idle_clients(state: Arc<ServerState>) {
             _ = state.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        // MIGRATE's connections unused for 10 s are closed, as Redis's cron does.
+        state
+            .migrate_sockets
+            .close_idle(state.clock.now_ms().div_euclid(1000));
         let timeout_s = state.config.read().timeout;
         if timeout_s == 0 {
             continue;
@@ -169,6 +175,9 @@ async fn active_expiry(state: Arc<ServerState>) {
                 } else {
                     state.keyspace.active_expire_round(state.clock.now_ms())
                 };
+                // Readers blocked on streams that expired are answered now, as Redis's
+                // beforeSleep does after the expiry cycle (handleClientsBlockedOnKeys).
+                crate::cmd::runtime::blocking::serve_ready(&state);
                 // A cluster master's replicas get the deletions.
                 crate::cmd::runtime::cluster::feed::commit(&state);
                 drop(guard);

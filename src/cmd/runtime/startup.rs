@@ -16,7 +16,15 @@ use bytes::Bytes;
 pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
     // Background saves and rewrites run on threads that hold the server.
     let _ = state.persist.server.set(std::sync::Arc::downgrade(state));
-    // The aclfile's users, as redis-server loads them at start.
+    // The process's OOM score, when the configuration adjusts it (setOOMScoreAdj at start).
+    if let Err(e) = crate::cmd::runtime::oom::apply(&state.config.read()) {
+        crate::log::warning(&e);
+    }
+    // The configuration's `user` lines, then the aclfile's users, as redis-server loads them
+    // at start.
+    if let Err(e) = acl::load_configured_users(state) {
+        crate::log::warning(&e);
+    }
     if let Err(e) = acl::load_file(state, None) {
         crate::log::warning(&e.to_string());
     }
@@ -47,6 +55,9 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                         if lock_history::on(&s) {
                             lock_history::removed(&s, db, key, false);
                         }
+                        // An expired stream fails its blocked group readers, as a deleted
+                        // one does (deleteExpiredKeyAndPropagate signals the key).
+                        blocking::key_ready(&s, db, key);
                     }
                     KeyEvent::New => notify::keyspace_event(&s, notify::NEW, "new", key, db),
                     KeyEvent::Ready => blocking::key_ready(&s, db, key),

@@ -109,6 +109,8 @@ pub struct ServerState {
     /// This server is a node of an in-process cluster (`--cluster N`); None otherwise, and
     /// then nothing of cluster mode runs (the request path and `call` test this once).
     pub cluster: Option<Arc<crate::cmd::runtime::cluster::registry::ClusterNode>>,
+    /// MIGRATE's cached connections to its targets.
+    pub migrate_sockets: crate::cmd::runtime::migrate::Cache,
 }
 
 impl ServerState {
@@ -172,6 +174,7 @@ impl ServerState {
             replication: Default::default(),
             lock_history: Default::default(),
             cluster,
+            migrate_sockets: Default::default(),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
         let start_s = state.clock.now_ms() / 1000;

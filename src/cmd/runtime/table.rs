@@ -209,9 +209,30 @@ impl Command {
         &self,
         args: &[Bytes],
     ) -> (Vec<usize>, Option<Vec<Vec<&'static str>>>) {
+        if self.name == "migrate" {
+            // Its key specs are incomplete: Redis asks migrateGetKeys instead.
+            let p = crate::cmd::runtime::migrate::key_positions(args);
+            let n = p.len();
+            return (p, Some(vec![vec!["RW", "access", "delete"]; n]));
+        }
         match self.meta.map(|m| meta::key_positions_and_flags(m, args)) {
-            Some((KeySearch::Keys(p), flags)) => (p, Some(flags)),
+            Some((KeySearch::Keys(p), flags)) => (p, Some(variable_key_flags(self, args, flags))),
             Some((KeySearch::NoKeys, _)) => (Vec::new(), Some(Vec::new())),
+            // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
+            // reads the first key and overwrites the STORE one.
+            Some((KeySearch::Unknown, _)) if self.name == "sort" => {
+                let p = crate::cmd::runtime::cluster::keys::sort_keys(args);
+                let f = (0..p.len())
+                    .map(|i| {
+                        if i == 0 {
+                            vec!["RO", "access"]
+                        } else {
+                            vec!["OW", "update"]
+                        }
+                    })
+                    .collect();
+                (p, Some(f))
+            }
             Some((KeySearch::Unknown, _)) | None => (self.key_range(args.len()).collect(), None),
         }
     }
@@ -229,6 +250,53 @@ impl Command {
             .step_by(step)
             .filter(move |_| valid)
     }
+}
+
+/// Key specs flagged `variable_flags` get their flags from the command line, as Redis's
+/// getkeys functions decide them: SET with GET reads the old value (RW access update), else it
+/// overwrites (OW update) (setGetKeys); BITFIELD with only GET and OVERFLOW operations reads
+/// (RO access), else it updates (RW access update) (bitfieldGetKeys).
+pub fn variable_key_flags(
+    c: &Command,
+    args: &[Bytes],
+    flags: Vec<Vec<&'static str>>,
+) -> Vec<Vec<&'static str>> {
+    let is = |a: &Bytes, w: &str| a.eq_ignore_ascii_case(w.as_bytes());
+    flags
+        .into_iter()
+        .map(|f| {
+            if !f.contains(&"variable_flags") {
+                return f;
+            }
+            match c.name {
+                "set" if args.iter().skip(3).any(|a| is(a, "get")) => {
+                    vec!["RW", "access", "update"]
+                }
+                "set" => vec!["OW", "update"],
+                "bitfield" if bitfield_reads_only(args) => vec!["RO", "access"],
+                "bitfield" => vec!["RW", "access", "update"],
+                _ => f.into_iter().filter(|x| *x != "variable_flags").collect(),
+            }
+        })
+        .collect()
+}
+
+/// bitfieldGetKeys: only complete GET and OVERFLOW operations (anything else, a syntax error
+/// included, counts as a write).
+fn bitfield_reads_only(args: &[Bytes]) -> bool {
+    let is = |a: &Bytes, w: &str| a.eq_ignore_ascii_case(w.as_bytes());
+    let mut i = 2;
+    while i < args.len() {
+        let rest = args.len() - i - 1;
+        if is(&args[i], "get") && rest >= 2 {
+            i += 3;
+        } else if is(&args[i], "overflow") && rest >= 1 {
+            i += 2;
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 /// A noop handler for container rows, whose subcommands do the work.

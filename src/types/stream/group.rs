@@ -33,6 +33,26 @@ impl Nack {
     }
 }
 
+/// A pending entry as a read or a claim left it (or, when its stream entry is gone and it is
+/// dropped, as it was): what the command layer propagates as `XCLAIM key group consumer 0 id
+/// TIME t RETRYCOUNT n FORCE JUSTID LASTID last` (streamPropagateXCLAIM), so that a replica
+/// or the AOF holds the same PEL.
+#[derive(Clone, Copy, Debug)]
+pub struct PelChange<'a> {
+    /// The entry.
+    pub id: StreamId,
+    /// Its place among the IDs given (XCLAIM propagates the ID as it was typed); 0 otherwise.
+    pub arg: usize,
+    /// The consumer that holds it.
+    pub consumer: &'a [u8],
+    /// Its delivery time (ms).
+    pub delivery_time: i64,
+    /// Its delivery count.
+    pub delivery_count: u64,
+    /// The group's last delivered ID at that point.
+    pub last_id: StreamId,
+}
+
 /// A consumer of a group (streamConsumer; 7.0 keeps only its seen-time).
 #[derive(Clone, Debug)]
 pub struct Consumer {
@@ -121,6 +141,8 @@ pub struct Claim {
     pub consumer_created: bool,
     /// Pending entries whose stream entry is gone were dropped.
     pub dropped: usize,
+    /// LASTID raised the group's last ID.
+    pub last_id_moved: bool,
 }
 
 /// What XAUTOCLAIM did besides the entries it emitted.
@@ -442,7 +464,23 @@ impl Stream {
         count: usize,
         noack: bool,
         now: i64,
+        emit: impl FnMut(Entry<'_>),
+    ) -> usize {
+        self.read_group_noting(group, consumer, start, count, noack, now, emit, |_| {})
+    }
+
+    /// [`Stream::read_group`], telling `note` each entry that became pending.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_group_noting(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        start: StreamId,
+        count: usize,
+        noack: bool,
+        now: i64,
         mut emit: impl FnMut(Entry<'_>),
+        mut note: impl FnMut(PelChange<'_>),
     ) -> usize {
         let meta = self.meta();
         let Some((nodes, g)) = self.entries_and_group(group) else {
@@ -464,6 +502,14 @@ impl Stream {
             emit(e);
             if !noack {
                 g.assign(e.id, &name, now, 1);
+                note(PelChange {
+                    id: e.id,
+                    arg: 0,
+                    consumer: &name,
+                    delivery_time: now,
+                    delivery_count: 1,
+                    last_id: g.last_id,
+                });
             }
             n += 1;
             if count != 0 && n == count {
@@ -523,7 +569,22 @@ impl Stream {
         ids: &[StreamId],
         opts: &ClaimOptions,
         now: i64,
+        emit: impl FnMut(Entry<'_>),
+    ) -> Claim {
+        self.claim_noting(group, consumer, ids, opts, now, emit, |_| {})
+    }
+
+    /// [`Stream::claim`], telling `note` each entry claimed, and each dropped as it was.
+    #[allow(clippy::too_many_arguments)]
+    pub fn claim_noting(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        ids: &[StreamId],
+        opts: &ClaimOptions,
+        now: i64,
         mut emit: impl FnMut(Entry<'_>),
+        mut note: impl FnMut(PelChange<'_>),
     ) -> Claim {
         let mut out = Claim::default();
         let Some((nodes, g)) = self.entries_and_group(group) else {
@@ -532,6 +593,7 @@ impl Stream {
         if let Some(last) = opts.last_id {
             if last > g.last_id {
                 g.last_id = last;
+                out.last_id_moved = true;
             }
         }
         let time = match opts.delivery_time {
@@ -539,9 +601,18 @@ impl Stream {
             _ => now,
         };
         let mut name: Option<Arc<[u8]>> = None;
-        for &id in ids {
+        for (arg, &id) in ids.iter().enumerate() {
             let Some(e) = super::iter::range_in(nodes, id, id, false).next() else {
-                if g.drop_nack(id) {
+                if let Some(n) = g.pel.get(&id) {
+                    note(PelChange {
+                        id,
+                        arg,
+                        consumer: &n.consumer,
+                        delivery_time: n.delivery_time,
+                        delivery_count: n.delivery_count,
+                        last_id: g.last_id,
+                    });
+                    g.drop_nack(id);
                     out.dropped += 1;
                 }
                 continue;
@@ -573,6 +644,14 @@ impl Stream {
             };
             g.assign(id, &name, time, count);
             emit(e);
+            note(PelChange {
+                id,
+                arg,
+                consumer: &name,
+                delivery_time: time,
+                delivery_count: count,
+                last_id: g.last_id,
+            });
             out.claimed += 1;
         }
         out
@@ -592,7 +671,34 @@ impl Stream {
         count: usize,
         justid: bool,
         now: i64,
+        emit: impl FnMut(Entry<'_>),
+    ) -> AutoClaim {
+        self.autoclaim_noting(
+            group,
+            consumer,
+            min_idle,
+            start,
+            count,
+            justid,
+            now,
+            emit,
+            |_| {},
+        )
+    }
+
+    /// [`Stream::autoclaim`], telling `note` each entry claimed, and each dropped as it was.
+    #[allow(clippy::too_many_arguments)]
+    pub fn autoclaim_noting(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        min_idle: i64,
+        start: StreamId,
+        count: usize,
+        justid: bool,
+        now: i64,
         mut emit: impl FnMut(Entry<'_>),
+        mut note: impl FnMut(PelChange<'_>),
     ) -> AutoClaim {
         let mut out = AutoClaim::default();
         let Some((nodes, g)) = self.entries_and_group(group) else {
@@ -611,6 +717,14 @@ impl Stream {
             };
             cursor = Bound::Excluded(id);
             let Some(e) = super::iter::range_in(nodes, id, id, false).next() else {
+                note(PelChange {
+                    id,
+                    arg: 0,
+                    consumer: &n.consumer,
+                    delivery_time: n.delivery_time,
+                    delivery_count: n.delivery_count,
+                    last_id: g.last_id,
+                });
                 g.drop_nack(id);
                 out.deleted.push(id);
                 left -= 1;
@@ -631,6 +745,14 @@ impl Stream {
             };
             g.assign(id, &name, now, deliveries);
             emit(e);
+            note(PelChange {
+                id,
+                arg: 0,
+                consumer: &name,
+                delivery_time: now,
+                delivery_count: deliveries,
+                last_id: g.last_id,
+            });
             out.claimed += 1;
             left -= 1;
         }

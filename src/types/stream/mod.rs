@@ -31,7 +31,7 @@ mod tests_model;
 use std::collections::BTreeMap;
 
 pub use group::{
-    AutoClaim, Claim, ClaimOptions, Consumer, Group, LoadPelIssue, Nack, PendingEntry,
+    AutoClaim, Claim, ClaimOptions, Consumer, Group, LoadPelIssue, Nack, PelChange, PendingEntry,
     PendingSummary,
 };
 pub use id::{
@@ -224,6 +224,19 @@ impl Stream {
     /// The last ID generated or set (what `$` means).
     pub fn last_id(&self) -> StreamId {
         self.inner.last_id
+    }
+
+    /// The first entry's ID, tombstones included (streamGetEdgeID(s, 1, 0)), or the largest ID
+    /// when there is none: an approximate MINID trim propagates as an exact one to this ID.
+    pub fn first_id_with_tombstones(&self) -> StreamId {
+        self.inner
+            .nodes
+            .iter()
+            .find_map(|(&k, n)| {
+                let p = n.first_entry()?;
+                Some(n.entry_at(StreamId::from_key(k), p).id)
+            })
+            .unwrap_or(StreamId::MAX)
     }
 
     /// The nodes in order: each one's master ID and its listpack, byte for byte as Redis

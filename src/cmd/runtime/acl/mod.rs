@@ -10,7 +10,6 @@ pub use registry::{Acl, LogEntry};
 
 pub mod user;
 
-use crate::cmd::base::args::is;
 use crate::cmd::base::flags::*;
 use crate::cmd::runtime::acl::user::{self as acl_user, Denied, User};
 use crate::cmd::runtime::client::Client;
@@ -32,16 +31,30 @@ pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
         *ctx.client.info.user.lock() = ctx.client.user.clone();
         return true;
     }
-    state.acl.add_log(LogEntry {
-        count: 1,
-        reason: "auth",
-        context: if ctx.in_script { "lua" } else { "toplevel" },
-        object: Bytes::from_static(b"AUTH"),
-        username: Bytes::copy_from_slice(user),
-        ctime_ms: state.clock.now_ms(),
-        client_info: client_info(ctx.state, ctx.client),
-    });
+    let max = acllog_max_len(state);
+    state.acl.add_log(
+        LogEntry {
+            count: 1,
+            reason: "auth",
+            context: if ctx.in_script { "lua" } else { "toplevel" },
+            object: Bytes::from_static(b"AUTH"),
+            username: Bytes::copy_from_slice(user),
+            ctime_ms: state.clock.now_ms(),
+            client_info: client_info(ctx.state, ctx.client),
+        },
+        max,
+    );
     false
+}
+
+/// acllog-max-len: how many entries ACL LOG keeps.
+fn acllog_max_len(state: &ServerState) -> usize {
+    state
+        .config
+        .read()
+        .get("acllog-max-len")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
 }
 
 fn client_info(state: &ServerState, c: &Client) -> String {
@@ -112,21 +125,16 @@ fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTar
             need
         };
         let (positions, spec_flags) = cmd.keys_and_flags_in(args);
-        let set_without_get = name == "set" && !args.iter().skip(3).any(|a| is(a, "get"));
         let range_need = || {
             let (read, write) = crate::cmd::base::meta::key_access(m);
             (if read { acl_user::READ } else { 0 }) | (if write { acl_user::WRITE } else { 0 })
         };
         for (i, p) in positions.into_iter().enumerate() {
-            let mut need = match &spec_flags {
+            let need = match &spec_flags {
                 Some(f) => f.get(i).map_or(0, |f| access(f)),
                 // No key spec could say: the access of all the command's specs.
                 None => range_need(),
             };
-            if set_without_get {
-                // SET's flags vary (setGetKeys): without GET it only overwrites.
-                need &= !acl_user::READ;
-            }
             keys.push((p, need));
         }
     }
@@ -259,15 +267,71 @@ fn log_denied(
         Denied::Key(p) => ("key", args[p].clone()),
         Denied::Channel(p) => ("channel", args[p].clone()),
     };
-    state.acl.add_log(LogEntry {
-        count: 1,
-        reason,
-        context,
-        object: Bytes::copy_from_slice(&object),
-        username: Bytes::copy_from_slice(user.as_bytes()),
-        ctime_ms: state.clock.now_ms(),
-        client_info: client_info(state, client),
-    });
+    let max = acllog_max_len(state);
+    state.acl.add_log(
+        LogEntry {
+            count: 1,
+            reason,
+            context,
+            object: Bytes::copy_from_slice(&object),
+            username: Bytes::copy_from_slice(user.as_bytes()),
+            ctime_ms: state.clock.now_ms(),
+            client_info: client_info(state, client),
+        },
+        max,
+    );
+}
+
+/// ACLLoadConfiguredUsers: the configuration's `user` lines (the default user is reset
+/// first, the others created), each rule applied in order; the first rule that fails stops
+/// the loading with Redis's words. Users in the configuration and an aclfile together are
+/// refused, as redis-server refuses them.
+pub fn load_configured_users(state: &ServerState) -> Result<(), String> {
+    let (lines, aclfile, all_channels) = {
+        let c = state.config.read();
+        (
+            c.users.clone(),
+            c.aclfile.is_some(),
+            c.get("acl-pubsub-default").as_deref() == Some("allchannels"),
+        )
+    };
+    if lines.is_empty() {
+        return Ok(());
+    }
+    if aclfile {
+        return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+    }
+    let mut users = state.acl.users.write();
+    for line in &lines {
+        let name = &line[0];
+        let mut u = match users.get(name) {
+            Some(existing) if name == "default" => {
+                let mut u = existing.clone();
+                u.apply_under(b"reset", all_channels)
+                    .expect("reset is a valid rule");
+                u
+            }
+            _ => User::created(name, all_channels),
+        };
+        let rules = acl_user::merge_selector_args(&line[1..]).map_err(|_| {
+            format!("Unmatched parenthesis in acl selector for the user named '{name}'")
+        })?;
+        for r in &rules {
+            if let Err(e) = u.apply_under(r, all_channels) {
+                return Err(format!(
+                    "Error loading ACL rule '{}' for the user named '{name}': {}",
+                    String::from_utf8_lossy(r),
+                    e.text()
+                ));
+            }
+        }
+        if !u.enabled {
+            crate::log::notice(&format!("The user '{name}' is disabled (there is no 'on' modifier in the user description). Make sure this is not a configuration error."));
+        }
+        users.insert(name.clone(), u);
+    }
+    state.acl.refresh_open(&users);
+    Ok(())
 }
 
 /// Load the aclfile named in the configuration, if any, replacing every user (ACLLoadFromFile):
@@ -279,6 +343,8 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
     let Some(path) = state.config.read().aclfile.clone() else {
         return Ok(());
     };
+    let all_channels =
+        state.config.read().get("acl-pubsub-default").as_deref() == Some("allchannels");
     let raw = std::fs::read(&path)
         .map_err(|e| format!("Error loading ACLs, opening file '{path}': {e}"))?;
     let text = String::from_utf8_lossy(&raw);
@@ -310,7 +376,7 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
             ));
             continue;
         }
-        let mut u = User::new(name);
+        let mut u = User::created(name, all_channels);
         let args = match acl_user::merge_selector_args(&words[2..]) {
             Ok(a) => a,
             Err(_) => {
@@ -323,7 +389,7 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
         let mut syntax_error = false;
         for a in &args {
             let a = trim_bytes(a);
-            if let Err(e) = u.apply(a) {
+            if let Err(e) = u.apply_under(a, all_channels) {
                 if e == acl_user::RuleError::UnknownCommand {
                     errors.push_str(&format!(
                         "{path}:{n}: Error in applying operation '{}': {}. ",

@@ -7,9 +7,6 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Entries the ACL log keeps (acllog-max-len's default).
-pub(crate) const LOG_MAX: usize = 128;
-
 /// One ACL LOG entry.
 pub struct LogEntry {
     pub(crate) count: u64,
@@ -98,7 +95,8 @@ impl Acl {
             .is_some_and(|u| u.enabled && u.password_ok(pass))
     }
 
-    pub(crate) fn add_log(&self, entry: LogEntry) {
+    /// Add a denial to the log, which keeps the `max` newest (acllog-max-len).
+    pub(crate) fn add_log(&self, entry: LogEntry, max: usize) {
         let mut log = self.log.lock();
         // Redis merges an entry into a similar one less than a minute old, and moves it first.
         // Only the ten newest entries are looked at, as in Redis.
@@ -117,6 +115,6 @@ impl Acl {
             return;
         }
         log.push_front(entry);
-        log.truncate(LOG_MAX);
+        log.truncate(max);
     }
 }

@@ -699,6 +699,44 @@ impl User {
         }
     }
 
+    /// ACLCreateUser under `acl-pubsub-default`: a new user may use every channel when it
+    /// says `allchannels`.
+    pub fn created(name: &str, all_channels: bool) -> User {
+        let mut u = User::new(name);
+        if all_channels {
+            u.apply(b"allchannels").expect("a valid rule");
+        }
+        u
+    }
+
+    /// [`User::apply`] under `acl-pubsub-default`: `reset` also grants every channel when it
+    /// says `allchannels`, as ACLSetUser's reset does.
+    pub fn apply_under(&mut self, op: &[u8], all_channels: bool) -> Result<(), RuleError> {
+        self.apply(op)?;
+        if all_channels && op.eq_ignore_ascii_case(b"reset") {
+            self.apply(b"allchannels")?;
+        }
+        Ok(())
+    }
+
+    /// Whether a client of this user may stay subscribed to `channel` (a pattern when
+    /// `pattern`: it must be allowed literally), as ACLKillPubsubClientsIfNeeded checks after
+    /// the user changed.
+    pub fn may_subscribe(&self, channel: &[u8], pattern: bool) -> bool {
+        std::iter::once(&self.root)
+            .chain(self.selectors.iter())
+            .any(|s| {
+                s.allchannels
+                    || s.channels.iter().any(|p| {
+                        if pattern {
+                            p == channel
+                        } else {
+                            glob_match(p, channel, false)
+                        }
+                    })
+            })
+    }
+
     /// The default user: `on nopass ~* &* +@all`.
     pub fn default_user() -> User {
         let mut u = User::new("default");

@@ -103,15 +103,7 @@ fn movable(cmd: &Command, args: &[Bytes]) -> Vec<usize> {
             }
             (s + 1..s + 1 + rest / 2).collect()
         }
-        "migrate" => {
-            if args.len() > 3 && !args[3].is_empty() {
-                return vec![3];
-            }
-            match (6..args.len()).find(|&i| is(&args[i], "keys")) {
-                Some(k) => (k + 1..args.len()).collect(),
-                None => Vec::new(),
-            }
-        }
+        "migrate" => crate::cmd::runtime::migrate::key_positions(args),
         _ => match cmd.meta.map(|m| meta::key_positions(m, args)) {
             Some(meta::KeySearch::Keys(k)) => k,
             _ => cmd.key_range(args.len()).collect(),

@@ -89,6 +89,10 @@ pub fn redacted(argv: &[Bytes]) -> Vec<Bytes> {
     } else if is(0, "migrate") {
         let mut i = 6;
         while i < argv.len() {
+            if is(i, "keys") {
+                // The rest are keys, never options (MIGRATE's own loop stops here).
+                break;
+            }
             if is(i, "auth") && i + 1 < argv.len() {
                 out[i + 1] = red();
                 i += 2;
