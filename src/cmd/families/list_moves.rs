@@ -196,6 +196,7 @@ fn pop_first(
         let Some((mut items, deleted)) = popped else {
             continue;
         };
+        ctx.propagate_as(pop_effect(key, end, count));
         elements_removed(ctx, key, end, deleted);
         return Ok(Some(match count {
             Some(_) => key_and_elements(key, items),
@@ -206,6 +207,18 @@ fn pop_first(
         }));
     }
     Ok(None)
+}
+
+/// What a pop from `key` propagates as (Redis rewrites BLPOP/BRPOP to LPOP/RPOP key, and
+/// LMPOP/BLMPOP to LPOP/RPOP key count): replicas and the AOF pop from the list that was
+/// chosen, never block.
+fn pop_effect(key: &Bytes, end: End, count: Option<i64>) -> Vec<Bytes> {
+    let name: &'static [u8] = if end == End::Left { b"LPOP" } else { b"RPOP" };
+    let mut v = vec![Bytes::from_static(name), key.clone()];
+    if let Some(c) = count {
+        v.push(Bytes::from(c.to_string()));
+    }
+    v
 }
 
 fn lmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
@@ -226,6 +239,7 @@ fn serve_pop(end: End, count: Option<i64>) -> Serve {
                 deleted: true,
             });
         };
+        ctx.also_propagate(pop_effect(key, end, count));
         let reply = match count {
             Some(_) => {
                 elements_removed(ctx, key, end, deleted);
