@@ -370,9 +370,7 @@ fn reload(ctx: &Ctx, opts: &[Bytes]) -> CmdResult {
     match debug_reload(ctx.state, merge, noflush, nosave) {
         Ok(()) => Ok(Reply::ok()),
         Err(ReloadError::Save) => Err(error::err("ERR")),
-        Err(_) => Err(error::err(
-            "ERR Error trying to load the RDB dump, check server logs.",
-        )),
+        Err(_) => Err(error::err("ERR Error trying to load the RDB dump")),
     }
 }
 

@@ -186,7 +186,8 @@ pub fn empty_data(state: &ServerState, now: i64) {
 pub enum ReloadError {
     /// The save before the load failed (-ERR).
     Save,
-    /// There was no file to load ("Error trying to load the RDB dump, check server logs.").
+    /// There was no file to load, or a library in it was already loaded ("Error trying to load
+    /// the RDB dump").
     Load,
     /// The file did not load: the server stops, as redis-server exits.
     Fatal,
@@ -216,6 +217,13 @@ pub fn debug_reload(
             Ok(())
         }
         Ok(None) => Err(ReloadError::Load),
+        // A library that is already there (NOFLUSH without MERGE) is no corruption: Redis
+        // logs it and DEBUG RELOAD answers the load error; the server carries on.
+        Err((LoadError::Function(e), _)) => {
+            crate::log::warning(&format!("Failed loading library, {e}"));
+            crate::log::warning("Short read or OOM loading DB. Unrecoverable error, aborting now.");
+            Err(ReloadError::Load)
+        }
         Err((e, offset)) => {
             log_failure(&e, offset);
             state.shutdown.cancel();
