@@ -752,6 +752,14 @@ def scenario_failure(run):
                    60, step=0.2, what="M2 to come back as a replica")
         wait_until(lambda side=side: "fail" not in text(side.cmd("M0", "CLUSTER", "NODES")),
                    30, what="the fail flag to clear")
+        # Every node learns by gossip that the old master now replicates: on a busy machine a
+        # real cluster's M0 still listed M2 as a slotless master for a moment.
+        wait_until(lambda side=side: all(
+            " slave " in line or ",slave " in line
+            for n in ("M0", "M1", "R0", "R1", "R2")
+            for line in text(side.cmd(n, "CLUSTER", "NODES")).splitlines()
+            if line.startswith(side.id_of_sym["M2"])),
+            30, step=0.2, what="every node to see the old master as a replica")
     topology(run, "after the failed master came back")
     run.step("M2", "GET", "foo", label="failure: old master redirects")
 
