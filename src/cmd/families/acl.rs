@@ -10,7 +10,6 @@ use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
 
 const ACL_SUBS: &[Row] = &[
     Row::new("cat", acl_cat),
@@ -90,12 +89,7 @@ fn kill_revoked_subscribers(ctx: &mut Ctx, name: &str, user: &User) {
         .clients
         .lock()
         .iter()
-        .filter(|(_, c)| {
-            let subs = c.subscriptions.load(Ordering::Relaxed)
-                + c.pattern_subscriptions.load(Ordering::Relaxed)
-                + c.shard_subscriptions.load(Ordering::Relaxed);
-            subs > 0 && c.user.lock().as_str() == name
-        })
+        .filter(|(_, c)| c.subscription_count() > 0 && c.user.lock().as_str() == name)
         .map(|(id, c)| (*id, c.kill.clone()))
         .collect();
     for (id, kill) in victims {

@@ -57,6 +57,13 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
+    /// Channels, patterns and shard channels the client is subscribed to.
+    pub fn subscription_count(&self) -> usize {
+        self.subscriptions.load(Ordering::Relaxed)
+            + self.pattern_subscriptions.load(Ordering::Relaxed)
+            + self.shard_subscriptions.load(Ordering::Relaxed)
+    }
+
     pub fn new(id: u64, addr: String, laddr: String) -> Self {
         ClientInfo {
             id,
@@ -214,9 +221,7 @@ impl Client {
 
     /// Channels, patterns and shard channels this client is subscribed to.
     pub fn subscription_count(&self) -> usize {
-        self.info.subscriptions.load(Ordering::Relaxed)
-            + self.info.pattern_subscriptions.load(Ordering::Relaxed)
-            + self.info.shard_subscriptions.load(Ordering::Relaxed)
+        self.info.subscription_count()
     }
 
     /// Blocked in BLPOP and friends: the connection runs no request until it is served,

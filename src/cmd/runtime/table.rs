@@ -3,6 +3,7 @@
 //! name with Redis's errors. The rows themselves live in their families
 //! (`cmd/families/`); `cmd/mod.rs` builds the one table of the process from them.
 
+use crate::cmd::base::args::is;
 use crate::cmd::base::flags;
 use crate::cmd::base::meta::{self, KeySearch, Meta};
 use crate::cmd::runtime::state::Ctx;
@@ -261,7 +262,6 @@ pub fn variable_key_flags(
     args: &[Bytes],
     flags: Vec<Vec<&'static str>>,
 ) -> Vec<Vec<&'static str>> {
-    let is = |a: &Bytes, w: &str| a.eq_ignore_ascii_case(w.as_bytes());
     flags
         .into_iter()
         .map(|f| {
@@ -284,7 +284,6 @@ pub fn variable_key_flags(
 /// bitfieldGetKeys: only complete GET and OVERFLOW operations (anything else, a syntax error
 /// included, counts as a write).
 fn bitfield_reads_only(args: &[Bytes]) -> bool {
-    let is = |a: &Bytes, w: &str| a.eq_ignore_ascii_case(w.as_bytes());
     let mut i = 2;
     while i < args.len() {
         let rest = args.len() - i - 1;

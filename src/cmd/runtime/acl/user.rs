@@ -433,22 +433,25 @@ impl Selector {
                 }
             }
         }
-        if !self.allchannels {
-            for &(pos, pattern) in channels {
-                let ch = &args[pos];
-                let ok = self.channels.iter().any(|p| {
-                    if pattern {
-                        p == ch
-                    } else {
-                        glob_match(p, ch, false)
-                    }
-                });
-                if !ok {
-                    return Err(Denied::Channel(pos));
-                }
+        for &(pos, pattern) in channels {
+            if !self.allows_channel(&args[pos], pattern) {
+                return Err(Denied::Channel(pos));
             }
         }
         Ok(())
+    }
+
+    /// Whether this selector allows `channel`; a pattern (PSUBSCRIBE) must be allowed as
+    /// written, not merely matched.
+    fn allows_channel(&self, channel: &[u8], pattern: bool) -> bool {
+        self.allchannels
+            || self.channels.iter().any(|p| {
+                if pattern {
+                    p == channel
+                } else {
+                    glob_match(p, channel, false)
+                }
+            })
     }
 
     /// ACLDescribeSelector: keys, channels, then the command rules.
@@ -725,16 +728,7 @@ impl User {
     pub fn may_subscribe(&self, channel: &[u8], pattern: bool) -> bool {
         std::iter::once(&self.root)
             .chain(self.selectors.iter())
-            .any(|s| {
-                s.allchannels
-                    || s.channels.iter().any(|p| {
-                        if pattern {
-                            p == channel
-                        } else {
-                            glob_match(p, channel, false)
-                        }
-                    })
-            })
+            .any(|s| s.allows_channel(channel, pattern))
     }
 
     /// The default user: `on nopass ~* &* +@all`.
