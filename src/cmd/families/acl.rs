@@ -3,7 +3,9 @@
 //! subsystem's (`runtime/acl/`, hence the shared name).
 
 use crate::cmd::base::args::is;
-use crate::cmd::runtime::acl::user::{self as acl_user, Denied, User, CATEGORIES};
+use crate::cmd::runtime::acl::selector::{self, Denied, Selector};
+use crate::cmd::runtime::acl::universe::{universe, CATEGORIES};
+use crate::cmd::runtime::acl::user::User;
 use crate::cmd::runtime::acl::{check_user, load_file};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
@@ -43,7 +45,7 @@ fn acl_setuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .clone()
         .unwrap_or_else(|| User::created(&name, all_channels));
     // A selector split over several arguments is joined first (ACLMergeSelectorArguments).
-    let ops = acl_user::merge_selector_args(&a[3..]).map_err(|at| {
+    let ops = selector::merge_selector_args(&a[3..]).map_err(|at| {
         error::err(format!(
             "ERR Unmatched parenthesis in acl selector starting at '{}'.",
             String::from_utf8_lossy(&a[3 + at])
@@ -137,7 +139,7 @@ fn acl_getuser(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Ok(Reply::Nil);
     };
     let s = |v: &'static str| Reply::bulk_static(v);
-    let describe = |sel: &acl_user::Selector| {
+    let describe = |sel: &Selector| {
         vec![
             (s("commands"), Reply::bulk_str(&sel.describe_commands())),
             (s("keys"), Reply::bulk_str(&sel.keys_field())),
@@ -204,7 +206,7 @@ fn acl_cat(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(error::err(format!("ERR Unknown category '{shown}'")));
     };
     Ok(Reply::Array(
-        acl_user::universe()
+        universe()
             .in_category(cat)
             .map(Reply::bulk_static)
             .collect(),

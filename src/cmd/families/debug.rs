@@ -375,9 +375,9 @@ fn reload(ctx: &Ctx, opts: &[Bytes]) -> CmdResult {
 }
 
 /// DEBUG LOADAOF: the append-only log written out, the dataset emptied and the log loaded
-/// back (see `runtime::persist::aof::debug_loadaof`).
+/// back (see `runtime::persist::aof::load::debug_loadaof`).
 fn loadaof(ctx: &Ctx) -> CmdResult {
-    crate::cmd::runtime::persist::aof::debug_loadaof(ctx.state);
+    crate::cmd::runtime::persist::aof::load::debug_loadaof(ctx.state);
     Ok(Reply::ok())
 }
 

@@ -176,7 +176,7 @@ fn bgrewriteaof(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
             "Background append only file rewriting scheduled",
         ));
     }
-    match aof::rewrite_background(ctx.state) {
+    match aof::rewrite::rewrite_background(ctx.state) {
         Ok(()) => Ok(Reply::simple(
             "Background append only file rewriting started",
         )),

@@ -42,7 +42,7 @@ async fn persistence(state: Arc<ServerState>) {
                 match rdb {
                     Some(d) => save::start_due(&state, d),
                     None => {
-                        let _ = aof::rewrite_background(&state);
+                        let _ = aof::rewrite::rewrite_background(&state);
                     }
                 }
                 drop(guard);

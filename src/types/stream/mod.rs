@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+mod delivery;
 mod group;
 mod id;
 mod iter;
@@ -30,10 +31,8 @@ mod tests_model;
 
 use std::collections::BTreeMap;
 
-pub use group::{
-    AutoClaim, Claim, ClaimOptions, Consumer, Group, LoadPelIssue, Nack, PelChange, PendingEntry,
-    PendingSummary,
-};
+pub use delivery::{AutoClaim, Claim, ClaimOptions};
+pub use group::{Consumer, Group, LoadPelIssue, Nack, PelChange, PendingEntry, PendingSummary};
 pub use id::{
     parse_add_id, parse_id, parse_interval, parse_range_end, parse_range_start, parse_strict_id,
     AddId, IdBuf, StreamError, StreamId,

@@ -1,6 +1,8 @@
 //! ACL: the user registry, the permission check every command (and every `redis.call`) goes
 //! through, authentication, the ACL log, the aclfile, and the ACL command. Users and their
-//! rules are in [`crate::cmd::runtime::acl::user`].
+//! rules are in [`crate::cmd::runtime::acl::user`], their selectors in
+//! [`crate::cmd::runtime::acl::selector`], the commands they speak about in
+//! [`crate::cmd::runtime::acl::universe`].
 //!
 //! requirepass is the default user's password, as in Redis: setting it replaces the default
 //! user's passwords (`resetpass >pw`), clearing it makes the user `nopass`.
@@ -8,10 +10,13 @@
 pub mod registry;
 pub use registry::{Acl, LogEntry};
 
+pub mod selector;
+pub mod universe;
 pub mod user;
 
 use crate::cmd::base::flags::*;
-use crate::cmd::runtime::acl::user::{self as acl_user, Denied, User};
+use crate::cmd::runtime::acl::selector::Denied;
+use crate::cmd::runtime::acl::user::User;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
@@ -95,7 +100,7 @@ fn arity_ok(name: &str, args: &[Bytes]) -> bool {
 pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> (String, bool) {
     let name = crate::cmd::runtime::table::fullname(parent, cmd);
     if parent.is_none() && args.len() >= 2 {
-        let u = acl_user::universe();
+        let u = universe::universe();
         if let Some(id) = u.id(&name) {
             if u.has_children(id) {
                 let sub = format!("{name}|{}", String::from_utf8_lossy(&args[1]));
@@ -117,8 +122,8 @@ fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTar
             let mut need = 0;
             for f in flags {
                 match *f {
-                    "access" => need |= acl_user::READ,
-                    "insert" | "delete" | "update" => need |= acl_user::WRITE,
+                    "access" => need |= selector::READ,
+                    "insert" | "delete" | "update" => need |= selector::WRITE,
                     _ => {}
                 }
             }
@@ -127,7 +132,7 @@ fn targets(name: &str, cmd: &Command, args: &[Bytes]) -> (KeyTargets, ChannelTar
         let (positions, spec_flags) = cmd.keys_and_flags_in(args);
         let range_need = || {
             let (read, write) = crate::cmd::base::meta::key_access(m);
-            (if read { acl_user::READ } else { 0 }) | (if write { acl_user::WRITE } else { 0 })
+            (if read { selector::READ } else { 0 }) | (if write { selector::WRITE } else { 0 })
         };
         for (i, p) in positions.into_iter().enumerate() {
             let need = match &spec_flags {
@@ -313,7 +318,7 @@ pub fn load_configured_users(state: &ServerState) -> Result<(), String> {
             }
             _ => User::created(name, all_channels),
         };
-        let rules = acl_user::merge_selector_args(&line[1..]).map_err(|_| {
+        let rules = selector::merge_selector_args(&line[1..]).map_err(|_| {
             format!("Unmatched parenthesis in acl selector for the user named '{name}'")
         })?;
         for r in &rules {
@@ -377,7 +382,7 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
             continue;
         }
         let mut u = User::created(name, all_channels);
-        let args = match acl_user::merge_selector_args(&words[2..]) {
+        let args = match selector::merge_selector_args(&words[2..]) {
             Ok(a) => a,
             Err(_) => {
                 errors.push_str(&format!(
@@ -390,7 +395,7 @@ pub fn load_file(state: &ServerState, keep: Option<u64>) -> Result<(), String> {
         for a in &args {
             let a = trim_bytes(a);
             if let Err(e) = u.apply_under(a, all_channels) {
-                if e == acl_user::RuleError::UnknownCommand {
+                if e == selector::RuleError::UnknownCommand {
                     errors.push_str(&format!(
                         "{path}:{n}: Error in applying operation '{}': {}. ",
                         String::from_utf8_lossy(a),

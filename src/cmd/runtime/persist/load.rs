@@ -136,7 +136,7 @@ pub fn log_failure(e: &LoadError, offset: u64) {
 pub fn load_at_start(state: &ServerState) -> Result<(), ()> {
     let started = Instant::now();
     if settings::aof_enabled(&state.config.read()) {
-        return crate::cmd::runtime::persist::aof::load_at_start(state);
+        return crate::cmd::runtime::persist::aof::load::load_at_start(state);
     }
     let path = settings::rdb_path(&state.config.read());
     let opts = options(state, true, true);

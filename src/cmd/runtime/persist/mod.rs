@@ -1,6 +1,7 @@
 //! Persistence, as redis-server 7.0 does it: RDB saves (SAVE, BGSAVE, the `save` points:
 //! `save.rs`), loading at start and DEBUG RELOAD (`load.rs`), the append-only log
-//! (`aof.rs`), what they read from the configuration (`settings.rs`) and keep
+//! (`aof/`: its state and run-time switch in `mod.rs`, loading in `load.rs`, BGREWRITEAOF in
+//! `rewrite.rs`), what they read from the configuration (`settings.rs`) and keep
 //! (`registry.rs`). The formats are `crate::rdb`'s and `crate::aof`'s.
 //!
 //! This file holds what the request path asks of persistence: refusing writes while the disk

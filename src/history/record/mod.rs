@@ -10,15 +10,15 @@
 //! with patterns (globs), the keys that match. From then on every change of that key is
 //! recorded, whoever makes it.
 
-use super::event::{
-    Cause, ClientRef, ClockMove, Event, FencedWrite, History, KeyChange, KeyState, Proof, What,
-};
+mod store;
+
+use super::event::{Cause, ClientRef, ClockMove, Event, FencedWrite, History, Proof, What};
 use crate::glob::Glob;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use store::{Inner, Ring, St, Stored, NODE_RING};
 
 /// How a recorder is set up.
 #[derive(Clone, Debug)]
@@ -81,63 +81,6 @@ pub(crate) struct ChangeIn<'a> {
     pub(crate) args: &'a [&'a [u8]],
     /// The change came from a transaction whose WATCH covered the key.
     pub(crate) watched: bool,
-}
-
-#[derive(Clone, Debug)]
-enum St {
-    Gone,
-    Str(Bytes),
-    Hash(Box<[(Bytes, i64)]>),
-    Other(&'static str),
-}
-
-/// A stored key change (about 100 bytes, the owner's bytes shared with the keyspace).
-#[derive(Clone, Debug)]
-struct Stored {
-    seq: u64,
-    t: i64,
-    real: i64,
-    ttl_ms: i64,
-    /// Index into `Inner::clients` (u32::MAX: none).
-    client: u32,
-    /// Index into `Inner::by` (the command, script, function).
-    by: u32,
-    cause: Cause,
-    proof: Proof,
-    state: St,
-}
-
-struct Ring {
-    db: u32,
-    key: Bytes,
-    events: VecDeque<Stored>,
-    /// Events of this key were dropped: the oldest kept one follows a gap.
-    gap: bool,
-}
-
-/// What made a change: the command, the script's SHA, the function's name.
-type By = (Arc<str>, Arc<str>, Arc<str>);
-
-/// Where the global order queue points.
-const NODE_RING: u32 = u32::MAX;
-
-#[derive(Default)]
-struct Inner {
-    settings: Settings,
-    globs: Vec<Glob>,
-    rings: Vec<Ring>,
-    index: HashMap<(u32, Bytes), u32, ahash::RandomState>,
-    /// Every kept event in recording order: (seq, ring), some stale after per-key drops.
-    order: VecDeque<(u64, u32)>,
-    /// Clock moves, restarts, faults, fenced writes.
-    node_events: VecDeque<(u64, i64, i64, What)>,
-    clients: Vec<Arc<ClientRef>>,
-    client_index: HashMap<ClientRef, u32, ahash::RandomState>,
-    by: Vec<By>,
-    by_index: HashMap<By, u32, ahash::RandomState>,
-    seq: u64,
-    kept: usize,
-    bytes: usize,
 }
 
 /// The recorder of one server node.
@@ -459,79 +402,10 @@ impl Recorder {
     }
 }
 
-impl Inner {
-    fn client(&mut self, c: &ClientRef) -> u32 {
-        if let Some(&i) = self.client_index.get(c) {
-            return i;
-        }
-        let i = self.clients.len() as u32;
-        self.clients.push(Arc::new(c.clone()));
-        self.client_index.insert(c.clone(), i);
-        self.bytes += 96 + c.name.len() + c.addr.len() + c.user.len();
-        i
-    }
-
-    fn by(&mut self, command: &str, script: &str, function: &str) -> u32 {
-        let key: By = (command.into(), script.into(), function.into());
-        if let Some(&i) = self.by_index.get(&key) {
-            return i;
-        }
-        let i = self.by.len() as u32;
-        self.by.push(key.clone());
-        self.by_index.insert(key, i);
-        i
-    }
-
-    fn drop_oldest_of(&mut self, ring: u32) {
-        let r = &mut self.rings[ring as usize];
-        if let Some(e) = r.events.pop_front() {
-            let heap = match &e.state {
-                St::Str(b) => b.len() + 32,
-                St::Hash(f) => f.iter().map(|(k, _)| k.len() + 40).sum::<usize>() + 16,
-                _ => 0,
-            };
-            r.gap = true;
-            self.kept -= 1;
-            self.bytes = self
-                .bytes
-                .saturating_sub(std::mem::size_of::<Stored>() + 16 + heap);
-        }
-    }
-
-    fn event(&self, node: &str, ring: &Ring, e: &Stored, gap: bool) -> Event {
-        let (command, script, function) = &self.by[e.by as usize];
-        let state = match &e.state {
-            St::Gone => KeyState::Gone,
-            St::Str(b) => KeyState::Str(b.to_vec()),
-            St::Hash(f) => KeyState::Hash(f.iter().map(|(k, c)| (k.to_vec(), *c)).collect()),
-            St::Other(t) => KeyState::Other(t.to_string()),
-        };
-        let mut ev = Event::new(
-            node,
-            e.t,
-            e.real,
-            What::Key(KeyChange {
-                db: ring.db,
-                key: ring.key.to_vec(),
-                cause: e.cause,
-                client: (e.client != u32::MAX).then(|| (*self.clients[e.client as usize]).clone()),
-                command: command.to_string(),
-                script: script.to_string(),
-                function: function.to_string(),
-                state,
-                ttl_ms: e.ttl_ms,
-                proof: e.proof,
-                gap,
-            }),
-        );
-        ev.seq = e.seq;
-        ev
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::event::KeyState;
 
     fn change<'a>(key: &'a [u8], state: StateIn, made: Made, args: &'a [&'a [u8]]) -> ChangeIn<'a> {
         ChangeIn {
