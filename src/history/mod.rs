@@ -65,7 +65,7 @@
 
 mod check;
 pub mod cli;
-mod client;
+mod client_ops;
 mod event;
 pub mod html;
 mod json;
@@ -75,7 +75,7 @@ pub(crate) mod record;
 mod timebase;
 
 pub use check::{CheckOptions, Report, Violation, ViolationKind};
-pub use client::{ClientRecorder, OpCall};
+pub use client_ops::{ClientRecorder, OpCall};
 pub use event::{
     Cause, ClientOp, ClientRef, ClockMove, Event, FencedWrite, History, HistoryError, KeyChange,
     KeyState, OpKind, Proof, What,

@@ -17,21 +17,21 @@
 mod convert;
 mod engine;
 mod ffi;
-mod function_cmds;
 mod functions;
 mod host;
 mod lib_fn;
+mod library_admin;
 mod libs;
 mod raw;
 mod redis_lib;
 mod registration;
 mod run;
 pub mod script_flags;
-mod watch;
+mod watchdog;
 
 pub use engine::sha1_hex;
-pub use function_cmds::{RestorePolicy, ScriptMemory};
 pub use host::Host;
+pub use library_admin::{RestorePolicy, ScriptMemory};
 
 use crate::error::{self, RedisError};
 use engine::{sha_str, Engine};
@@ -39,7 +39,7 @@ use host::{HookState, HostPtr, SlotRef};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use watch::Watch;
+use watchdog::Watch;
 
 /// Default cap on the interpreter's memory: a hostile script gets an error, not the server.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;

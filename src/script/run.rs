@@ -5,7 +5,7 @@
 
 use super::engine::{self, sha_str, Engine};
 use super::host::{HookState, HostPtr, HOOK_EVERY};
-use super::watch::{CallArgs, Running, StatePtr};
+use super::watchdog::{CallArgs, Running, StatePtr};
 use super::{convert, ffi, raw, script_flags, EvalKind, Host, Scripting};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;

@@ -6,7 +6,7 @@
 //! NX/XX/CH). A search reads the source set under its shard lock and copies the points out;
 //! STORE and STOREDIST then write the destination on their own, as setKey does.
 
-use crate::cmd::base::args::is;
+use crate::cmd::base::args::{is, Args};
 use crate::cmd::families::zsets::zadd_generic;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;
@@ -308,11 +308,10 @@ fn search_in(
     let mut sort = Sort::None;
     let mut any = false;
     let mut count: i64 = 0;
-    let rest = &a[base.min(a.len())..];
-    let remaining = rest.len();
-    let mut i = 0;
-    while i < remaining {
-        let arg = &rest[i];
+    let mut rest = Args::new(a, base);
+    while let Some(arg) = rest.next() {
+        // An option whose value is read only where it applies (otherwise it is another
+        // case, or a syntax error).
         if is(arg, "withdist") {
             withdist = true;
         } else if is(arg, "withhash") {
@@ -325,40 +324,48 @@ fn search_in(
             sort = Sort::Asc;
         } else if is(arg, "desc") {
             sort = Sort::Desc;
-        } else if is(arg, "count") && i + 1 < remaining {
-            count = crate::cmd::base::args::int(&rest[i + 1])?;
+        } else if let Some(v) = rest.value_of(arg, "count") {
+            count = crate::cmd::base::args::int(v)?;
             if count <= 0 {
                 return Err(RedisError::new(error::GEO_COUNT_POSITIVE));
             }
-            i += 1;
-        } else if (is(arg, "store") || is(arg, "storedist"))
-            && i + 1 < remaining
-            && !nostore
-            && !geosearch
+        } else if let Some(v) = (!nostore && !geosearch)
+            .then(|| {
+                rest.value_of(arg, "store")
+                    .or_else(|| rest.value_of(arg, "storedist"))
+            })
+            .flatten()
         {
-            storekey = Some(rest[i + 1].clone());
+            storekey = Some(v.clone());
             storedist = is(arg, "storedist");
-            i += 1;
         } else if is(arg, "storedist") && form == Form::SearchStore {
             storedist = true;
-        } else if is(arg, "frommember") && i + 1 < remaining && geosearch && !fromloc {
+        } else if let Some(v) = (geosearch && !fromloc)
+            .then(|| rest.value_of(arg, "frommember"))
+            .flatten()
+        {
             if let Some(z) = z {
-                center =
-                    member_pos(z, &rest[i + 1]).ok_or(RedisError::new(error::GEO_NO_MEMBER))?;
+                center = member_pos(z, v).ok_or(RedisError::new(error::GEO_NO_MEMBER))?;
             }
             frommember = true;
-            i += 1;
-        } else if is(arg, "fromlonlat") && i + 2 < remaining && geosearch && !frommember {
-            center = lonlat(&rest[i + 1..i + 3])?;
+        } else if let Some(v) = (geosearch && !frommember)
+            .then(|| rest.values_of(arg, "fromlonlat", 2))
+            .flatten()
+        {
+            center = lonlat(v)?;
             fromloc = true;
-            i += 2;
-        } else if is(arg, "byradius") && i + 2 < remaining && geosearch && !bybox {
-            let (r, c) = radius(&rest[i + 1..i + 3])?;
+        } else if let Some(v) = (geosearch && !bybox)
+            .then(|| rest.values_of(arg, "byradius", 2))
+            .flatten()
+        {
+            let (r, c) = radius(v)?;
             (extent, conversion) = (Extent::Radius(r), c);
             byradius = true;
-            i += 2;
-        } else if is(arg, "bybox") && i + 3 < remaining && geosearch && !byradius {
-            let (w, h, c) = box_size(&rest[i + 1..i + 4])?;
+        } else if let Some(v) = (geosearch && !byradius)
+            .then(|| rest.values_of(arg, "bybox", 3))
+            .flatten()
+        {
+            let (w, h, c) = box_size(v)?;
             (extent, conversion) = (
                 Extent::Box {
                     width: w,
@@ -367,11 +374,9 @@ fn search_in(
                 c,
             );
             bybox = true;
-            i += 3;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        i += 1;
     }
     if storekey.is_some() && (withdist || withhash || withcoords) {
         return Err(RedisError::new(if form == Form::SearchStore {

@@ -5,7 +5,7 @@
 //! moved; the socket steps leave this worker's other tasks to other threads
 //! (`runtime::migrate`).
 
-use crate::cmd::base::args::{self, is};
+use crate::cmd::base::args::{self, is, Args};
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::migrate::{Failure, Target};
@@ -43,37 +43,32 @@ fn options(a: &[Bytes]) -> Result<Options<'_>, RedisError> {
         password: None,
         keys: &a[3..4],
     };
-    let mut j = 6;
-    while j < a.len() {
-        let more = a.len() - 1 - j;
-        let opt = &a[j];
+    let mut rest = Args::new(a, 6);
+    while let Some(opt) = rest.next() {
         if is(opt, "copy") {
             o.copy = true;
         } else if is(opt, "replace") {
             o.replace = true;
         } else if is(opt, "auth") {
-            if more == 0 {
+            let Some(p) = rest.next() else {
                 return Err(RedisError::new(error::SYNTAX));
-            }
-            j += 1;
-            o.password = Some(&a[j]);
+            };
+            o.password = Some(p.as_ref());
         } else if is(opt, "auth2") {
-            if more < 2 {
+            let Some(v) = rest.take(2) else {
                 return Err(RedisError::new(error::SYNTAX));
-            }
-            o.username = Some(&a[j + 1]);
-            o.password = Some(&a[j + 2]);
-            j += 2;
+            };
+            o.username = Some(v[0].as_ref());
+            o.password = Some(v[1].as_ref());
         } else if is(opt, "keys") {
             if !a[3].is_empty() {
                 return Err(RedisError::new(error::MIGRATE_KEYS_WITH_KEY));
             }
-            o.keys = &a[j + 1..];
+            o.keys = rest.rest();
             break;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     Ok(o)
 }

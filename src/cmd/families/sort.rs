@@ -389,7 +389,7 @@ fn compare(x: &Item, y: &Item, alpha: bool, bypattern: bool) -> Ordering {
 /// Redis's sortGetKeys, for COMMAND GETKEYS: the sorted key, and the key after the last STORE
 /// (LIMIT skips two arguments, GET and BY one; a STORE's key is scanned as an option too).
 pub fn key_positions(args: &[Bytes]) -> Vec<usize> {
-    crate::cmd::runtime::cluster::keys::sort_keys(args)
+    crate::cmd::runtime::table::sort_keys(args)
 }
 
 #[cfg(test)]

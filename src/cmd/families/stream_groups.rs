@@ -290,46 +290,37 @@ fn xclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let min_idle = args::int(&a[4])
         .map_err(|_| RedisError::new(error::XCLAIM_MIN_IDLE))?
         .max(0);
-    let mut j = 5;
+    // The IDs, up to the first argument that is not one; the options after them.
+    let mut rest = Args::new(a, 5);
     let mut ids = Vec::new();
-    while j < a.len() {
-        match strict_id(&a[j]) {
-            Ok(id) => ids.push(id),
-            Err(_) => break,
-        }
-        j += 1;
+    while let Some(id) = rest.peek().and_then(|v| strict_id(v).ok()) {
+        ids.push(id);
+        rest.next();
     }
     let now = ctx.now;
     let mut opts = ClaimOptions {
         min_idle,
         ..Default::default()
     };
-    while j < a.len() {
-        let more = a.len() - 1 - j;
-        let o = &a[j];
+    while let Some(o) = rest.next() {
         if args::is(o, "force") {
             opts.force = true;
         } else if args::is(o, "justid") {
             opts.justid = true;
-        } else if args::is(o, "idle") && more > 0 {
-            j += 1;
-            let idle = args::int(&a[j]).map_err(|_| RedisError::new(error::XCLAIM_IDLE))?;
+        } else if let Some(v) = rest.value_of(o, "idle") {
+            let idle = args::int(v).map_err(|_| RedisError::new(error::XCLAIM_IDLE))?;
             opts.delivery_time = Some(now.wrapping_sub(idle));
-        } else if args::is(o, "time") && more > 0 {
-            j += 1;
+        } else if let Some(v) = rest.value_of(o, "time") {
             opts.delivery_time =
-                Some(args::int(&a[j]).map_err(|_| RedisError::new(error::XCLAIM_TIME))?);
-        } else if args::is(o, "retrycount") && more > 0 {
-            j += 1;
-            let n = args::int(&a[j]).map_err(|_| RedisError::new(error::XCLAIM_RETRYCOUNT))?;
+                Some(args::int(v).map_err(|_| RedisError::new(error::XCLAIM_TIME))?);
+        } else if let Some(v) = rest.value_of(o, "retrycount") {
+            let n = args::int(v).map_err(|_| RedisError::new(error::XCLAIM_RETRYCOUNT))?;
             opts.retry_count = (n >= 0).then_some(n as u64);
-        } else if args::is(o, "lastid") && more > 0 {
-            j += 1;
-            opts.last_id = Some(strict_id(&a[j])?);
+        } else if let Some(v) = rest.value_of(o, "lastid") {
+            opts.last_id = Some(strict_id(v)?);
         } else {
             return Err(error::xclaim_option(o));
         }
-        j += 1;
     }
     let justid = opts.justid;
     let mut out = Vec::new();
@@ -394,20 +385,17 @@ fn xautoclaim(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let start = parse_range_start(&a[5]).map_err(stream_error)?;
     let mut count: usize = 100;
     let mut justid = false;
-    let mut j = 6;
-    while j < a.len() {
-        let more = a.len() - 1 - j;
-        if args::is(&a[j], "count") && more > 0 {
+    let mut rest = Args::new(a, 6);
+    while let Some(o) = rest.next() {
+        if let Some(v) = rest.value_of(o, "count") {
             // LONG_MAX / max(sizeof(streamID), attempts factor 10).
             let max = i64::MAX / 16;
-            count = args::long_in(&a[j + 1], 1, max, Some(error::XAUTOCLAIM_COUNT))? as usize;
-            j += 1;
-        } else if args::is(&a[j], "justid") {
+            count = args::long_in(v, 1, max, Some(error::XAUTOCLAIM_COUNT))? as usize;
+        } else if args::is(o, "justid") {
             justid = true;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
-        j += 1;
     }
     need_group(ctx, key, group, false)?;
     let now = ctx.now;

@@ -323,14 +323,12 @@ fn range(ctx: &mut Ctx, a: &[Bytes], rev: bool) -> CmdResult {
     let start = parse_range_start(start_arg).map_err(stream_error)?;
     let end = parse_range_end(end_arg).map_err(stream_error)?;
     let mut count: i64 = -1;
-    let mut j = 4;
-    while j < a.len() {
-        if args::is(&a[j], "count") && j + 1 < a.len() {
-            count = args::int(&a[j + 1])?.max(0);
-            j += 2;
-        } else {
+    let mut rest = Args::new(a, 4);
+    while let Some(o) = rest.next() {
+        let Some(v) = rest.value_of(o, "count") else {
             return Err(RedisError::new(error::SYNTAX));
-        }
+        };
+        count = args::int(v)?.max(0);
     }
     read_counted(ctx, &a[1], |s: Option<&Stream>| match s {
         None => Reply::Array(vec![]),

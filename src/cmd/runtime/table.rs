@@ -222,7 +222,7 @@ impl Command {
             // SORT's STORE key has no key spec Redis can search: it runs sortGetKeys, which
             // reads the first key and overwrites the STORE one.
             Some((KeySearch::Unknown, _)) if self.name == "sort" => {
-                let p = crate::cmd::runtime::cluster::keys::sort_keys(args);
+                let p = sort_keys(args);
                 let f = (0..p.len())
                     .map(|i| {
                         if i == 0 {
@@ -279,6 +279,26 @@ pub fn variable_key_flags(
             }
         })
         .collect()
+}
+
+/// SORT's keys (Redis's sortGetKeys): the key, and the last STORE destination; LIMIT's two
+/// arguments and GET's and BY's one are skipped, so a pattern named `store` is not one.
+pub fn sort_keys(args: &[Bytes]) -> Vec<usize> {
+    let mut keys = vec![1];
+    let mut store = None;
+    let mut i = 2;
+    while i < args.len() {
+        if is(&args[i], "limit") {
+            i += 2;
+        } else if is(&args[i], "get") || is(&args[i], "by") {
+            i += 1;
+        } else if is(&args[i], "store") && i + 1 < args.len() {
+            store = Some(i + 1);
+        }
+        i += 1;
+    }
+    keys.extend(store);
+    keys
 }
 
 /// bitfieldGetKeys: only complete GET and OVERFLOW operations (anything else, a syntax error

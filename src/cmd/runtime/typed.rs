@@ -2,6 +2,11 @@
 //! read a value of one type (WRONGTYPE otherwise), modify it in place and delete the key once it
 //! is empty (as Redis does), overwrite or delete a destination key (Redis's setKey /
 //! dbDelete), and read several keys at once under one set of shard locks.
+//!
+//! What belongs here: the ways a family reaches a value of its type through `Ctx` (the
+//! lookup, its keyspace statistics and events, the type check, the empty-key rule) and the
+//! encoding limits they read from the configuration. What one family does with the value
+//! stays in that family's file; what the keyspace does without a command is `crate::keyspace`.
 
 use crate::cmd::runtime::keyspace_events as notify;
 use crate::cmd::runtime::state::Ctx;

@@ -2,6 +2,11 @@
 //! client): the same table and [`crate::cmd::runtime::call::call`] as every other caller, holding
 //! the server lock, as a client with no connection. The keyspace's events, WATCH, tracking and
 //! blocked clients see these writes as they see a client's.
+//!
+//! What belongs here: running a command for a caller that is not a connection, the refusals
+//! such a caller gets (commands that need a connection, block or queue), and running any
+//! other API call under the server lock as a command would (`locked`). Named for the
+//! embedding API's direct access (a database handle's `set`, `get`, `command`).
 
 use crate::cmd::base::flags::{BLOCKING, NEEDS_CONNECTION, NO_MULTI};
 use crate::cmd::runtime::client::Client;

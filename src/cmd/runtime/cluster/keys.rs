@@ -1,8 +1,9 @@
 //! The keys a cluster node routes a command by, as Redis 7.0's getKeysFromCommand finds them:
 //! the legacy range (first key, last key, step: COMMAND INFO's) for most commands, and for
-//! the commands with movable keys the command's own rule (EVAL's numkeys, ZUNIONSTORE's
-//! destination and numkeys, SORT's STORE, XREAD's STREAMS, MIGRATE's KEYS, ...). Shard
-//! channels are keys here (SSUBSCRIBE, SPUBLISH), as they are for Redis's routing.
+//! the commands with movable keys the table's key-spec evaluator (EVAL's numkeys,
+//! ZUNIONSTORE's destination and numkeys, SORT's STORE, XREAD's STREAMS, MIGRATE's KEYS,
+//! ...), save the two commands whose getkeys procedure disagrees with their key specs.
+//! Shard channels are keys here (SSUBSCRIBE, SPUBLISH), as they are for Redis's routing.
 
 use crate::cmd::base::args::is;
 use crate::cmd::base::meta;
@@ -46,87 +47,38 @@ pub fn positions(rule: Rule, cmd: &Command, args: &[Bytes]) -> Vec<usize> {
     }
 }
 
-/// `n` keys from `first` when `args[numkeys]` says so (Redis's genericGetKeys: none when the
-/// count is below 1 or more than there are arguments).
-fn counted(args: &[Bytes], numkeys: usize, first: usize) -> Vec<usize> {
-    let n = args
-        .get(numkeys)
-        .and_then(|a| std::str::from_utf8(a).ok())
-        .and_then(|s| s.parse::<i64>().ok())
-        .unwrap_or(0);
-    if n < 1 || n as usize > args.len().saturating_sub(first) {
-        return Vec::new();
-    }
-    (first..first + n as usize).collect()
-}
-
+/// A movable-keys command's keys: the table's key-spec evaluator ([`Command::keys_in`], the
+/// one COMMAND GETKEYS and ACL use), except where Redis's cluster routing, which asks the
+/// command's getkeys procedure instead (getKeysFromCommand), finds other keys: GEORADIUS's
+/// destination is the last STORE or STOREDIST given (its key specs find the first of each),
+/// and an unbalanced XREAD STREAMS list has no keys (its key specs take half, rounded down).
 fn movable(cmd: &Command, args: &[Bytes]) -> Vec<usize> {
     match cmd.name {
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => counted(args, 2, 3),
-        "lmpop" | "zmpop" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" => {
-            counted(args, 1, 2)
-        }
-        "blmpop" | "bzmpop" => counted(args, 2, 3),
-        "zunionstore" | "zinterstore" | "zdiffstore" => {
-            let mut k = counted(args, 2, 3);
-            if !k.is_empty() {
-                k.insert(0, 1);
-            }
-            k
-        }
-        "sort" => sort_keys(args),
-        "sort_ro" | "bitfield" | "set" => vec![1],
-        "georadius" | "georadiusbymember" => {
-            // The key, then a STORE / STOREDIST destination (the last one given).
-            let mut keys = vec![1];
-            let start = if cmd.name == "georadius" { 6 } else { 5 };
-            let mut dest = None;
-            let mut i = start;
-            while i < args.len() {
-                if (is(&args[i], "store") || is(&args[i], "storedist")) && i + 1 < args.len() {
-                    dest = Some(i + 1);
-                    i += 1;
-                }
-                i += 1;
-            }
-            keys.extend(dest);
-            keys
-        }
+        "georadius" | "georadiusbymember" => georadius_keys(cmd, args),
         "xread" | "xreadgroup" => {
-            let from = if cmd.name == "xread" { 1 } else { 4 };
-            let Some(s) = (from..args.len()).find(|&i| is(&args[i], "streams")) else {
-                return Vec::new();
-            };
-            let rest = args.len() - s - 1;
-            if rest == 0 || !rest.is_multiple_of(2) {
-                return Vec::new();
+            let keys = cmd.keys_in(args);
+            match keys.first() {
+                Some(&first) if !(args.len() - first).is_multiple_of(2) => Vec::new(),
+                _ => keys,
             }
-            (s + 1..s + 1 + rest / 2).collect()
         }
-        "migrate" => crate::cmd::runtime::migrate::key_positions(args),
-        _ => match cmd.meta.map(|m| meta::key_positions(m, args)) {
-            Some(meta::KeySearch::Keys(k)) => k,
-            _ => cmd.key_range(args.len()).collect(),
-        },
+        _ => cmd.keys_in(args),
     }
 }
 
-/// SORT's keys (Redis's sortGetKeys): the key, and the last STORE destination; LIMIT's two
-/// arguments and GET's and BY's one are skipped, so a pattern named `store` is not one.
-pub fn sort_keys(args: &[Bytes]) -> Vec<usize> {
+/// georadiusGetKeys: the key, then the last STORE / STOREDIST destination given.
+fn georadius_keys(cmd: &Command, args: &[Bytes]) -> Vec<usize> {
     let mut keys = vec![1];
-    let mut store = None;
-    let mut i = 2;
+    let start = if cmd.name == "georadius" { 6 } else { 5 };
+    let mut dest = None;
+    let mut i = start;
     while i < args.len() {
-        if is(&args[i], "limit") {
-            i += 2;
-        } else if is(&args[i], "get") || is(&args[i], "by") {
+        if (is(&args[i], "store") || is(&args[i], "storedist")) && i + 1 < args.len() {
+            dest = Some(i + 1);
             i += 1;
-        } else if is(&args[i], "store") && i + 1 < args.len() {
-            store = Some(i + 1);
         }
         i += 1;
     }
-    keys.extend(store);
+    keys.extend(dest);
     keys
 }

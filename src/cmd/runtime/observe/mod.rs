@@ -3,6 +3,11 @@
 //! errorstats), the slow log, latency events and the MONITOR feed.
 //! `runtime::call::call` reports every command here; the request path reports what it
 //! refused before running it.
+//!
+//! What belongs here: what is recorded about commands after (or instead of) running them,
+//! and the state it is kept in (`registry.rs`); never anything that changes what a command
+//! does. The commands that read it (SLOWLOG, LATENCY, MONITOR, INFO's sections) are
+//! families of the same names.
 
 pub mod latency;
 pub mod monitor;
