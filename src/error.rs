@@ -340,9 +340,10 @@ pub const TRACKING_OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mo
 pub const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
 pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
-/// REPLICAOF host port: resplock has no replication (a deliberate difference, see README).
-pub const NO_REPLICATION: &str =
-    "ERR REPLICAOF is not supported: resplock is a standalone server without replication";
+/// REPLICAOF host port from a client that is itself a replica of this server.
+pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client is a replica.";
+/// SYNC/PSYNC on a replica whose own master link is down.
+pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
 
 /// `ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.`
 /// (Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.)

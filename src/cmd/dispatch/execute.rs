@@ -107,6 +107,14 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         let writes = writes(state, client, cmd, parent);
         crate::cmd::runtime::persist::disk_error(state, writes, cmd)
             .or_else(|| crate::cmd::runtime::replication::write_refused(state, writes))
+            .or_else(|| {
+                // A script that declares its flags writes unless `no-writes`
+                // (evalGetCommandFlags).
+                crate::cmd::runtime::replication::readonly_refused(state, || {
+                    let mut script = ScriptFlags::of(cmd);
+                    pause::script_writes(state, cmd, &args, &mut script).unwrap_or(writes)
+                })
+            })
     } {
         Some((cmd, parent, e))
     } else {

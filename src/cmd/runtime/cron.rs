@@ -164,6 +164,7 @@ async fn active_expiry(state: Arc<ServerState>) {
                 // A client pause keeps the dataset constant: no active expiry meanwhile.
                 let slowest_del = if crate::cmd::runtime::pause::is_paused(&state)
                     || crate::cmd::runtime::cluster::feed::is_replica(&state)
+                    || state.replication.is_replica()
                 {
                     // A replica leaves expiry to its master (it gets the deletions).
                     Duration::ZERO

@@ -141,6 +141,9 @@ impl Host for ScriptHost<'_> {
         {
             return Ok(denied);
         }
+        if c.has(flags::WRITE) && crate::cmd::runtime::replication::readonly_replica(self.state) {
+            return Err(error::READONLY_REPLICA);
+        }
         if crate::cmd::runtime::evict::script_call_refused(
             self.state,
             c,
@@ -192,6 +195,11 @@ impl Host for ScriptHost<'_> {
 
     fn prepare(&mut self, script_flags: u32) -> Result<(), RedisError> {
         use crate::script::script_flags as sf;
+        if script_flags & sf::NO_WRITES == 0
+            && crate::cmd::runtime::replication::readonly_replica(self.state)
+        {
+            return Err(RedisError::new(error::READONLY_SCRIPT));
+        }
         let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) else {
             return Ok(());
         };

@@ -5,7 +5,9 @@
 //! acknowledgements; and WAIT, which counts them. The replica's socket is the connection
 //! layer's (`connection/replica.rs`): this module never waits on anything.
 
+pub mod link;
 pub mod registry;
+pub mod role;
 
 pub use registry::{Handshake, SyncRequest};
 
@@ -56,10 +58,10 @@ pub fn feed(state: &ServerState, db: usize, args: &[Bytes]) {
 
 fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
     let r = &state.replication;
-    let mut backlog = r.backlog.lock();
-    let Some(b) = backlog.as_mut() else {
+    // A replica's stream is its master's, forwarded as received (`link`); nothing of its own.
+    if r.is_replica() || r.backlog.lock().is_none() {
         return;
-    };
+    }
     let mut out = Vec::new();
     if let Some(db) = db {
         let mut selected = r.stream_db.lock();
@@ -69,23 +71,7 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
         }
     }
     crate::aof::encode::command(&mut out, args);
-    b.append(&out);
-    let replicas = r.replicas.lock();
-    if replicas.is_empty() {
-        return;
-    }
-    let limits = r.limits();
-    let now = state.clock.now_ms();
-    for rep in replicas.iter() {
-        if !rep.append(&out, limits, now) && !rep.info.kill.is_cancelled() {
-            crate::log::warning(&format!(
-                "Client id={} addr={} laddr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                rep.id, rep.info.addr, rep.info.laddr
-            ));
-            rep.info.kill.cancel();
-            rep.wake.notify_one();
-        }
-    }
+    r.push_stream(&out, state.clock.now_ms());
 }
 
 /// replicationCron's PING, every repl-ping-replica-period seconds while replicas are
@@ -132,8 +118,9 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     };
     if created {
         crate::log::notice(&format!(
-            "Replication backlog created, my new replication IDs are '{}' and '0000000000000000000000000000000000000000'",
-            r.replid
+            "Replication backlog created, my new replication IDs are '{}' and '{}'",
+            r.replid(),
+            registry::NO_REPLID
         ));
         // The stream is produced from now on, AOF or not.
         state.propagation.set_active(true);
@@ -142,7 +129,7 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     let stream_db = r.stream_db.lock().take().unwrap_or(0) as i64;
     plan.aux.repl = Some(ReplAux {
         stream_db,
-        id: r.replid.clone(),
+        id: r.replid(),
         offset,
     });
     let Ok(sink) = snapshot::begin(&state.keyspace, &plan) else {
@@ -179,7 +166,7 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     let line = req
         .psync
         .as_ref()
-        .map(|_| format!("+FULLRESYNC {} {}\r\n", r.replid, offset).into_bytes());
+        .map(|_| format!("+FULLRESYNC {} {}\r\n", r.replid(), offset).into_bytes());
     Attach::Full {
         replica,
         line,
@@ -202,13 +189,24 @@ fn try_partial(
     now: i64,
 ) -> Option<Attach> {
     let r = &state.replication;
-    if !replid.eq_ignore_ascii_case(r.replid.as_bytes()) {
+    let ids = r.ids.lock().clone();
+    let mine = replid.eq_ignore_ascii_case(ids.replid.as_bytes());
+    let second = replid.eq_ignore_ascii_case(ids.replid2.as_bytes());
+    if !mine && (!second || offset > ids.second_offset) {
         if replid != b"?" {
-            crate::log::notice(&format!(
-                "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{}', my replication IDs are '{}' and '0000000000000000000000000000000000000000')",
-                String::from_utf8_lossy(replid),
-                r.replid
-            ));
+            if !mine && !second {
+                crate::log::notice(&format!(
+                    "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{}', my replication IDs are '{}' and '{}')",
+                    String::from_utf8_lossy(replid),
+                    ids.replid,
+                    ids.replid2
+                ));
+            } else {
+                crate::log::notice(&format!(
+                    "Partial resynchronization not accepted: Requested offset for second ID was {offset}, but I can reply up to {}",
+                    ids.second_offset
+                ));
+            }
         }
         return None;
     }
@@ -238,7 +236,7 @@ fn try_partial(
     r.replicas.lock().push(replica.clone());
     drop(b);
     let line = if hs.psync2 {
-        format!("+CONTINUE {}\r\n", r.replid).into_bytes()
+        format!("+CONTINUE {}\r\n", ids.replid).into_bytes()
     } else {
         b"+CONTINUE\r\n".to_vec()
     };
@@ -302,6 +300,29 @@ pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::
         })
         .count() as u64;
     (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+}
+
+/// processCommand's read-only replica check: on a replica with replica-read-only, a
+/// client's write (`writes` says whether the command writes) is refused. The master's
+/// stream never comes this way.
+pub fn readonly_refused(
+    state: &ServerState,
+    writes: impl FnOnce() -> bool,
+) -> Option<crate::error::RedisError> {
+    if !readonly_replica(state) {
+        return None;
+    }
+    writes().then(|| crate::error::RedisError::new(crate::error::READONLY_REPLICA))
+}
+
+/// A replica that refuses its clients' writes (replica-read-only yes).
+pub fn readonly_replica(state: &ServerState) -> bool {
+    state.replication.is_replica()
+        && state
+            .config
+            .read()
+            .get("replica-read-only")
+            .is_some_and(|v| v == "yes")
 }
 
 /// What INFO replication and ROLE show of one replica.
