@@ -79,6 +79,9 @@ pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// A write sent to a replica (processCommand's check, and scripts').
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+/// READONLY_REPLICA as a script's `redis.call` raises it: the leading `-` keeps its code.
+pub const READONLY_REPLICA_IN_SCRIPT: &str =
+    "-READONLY You can't write against a read only replica.";
 /// A shebang script that may write, on a replica.
 pub const READONLY_SCRIPT: &str = "READONLY Can not run script with write flag on readonly replica";
 /// A script flagged `no-cluster` on a cluster node.

@@ -142,7 +142,7 @@ impl Host for ScriptHost<'_> {
             return Ok(denied);
         }
         if c.has(flags::WRITE) && crate::cmd::runtime::replication::readonly_replica(self.state) {
-            return Err(error::READONLY_REPLICA);
+            return Err(error::READONLY_REPLICA_IN_SCRIPT);
         }
         if crate::cmd::runtime::evict::script_call_refused(
             self.state,
