@@ -345,6 +345,10 @@ pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 /// REPLICAOF host port from a client that is itself a replica of this server.
 pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client is a replica.";
+/// A command that needs fresh data on a replica whose link is down, with
+/// replica-serve-stale-data no.
+pub const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 /// SYNC/PSYNC on a replica whose own master link is down.
 pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
 

@@ -458,3 +458,58 @@ async fn a_replica_of_redis_server_follows_its_rdb_and_stream() {
     let replica = server().await;
     follow_redis_server(&replica, &master).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_with_its_link_down_refuses_stale_reads_when_told_to() {
+    let replica = server().await;
+    let (mut r, mut other) = (Raw::connect(&replica).await, Raw::connect(&replica).await);
+    cmd!(r, "SET", "k", "v");
+    assert_eq!(
+        cmd!(r, "CONFIG", "SET", "replica-serve-stale-data", "no"),
+        b"+OK\r\n"
+    );
+    cmd!(r, "MULTI");
+    cmd!(r, "GET", "k");
+    // A master that is not there: the link stays down.
+    assert_eq!(cmd!(other, "REPLICAOF", "127.0.0.1", "1"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(r, "EXEC"),
+        b"-EXECABORT Transaction discarded because of: MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "GET", "k"),
+        b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    let role = cmd!(r, "ROLE");
+    assert!(role.starts_with(b"*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:1\r\n"));
+    assert_eq!(cmd!(r, "REPLICAOF", "NO", "ONE"), b"+OK\r\n");
+    assert_eq!(cmd!(r, "GET", "k"), b"$1\r\nv\r\n", "the data is kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writable_replica_expires_the_keys_its_own_clients_gave_a_ttl() {
+    let master = server().await;
+    let replica = server().await;
+    let mut r = Raw::connect(&replica).await;
+    replica_of(&mut r, master.local_addr()).await;
+    until_linked(&mut r).await;
+    assert_eq!(
+        cmd!(r, "CONFIG", "SET", "replica-read-only", "no"),
+        b"+OK\r\n"
+    );
+    cmd!(r, "SET", "mine", "v", "PX", "1");
+    let mut gone = false;
+    for _ in 0..100 {
+        if cmd!(r, "DBSIZE") == b":0\r\n" {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        gone,
+        "the replica's own volatile key was expired by the replica"
+    );
+    let info = cmd!(r, "INFO", "stats");
+    assert_eq!(info_field(&info, "expired_keys").unwrap(), "1");
+}

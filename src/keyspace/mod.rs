@@ -102,6 +102,11 @@ pub fn ignore_expiry(on: bool) {
     IGNORE_EXPIRY.with(|t| t.set(on));
 }
 
+/// Whether [`ignore_expiry`] is on for this thread (a replica applying its master's stream).
+pub fn expiry_ignored() -> bool {
+    IGNORE_EXPIRY.with(|t| t.get())
+}
+
 /// Report (true) or not (false) the keys created by the commands this thread runs next.
 pub fn track_new_keys(on: bool) {
     TRACK_NEW.with(|t| t.set(on));

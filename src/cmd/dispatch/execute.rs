@@ -117,6 +117,10 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             })
     } {
         Some((cmd, parent, e))
+    } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
+        && denies_stale(state, client, cmd, parent)
+    {
+        rejected(error::MASTERDOWN)
     } else {
         crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))
     };
@@ -150,6 +154,24 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         return fault_injection::run_with_fault(state, client, cmd, parent, args).await;
     }
     run_checked(state, client, cmd, parent, args, now).await
+}
+
+/// Redis's is_denystale_command: a command without the `stale` flag, or EXEC of a
+/// transaction that queued one.
+fn denies_stale(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    parent: Option<&Command>,
+) -> bool {
+    if multi::is_exec(cmd, parent) {
+        return client.multi.as_ref().is_some_and(|m| {
+            m.queued
+                .iter()
+                .any(|q| !state.commands.every_row()[q.row].0.has(flags::STALE))
+        });
+    }
+    !cmd.has(flags::STALE)
 }
 
 /// Redis's is_write_command: a write row, or EXEC of a transaction that queued one.

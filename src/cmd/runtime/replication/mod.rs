@@ -13,6 +13,7 @@ pub use registry::{Handshake, SyncRequest};
 
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::ServerState;
+use crate::cmd::runtime::table::Command;
 use crate::rdb::file::ReplAux;
 use crate::rdb::snapshot;
 use crate::repl::backlog::Backlog;
@@ -313,6 +314,90 @@ pub fn readonly_refused(
         return None;
     }
     writes().then(|| crate::error::RedisError::new(crate::error::READONLY_REPLICA))
+}
+
+/// A replica whose link is down and that serves no stale data (replica-serve-stale-data
+/// no): commands without the `stale` flag are refused with MASTERDOWN.
+pub fn serves_no_stale_data(state: &ServerState) -> bool {
+    state.replication.is_replica()
+        && state
+            .replication
+            .master
+            .lock()
+            .as_ref()
+            .is_some_and(|l| l.status != registry::LinkStatus::Connected)
+        && state
+            .config
+            .read()
+            .get("replica-serve-stale-data")
+            .is_some_and(|v| v == "no")
+}
+
+/// rememberSlaveKeyWithExpire: after a client's (not the master's) write on a replica, its
+/// keys that now have a TTL are remembered, for [`expire_own_keys`].
+pub fn remember_own_volatile(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) {
+    if crate::keyspace::expiry_ignored() {
+        return;
+    }
+    let dbh = state.keyspace.db(db);
+    for i in cmd.keys_in(args) {
+        let Some(key) = args.get(i) else { continue };
+        let volatile = dbh
+            .lock(key)
+            .map
+            .get(&key[..])
+            .is_some_and(|e| e.expires_at() != 0);
+        if volatile {
+            state
+                .replication
+                .own_volatile
+                .lock()
+                .insert((db, key.clone()));
+        }
+    }
+}
+
+/// expireSlaveKeys: a replica deletes the keys its own clients gave a TTL once it passed
+/// (counted and announced as expired); the master's keys wait for the master's DEL. The
+/// caller holds the server lock.
+pub fn expire_own_keys(state: &ServerState, now: i64) {
+    let keys: Vec<(usize, Bytes)> = {
+        let set = state.replication.own_volatile.lock();
+        if set.is_empty() {
+            return;
+        }
+        set.iter().cloned().collect()
+    };
+    for (db, key) in keys {
+        if db >= state.keyspace.databases() {
+            state.replication.own_volatile.lock().remove(&(db, key));
+            continue;
+        }
+        let (gone, expired) = {
+            let mut shard = state.keyspace.db(db).lock(&key);
+            match shard.map.get(&key[..]).map(|e| e.expires_at()) {
+                None | Some(0) => (true, false),
+                Some(at) if at <= now => {
+                    // Removed as of the start of time, where nothing has expired yet.
+                    shard.remove(&key, i64::MIN);
+                    (true, true)
+                }
+                Some(_) => (false, false),
+            }
+        };
+        if gone {
+            state
+                .replication
+                .own_volatile
+                .lock()
+                .remove(&(db, key.clone()));
+        }
+        if expired {
+            state
+                .keyspace
+                .report_expired(db, std::slice::from_ref(&key));
+        }
+    }
 }
 
 /// A replica that refuses its clients' writes (replica-read-only yes).

@@ -223,6 +223,9 @@ pub struct Replication {
     pub master: Mutex<Option<MasterLink>>,
     /// `master` is Some: one atomic load on the write and expiry paths.
     replica: std::sync::atomic::AtomicBool,
+    /// Keys a writable replica's own clients gave a TTL (Redis's slaveKeysWithExpire): the
+    /// master never deletes them, so the replica expires them itself.
+    pub own_volatile: Mutex<std::collections::HashSet<(usize, Bytes)>>,
     /// The runtime the server runs on, for REPLICAOF to start its link task from any thread.
     pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     /// The stream's history; None until a replica first attaches (Redis creates the
@@ -253,6 +256,7 @@ impl Default for Replication {
             }),
             master: Mutex::new(None),
             replica: Default::default(),
+            own_volatile: Default::default(),
             runtime: std::sync::OnceLock::new(),
             backlog: Mutex::new(None),
             stream_db: Mutex::new(None),
