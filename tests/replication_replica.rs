@@ -163,6 +163,26 @@ async fn a_replica_refuses_client_writes_with_readonly_but_not_reads_or_read_onl
         cmd!(r, "EXEC"),
         b"-EXECABORT Transaction discarded because of previous errors.\r\n"
     );
+    // A transaction queued on a master, run once it is a replica: the script that declares
+    // writes aborts EXEC, the undeclared one fails at its write.
+    assert_eq!(cmd!(r, "REPLICAOF", "NO", "ONE"), b"+OK\r\n");
+    let mut r2 = Raw::connect(&replica).await;
+    cmd!(r, "MULTI");
+    cmd!(r, "EVAL", "#!lua\nreturn 1", "0");
+    cmd!(r2, "MULTI");
+    cmd!(r2, "EVAL", "redis.call('set', 'x', 1) return 1", "0");
+    let mut r3 = Raw::connect(&replica).await;
+    replica_of(&mut r3, master.local_addr()).await;
+    assert_eq!(
+        cmd!(r, "EXEC"),
+        b"-EXECABORT Transaction discarded because of: READONLY You can't write against a read only replica.\r\n"
+    );
+    let reply = cmd!(r2, "EXEC");
+    assert!(
+        reply.starts_with(b"*1\r\n-READONLY You can't write against a read only replica. script: "),
+        "{:?}",
+        String::from_utf8_lossy(&reply)
+    );
     assert_eq!(
         cmd!(r, "CONFIG", "SET", "replica-read-only", "no"),
         b"+OK\r\n"

@@ -111,6 +111,16 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
                 // A script that declares its flags writes unless `no-writes`
                 // (evalGetCommandFlags).
                 crate::cmd::runtime::replication::readonly_refused(state, || {
+                    if multi::is_exec(cmd, parent) {
+                        return client.multi.as_ref().is_some_and(|m| {
+                            m.queued.iter().any(|q| {
+                                let c = state.commands.every_row()[q.row].0;
+                                let mut script = ScriptFlags::of(c);
+                                pause::script_writes(state, c, &q.args, &mut script)
+                                    .unwrap_or(c.has(flags::WRITE))
+                            })
+                        });
+                    }
                     let mut script = ScriptFlags::of(cmd);
                     pause::script_writes(state, cmd, &args, &mut script).unwrap_or(writes)
                 })
