@@ -349,6 +349,10 @@ pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client i
 /// replica-serve-stale-data no.
 pub const MASTERDOWN: &str =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+/// MASTERDOWN for a script that declares its flags without `allow-stale`.
+pub const MASTERDOWN_SCRIPT: &str = "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script.";
+/// `redis.call` of a command without the `stale` flag on a stale replica.
+pub const SCRIPT_STALE: &str = "Can not execute the command on a stale replica";
 /// SYNC/PSYNC on a replica whose own master link is down.
 pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
 

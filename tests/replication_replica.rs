@@ -500,6 +500,27 @@ async fn a_replica_with_its_link_down_refuses_stale_reads_when_told_to() {
         cmd!(r, "GET", "k"),
         b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
     );
+    assert_eq!(
+        cmd!(r, "EVAL", "return 1", "0"),
+        b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
+        b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('ping')", "0"),
+        b"-ERR Can not execute the command on a stale replica script: e711e3c0dfdb404e8920c33b4b5056cf57f642a7, on @user_script:2.\r\n"
+    );
+    assert_eq!(
+        cmd!(
+            r,
+            "EVAL",
+            "#!lua flags=allow-stale,no-writes\nreturn redis.call('info', 'x')",
+            "0"
+        ),
+        b"$0\r\n\r\n"
+    );
     let role = cmd!(r, "ROLE");
     assert!(role.starts_with(b"*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:1\r\n"));
     assert_eq!(cmd!(r, "REPLICAOF", "NO", "ONE"), b"+OK\r\n");

@@ -128,7 +128,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     } {
         Some((cmd, parent, e))
     } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
-        && denies_stale(state, client, cmd, parent)
+        && denies_stale(state, client, cmd, parent, &args)
     {
         rejected(error::MASTERDOWN)
     } else {
@@ -173,15 +173,25 @@ fn denies_stale(
     client: &Client,
     cmd: &Command,
     parent: Option<&Command>,
+    args: &[Bytes],
 ) -> bool {
+    let denies = |c: &Command, args: &[Bytes]| {
+        // A script that declares its flags is stale-safe only with `allow-stale`
+        // (scriptFlagsToCmdFlags).
+        use crate::script::script_flags as sf;
+        match ScriptFlags::of(c).now(state, args) {
+            Some(f) if f & sf::EVAL_COMPAT == 0 => f & sf::ALLOW_STALE == 0,
+            _ => !c.has(flags::STALE),
+        }
+    };
     if multi::is_exec(cmd, parent) {
         return client.multi.as_ref().is_some_and(|m| {
             m.queued
                 .iter()
-                .any(|q| !state.commands.every_row()[q.row].0.has(flags::STALE))
+                .any(|q| denies(state.commands.every_row()[q.row].0, &q.args))
         });
     }
-    !cmd.has(flags::STALE)
+    denies(cmd, args)
 }
 
 /// Redis's is_write_command: a write row, or EXEC of a transaction that queued one.

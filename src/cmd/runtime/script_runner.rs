@@ -133,6 +133,12 @@ impl Host for ScriptHost<'_> {
         if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
             return Err("This Redis command is not allowed from script");
         }
+        if !c.has(flags::STALE)
+            && self.state.replication.is_replica()
+            && crate::cmd::runtime::replication::serves_no_stale_data(self.state)
+        {
+            return Err(error::SCRIPT_STALE);
+        }
         if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
             return Err("Write commands are not allowed from read-only scripts.");
         }
@@ -195,6 +201,18 @@ impl Host for ScriptHost<'_> {
 
     fn prepare(&mut self, script_flags: u32) -> Result<(), RedisError> {
         use crate::script::script_flags as sf;
+        if script_flags & sf::EVAL_COMPAT != 0 {
+            // scriptPrepareForRun's backwards-compatible mode: only the stale check.
+            if crate::cmd::runtime::replication::serves_no_stale_data(self.state) {
+                return Err(RedisError::new(error::MASTERDOWN));
+            }
+            return Ok(());
+        }
+        if script_flags & sf::ALLOW_STALE == 0
+            && crate::cmd::runtime::replication::serves_no_stale_data(self.state)
+        {
+            return Err(RedisError::new(error::MASTERDOWN_SCRIPT));
+        }
         if script_flags & sf::NO_WRITES == 0
             && crate::cmd::runtime::replication::readonly_replica(self.state)
         {
