@@ -375,6 +375,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             }
             let replicas = replication::replicas(state);
             kv("connected_slaves", &replicas.len());
+            if let Some((good, _)) = replication::good_replicas(state) {
+                kv("min_slaves_good_slaves", &good);
+            }
             for (i, r) in replicas.iter().enumerate() {
                 kv(
                     &format!("slave{i}"),

@@ -284,10 +284,20 @@ pub fn ack(state: &ServerState, replica: &Replica, offset: i64) {
 /// min-replicas-max-lag set, a write is refused (-NOREPLICAS) unless that many online
 /// replicas acknowledged within that many seconds.
 pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::RedisError> {
+    if !writes {
+        return None;
+    }
+    let (good, wanted) = good_replicas(state)?;
+    (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+}
+
+/// With min-replicas-to-write and min-replicas-max-lag both set: the online replicas that
+/// acknowledged within the lag (repl_good_slaves_count), and how many are wanted.
+pub fn good_replicas(state: &ServerState) -> Option<(u64, u64)> {
     let r = &state.replication;
     let wanted = r.min_replicas[0].load(Ordering::Relaxed);
     let max_lag = r.min_replicas[1].load(Ordering::Relaxed) as i64;
-    if !writes || wanted == 0 || max_lag == 0 {
+    if wanted == 0 || max_lag == 0 {
         return None;
     }
     let now_s = state.clock.now_ms() / 1000;
@@ -300,7 +310,7 @@ pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::
                 && now_s - x.ack_time_ms.load(Ordering::Relaxed) / 1000 <= max_lag
         })
         .count() as u64;
-    (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+    Some((good, wanted))
 }
 
 /// processCommand's read-only replica check: on a replica with replica-read-only, a
