@@ -272,7 +272,20 @@ async fn replicaof_no_one_promotes_keeping_data_and_history_and_its_replica_cont
         .unwrap()
         .parse()
         .unwrap();
+    let port = master.local_addr().port().to_string();
+    assert_eq!(
+        cmd!(r, "CONFIG", "GET", "replicaof"),
+        format!(
+            "*2\r\n$9\r\nreplicaof\r\n${}\r\n127.0.0.1 {port}\r\n",
+            10 + port.len()
+        )
+        .as_bytes()
+    );
     assert_eq!(cmd!(r, "REPLICAOF", "NO", "ONE"), b"+OK\r\n");
+    assert_eq!(
+        cmd!(r, "CONFIG", "GET", "replicaof"),
+        b"*2\r\n$9\r\nreplicaof\r\n$0\r\n\r\n"
+    );
     let info = cmd!(r, "INFO", "replication");
     assert_eq!(info_field(&info, "role").unwrap(), "master");
     assert_eq!(info_field(&info, "master_replid2").unwrap(), master_id);
@@ -553,4 +566,27 @@ async fn a_writable_replica_expires_the_keys_its_own_clients_gave_a_ttl() {
     );
     let info = cmd!(r, "INFO", "stats");
     assert_eq!(info_field(&info, "expired_keys").unwrap(), "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripts_set_repl_keeps_its_commands_from_the_replica() {
+    let master = server().await;
+    let replica = server().await;
+    let (mut m, mut r) = (Raw::connect(&master).await, Raw::connect(&replica).await);
+    replica_of(&mut r, master.local_addr()).await;
+    until_linked(&mut r).await;
+    cmd!(
+        m,
+        "EVAL",
+        "redis.call('set','a','1') redis.set_repl(redis.REPL_NONE) redis.call('set','b','2') \
+         redis.set_repl(redis.REPL_AOF) redis.call('set','c','3') \
+         redis.set_repl(redis.REPL_ALL) redis.call('set','d','4')",
+        "0"
+    );
+    cmd!(m, "SET", "e", "5");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(
+        cmd!(r, "MGET", "a", "b", "c", "d", "e"),
+        b"*5\r\n$1\r\n1\r\n$-1\r\n$-1\r\n$1\r\n4\r\n$1\r\n5\r\n"
+    );
 }

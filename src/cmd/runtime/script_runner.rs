@@ -90,10 +90,16 @@ pub(crate) fn run_script(
     };
     // A script is propagated as the commands it ran (effects), wrapped in MULTI/EXEC when
     // there are several, never as itself.
+    // Its commands go to the AOF and replicas until redis.set_repl says otherwise.
+    let outer = std::mem::replace(
+        &mut state.propagation.inner.lock().script_targets,
+        crate::cmd::runtime::propagate::registry::TO_ALL,
+    );
     let reply = crate::cmd::runtime::propagate::unit(state, || match kind {
         ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
     });
+    state.propagation.inner.lock().script_targets = outer;
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
     reply
@@ -197,6 +203,10 @@ impl Host for ScriptHost<'_> {
 
     fn set_readonly(&mut self, readonly: bool) {
         self.readonly = readonly;
+    }
+
+    fn set_repl(&mut self, flags: u8) {
+        self.state.propagation.inner.lock().script_targets = flags;
     }
 
     fn prepare(&mut self, script_flags: u32) -> Result<(), RedisError> {

@@ -29,6 +29,7 @@ pub fn set_master(state: &ServerState, host: &str, port: u16) {
         down_since_s: 0,
         cancel: tokio_util::sync::CancellationToken::new(),
     }));
+    state.config.write().set_replicaof(Some((host, port)));
     // Our replicas resync with us (partially if they can): they learn of the change.
     r.disconnect_replicas();
     if was_master {
@@ -57,6 +58,7 @@ pub fn unset_master(state: &ServerState) {
         return;
     }
     r.set_master(None);
+    state.config.write().set_replicaof(None);
     let offset = r.offset();
     {
         let mut ids = r.ids.lock();
