@@ -79,6 +79,9 @@ pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// A write sent to a replica (processCommand's check, and scripts').
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+/// READONLY_REPLICA as a script's `redis.call` raises it: the leading `-` keeps its code.
+pub const READONLY_REPLICA_IN_SCRIPT: &str =
+    "-READONLY You can't write against a read only replica.";
 /// A shebang script that may write, on a replica.
 pub const READONLY_SCRIPT: &str = "READONLY Can not run script with write flag on readonly replica";
 /// A script flagged `no-cluster` on a cluster node.
@@ -340,9 +343,18 @@ pub const TRACKING_OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mo
 pub const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
 pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
-/// REPLICAOF host port: resplock has no replication (a deliberate difference, see README).
-pub const NO_REPLICATION: &str =
-    "ERR REPLICAOF is not supported: resplock is a standalone server without replication";
+/// REPLICAOF host port from a client that is itself a replica of this server.
+pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client is a replica.";
+/// A command that needs fresh data on a replica whose link is down, with
+/// replica-serve-stale-data no.
+pub const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+/// MASTERDOWN for a script that declares its flags without `allow-stale`.
+pub const MASTERDOWN_SCRIPT: &str = "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script.";
+/// `redis.call` of a command without the `stale` flag on a stale replica.
+pub const SCRIPT_STALE: &str = "Can not execute the command on a stale replica";
+/// SYNC/PSYNC on a replica whose own master link is down.
+pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
 
 /// `ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.`
 /// (Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.)

@@ -72,6 +72,7 @@ const GROUPS: &[&str] = &[
     "server_rest",
     "streams",
     "lookups",
+    "replication",
 ];
 
 /// Groups that need a server started with settings Redis cannot change at run time

@@ -565,12 +565,11 @@ impl Loader {
     /// nothing). Secrets stay out of the log.
     fn note_without_effect(&mut self, p: &Param, line: &str) {
         let why = match p.scope {
-            Scope::Replication => "resplock does not replicate",
             Scope::Cluster => {
                 "a single resplock server has no cluster mode (resplock --cluster N has)"
             }
             Scope::Pending => "not implemented in resplock yet",
-            Scope::Honoured | Scope::Stored | Scope::Persistence => return,
+            Scope::Honoured | Scope::Stored | Scope::Persistence | Scope::Replication => return,
         };
         if self.config.formatted(p) == parse::format_value(p, &parse::default_value(p)) {
             return;

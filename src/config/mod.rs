@@ -289,6 +289,19 @@ impl Config {
         Ok(changed)
     }
 
+    /// `replicaof` follows REPLICAOF at run time (CONFIG GET and CONFIG REWRITE show the
+    /// master being followed, empty for a master), as Redis's value is its masterhost.
+    pub fn set_replicaof(&mut self, master: Option<(&str, u16)>) {
+        let Some((p, _)) = lookup(b"replicaof") else {
+            return;
+        };
+        let args = match master {
+            Some((host, port)) => vec![host.to_string(), port.to_string()],
+            None => vec!["no".to_string(), "one".to_string()],
+        };
+        let _ = self.set_param(p, &args, None);
+    }
+
     /// The files of node `n` (from 1) of a group in one process (`--instances`, `--cluster`):
     /// its RDB file and AOF directory get the number before the extension (`dump-2.rdb`,
     /// `appendonlydir-2`), so nodes sharing `dir` each restart with their own dataset, as

@@ -126,7 +126,8 @@ pub enum Scope {
     Stored,
     /// Redis persistence (RDB/AOF), which `cmd::runtime::persist` acts on.
     Persistence,
-    /// Replication: resplock is always a lone master.
+    /// Replication: a master's or a replica's settings (acted on by the replication
+    /// modules, as far as they go).
     Replication,
     /// Redis Cluster: a single server has none; the nodes of `--cluster N` honour some.
     Cluster,

@@ -79,6 +79,10 @@ thread_local! {
     /// Whether expired keys are kept (read as missing, not removed) on this thread: set per
     /// command while the dataset must stay constant (Redis keeps it so during a client pause).
     static KEEP_EXPIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether expiry is ignored altogether on this thread: a replica applying its master's
+    /// stream sees every key the master sent as live (the master decides when keys expire
+    /// and sends their deletion).
+    static IGNORE_EXPIRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The longest removal lazy expiry made on this thread since the last call, and reset it: the
@@ -90,6 +94,17 @@ pub fn take_slowest_lazy_delete() -> Duration {
 /// Keep expired keys instead of removing them, for the commands run next on this thread.
 pub fn keep_expired(on: bool) {
     KEEP_EXPIRED.with(|t| t.set(on));
+}
+
+/// Treat every key as live, expired or not, for what this thread runs next (a replica's
+/// master link), until called with false.
+pub fn ignore_expiry(on: bool) {
+    IGNORE_EXPIRY.with(|t| t.set(on));
+}
+
+/// Whether [`ignore_expiry`] is on for this thread (a replica applying its master's stream).
+pub fn expiry_ignored() -> bool {
+    IGNORE_EXPIRY.with(|t| t.get())
 }
 
 /// Report (true) or not (false) the keys created by the commands this thread runs next.
@@ -133,7 +148,7 @@ impl Shard {
             None => None,
             Some(i) => {
                 let (_, e) = self.map.get_index(i).expect("index");
-                if e.is_expired(now) {
+                if e.is_expired(now) && !IGNORE_EXPIRY.with(|t| t.get()) {
                     if KEEP_EXPIRED.with(|t| t.get()) {
                         return None;
                     }

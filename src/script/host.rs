@@ -33,9 +33,12 @@ pub trait Host {
     /// Told before the script body runs whether its writes are refused (EVAL_RO, FCALL_RO, or
     /// a `no-writes` flag).
     fn set_readonly(&mut self, readonly: bool);
-    /// Told a script's flags before anything else of scriptPrepareForRun is checked (a
-    /// script with a shebang, and every function): the server's own refusals, such as
-    /// `no-cluster` on a cluster node. Nothing by default.
+    /// redis.set_repl: where the script's next commands propagate (bit 1 the AOF, bit 2
+    /// replicas). Nothing by default.
+    fn set_repl(&mut self, _flags: u8) {}
+    /// Told a script's flags before anything else of scriptPrepareForRun is checked (every
+    /// script; one without a shebang has EVAL_COMPAT set): the server's own refusals, such
+    /// as `no-cluster` on a cluster node or a stale replica. Nothing by default.
     fn prepare(&mut self, _script_flags: u32) -> Result<(), crate::error::RedisError> {
         Ok(())
     }

@@ -182,7 +182,8 @@ fn single_field(lua: &Lua, a: MultiValue, field: &str) -> mlua::Result<Out> {
     Ok(Out::Ok(vec![Value::Table(t)]))
 }
 
-/// redis.set_repl: checked and accepted; resplock has no replicas or AOF to feed.
+/// redis.set_repl: where the script's next commands propagate (REPL_AOF, REPL_REPLICA,
+/// REPL_ALL, REPL_NONE).
 fn set_repl(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
     if a.len() != 1 {
         return raise(lua, error::LUA_SET_REPL_ARGS);
@@ -192,6 +193,7 @@ fn set_repl(lua: &Lua, a: MultiValue) -> mlua::Result<Out> {
     if f & !3 != 0 {
         return raise(lua, error::LUA_SET_REPL_FLAGS);
     }
+    with_host(lua, |h| h.set_repl(f as u8));
     Ok(Out::Ok(vec![]))
 }
 

@@ -53,9 +53,8 @@ impl Scripting {
                 _ => return Err(RedisError::new(error::NOSCRIPT)),
             };
             let compat = sflags & script_flags::EVAL_COMPAT != 0;
-            if !compat {
-                host.prepare(sflags)?;
-            }
+            // A script without a shebang is prepared too (a stale replica refuses it).
+            host.prepare(sflags)?;
             if !compat && sflags & script_flags::NO_WRITES == 0 && kind.readonly {
                 return Err(RedisError::new(error::SCRIPT_RO_WITH_WRITE_FLAG));
             }

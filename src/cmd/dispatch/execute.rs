@@ -107,8 +107,30 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         let writes = writes(state, client, cmd, parent);
         crate::cmd::runtime::persist::disk_error(state, writes, cmd)
             .or_else(|| crate::cmd::runtime::replication::write_refused(state, writes))
+            .or_else(|| {
+                // A script that declares its flags writes unless `no-writes`
+                // (evalGetCommandFlags).
+                crate::cmd::runtime::replication::readonly_refused(state, || {
+                    if multi::is_exec(cmd, parent) {
+                        return client.multi.as_ref().is_some_and(|m| {
+                            m.queued.iter().any(|q| {
+                                let c = state.commands.every_row()[q.row].0;
+                                let mut script = ScriptFlags::of(c);
+                                pause::script_writes(state, c, &q.args, &mut script)
+                                    .unwrap_or(c.has(flags::WRITE))
+                            })
+                        });
+                    }
+                    let mut script = ScriptFlags::of(cmd);
+                    pause::script_writes(state, cmd, &args, &mut script).unwrap_or(writes)
+                })
+            })
     } {
         Some((cmd, parent, e))
+    } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
+        && denies_stale(state, client, cmd, parent, &args)
+    {
+        rejected(error::MASTERDOWN)
     } else {
         crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))
     };
@@ -142,6 +164,34 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         return fault_injection::run_with_fault(state, client, cmd, parent, args).await;
     }
     run_checked(state, client, cmd, parent, args, now).await
+}
+
+/// Redis's is_denystale_command: a command without the `stale` flag, or EXEC of a
+/// transaction that queued one.
+fn denies_stale(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    parent: Option<&Command>,
+    args: &[Bytes],
+) -> bool {
+    let denies = |c: &Command, args: &[Bytes]| {
+        // A script that declares its flags is stale-safe only with `allow-stale`
+        // (scriptFlagsToCmdFlags).
+        use crate::script::script_flags as sf;
+        match ScriptFlags::of(c).now(state, args) {
+            Some(f) if f & sf::EVAL_COMPAT == 0 => f & sf::ALLOW_STALE == 0,
+            _ => !c.has(flags::STALE),
+        }
+    };
+    if multi::is_exec(cmd, parent) {
+        return client.multi.as_ref().is_some_and(|m| {
+            m.queued
+                .iter()
+                .any(|q| denies(state.commands.every_row()[q.row].0, &q.args))
+        });
+    }
+    denies(cmd, args)
 }
 
 /// Redis's is_write_command: a write row, or EXEC of a transaction that queued one.

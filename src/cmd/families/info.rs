@@ -1,5 +1,6 @@
 //! INFO: the server's sections, framed exactly as Redis (ioredis and others parse it at connect).
 
+use crate::cmd::runtime::replication::registry::LinkStatus;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::Row;
@@ -321,9 +322,62 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         "replication" if state.cluster.is_some() => cluster_replication(state, &mut kv),
         "replication" => {
             use crate::cmd::runtime::replication;
-            kv("role", &"master");
+            let link = replication::role::link(state);
+            kv("role", &if link.is_some() { "slave" } else { "master" });
+            if let Some(l) = &link {
+                let now = state.clock.now_ms();
+                let up = l.status == LinkStatus::Connected;
+                let offset = state.replication.offset();
+                // Before any sync there is no master client: Redis shows 1 for both.
+                let (read, applied) = if l.read_offset < 0 {
+                    (1, 1)
+                } else {
+                    (l.read_offset, offset)
+                };
+                kv("master_host", &l.host);
+                kv("master_port", &l.port);
+                kv("master_link_status", &if up { "up" } else { "down" });
+                kv(
+                    "master_last_io_seconds_ago",
+                    &if l.has_master {
+                        (now - l.last_io_ms) / 1000
+                    } else {
+                        -1
+                    },
+                );
+                kv(
+                    "master_sync_in_progress",
+                    &u8::from(l.status == LinkStatus::Sync),
+                );
+                kv("slave_read_repl_offset", &read);
+                kv("slave_repl_offset", &applied);
+                if !up {
+                    kv(
+                        "master_link_down_since_seconds",
+                        &if l.down_since_s != 0 {
+                            now / 1000 - l.down_since_s
+                        } else {
+                            -1
+                        },
+                    );
+                }
+                let c = state.config.read();
+                let get = |k: &str| c.get(k).unwrap_or_default();
+                kv("slave_priority", &get("replica-priority"));
+                kv(
+                    "slave_read_only",
+                    &u8::from(get("replica-read-only") == "yes"),
+                );
+                kv(
+                    "replica_announced",
+                    &u8::from(get("replica-announced") == "yes"),
+                );
+            }
             let replicas = replication::replicas(state);
             kv("connected_slaves", &replicas.len());
+            if let Some((good, _)) = replication::good_replicas(state) {
+                kv("min_slaves_good_slaves", &good);
+            }
             for (i, r) in replicas.iter().enumerate() {
                 kv(
                     &format!("slave{i}"),
@@ -334,14 +388,12 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                 );
             }
             kv("master_failover_state", &"no-failover");
-            kv("master_replid", &state.replication.replid);
-            kv(
-                "master_replid2",
-                &"0000000000000000000000000000000000000000",
-            );
+            let ids = state.replication.ids.lock().clone();
+            kv("master_replid", &ids.replid);
+            kv("master_replid2", &ids.replid2);
             let (active, size, first, histlen, offset) = replication::backlog_figures(state);
             kv("master_repl_offset", &offset);
-            kv("second_repl_offset", &-1);
+            kv("second_repl_offset", &ids.second_offset);
             kv("repl_backlog_active", &(active as u8));
             kv("repl_backlog_size", &size);
             kv("repl_backlog_first_byte_offset", &first);

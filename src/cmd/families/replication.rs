@@ -70,6 +70,11 @@ fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ctx.client.close_after_reply = true;
         return Err(RedisError::new(error::REPLICATION_BGSAVE_FAILED));
     }
+    if let Some(l) = crate::cmd::runtime::replication::role::link(ctx.state) {
+        if l.status != crate::cmd::runtime::replication::registry::LinkStatus::Connected {
+            return Err(RedisError::new(error::NOMASTERLINK));
+        }
+    }
     let hs = ctx.client.replica.get_or_insert_with(Default::default);
     if hs.sync.is_none() {
         hs.sync = Some(SyncRequest { psync });

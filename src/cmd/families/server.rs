@@ -192,6 +192,21 @@ fn role(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     if let Some(r) = crate::cmd::runtime::cluster::hooks::replication(ctx.state) {
         return Ok(cluster_role(r));
     }
+    if let Some(l) = replication::role::link(ctx.state) {
+        // The handshake (connected, before PSYNC's answer) is `handshake` in Redis; the
+        // link here is `connecting` until the sync starts.
+        return Ok(Reply::Array(vec![
+            Reply::bulk_static("slave"),
+            Reply::bulk_str(&l.host),
+            Reply::Int(l.port as i64),
+            Reply::bulk_static(l.status.name()),
+            Reply::Int(if l.has_master {
+                ctx.state.replication.offset()
+            } else {
+                -1
+            }),
+        ]));
+    }
     let replicas = replication::replicas(ctx.state)
         .into_iter()
         .filter(|r| r.state == "online")
@@ -210,19 +225,42 @@ fn role(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     ]))
 }
 
-/// REPLICAOF NO ONE is +OK (already a master); following a master is refused after Redis's
-/// own port check.
+/// REPLICAOF host port: follow that master (its link connects in the background);
+/// REPLICAOF NO ONE: become a master again, keeping the data.
 fn replicaof(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if ctx.state.cluster.is_some() {
         return Err(RedisError::new(error::REPLICAOF_IN_CLUSTER));
     }
     if is(&a[1], "no") && is(&a[2], "one") {
+        if replication::role::link(ctx.state).is_some() {
+            replication::role::unset_master(ctx.state);
+            crate::log::notice(&format!(
+                "MASTER MODE enabled (user request from 'id={} addr={}')",
+                ctx.client.id, ctx.client.info.addr
+            ));
+        }
         return Ok(Reply::ok());
     }
-    match args::parse_i64(&a[2]) {
-        Some(p) if (0..=65535).contains(&p) => Err(RedisError::new(error::NO_REPLICATION)),
-        _ => Err(RedisError::new(error::INVALID_MASTER_PORT)),
+    if ctx.client.info.extra.replica.load(Ordering::Relaxed) {
+        return Err(RedisError::new(error::REPLICAOF_FROM_REPLICA));
     }
+    let port = match args::parse_i64(&a[2]) {
+        Some(p) if (0..=65535).contains(&p) => p as u16,
+        _ => return Err(RedisError::new(error::INVALID_MASTER_PORT)),
+    };
+    let host = String::from_utf8_lossy(&a[1]).into_owned();
+    if let Some(l) = replication::role::link(ctx.state) {
+        if l.host.eq_ignore_ascii_case(&host) && l.port == port {
+            crate::log::notice("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+            return Ok(Reply::simple("OK Already connected to specified master"));
+        }
+    }
+    replication::role::set_master(ctx.state, &host, port);
+    crate::log::notice(&format!(
+        "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
+        ctx.client.id, ctx.client.info.addr
+    ));
+    Ok(Reply::ok())
 }
 
 /// ROLE on a cluster node: a master with its replicas (address and offset), or a replica

@@ -60,6 +60,14 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    if cmd.has(crate::cmd::base::flags::WRITE) && ctx.state.replication.is_replica() {
+        crate::cmd::runtime::replication::remember_own_volatile(
+            ctx.state,
+            ctx.client.db,
+            cmd,
+            args,
+        );
+    }
     // EXEC is never propagated itself: its commands are, wrapped in MULTI/EXEC.
     let itself = cmd.name != "exec";
     propagate::leave(ctx.state, propagating, ctx.client.db, args, itself);

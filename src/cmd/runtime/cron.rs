@@ -164,7 +164,14 @@ async fn active_expiry(state: Arc<ServerState>) {
                 // A client pause keeps the dataset constant: no active expiry meanwhile.
                 let slowest_del = if crate::cmd::runtime::pause::is_paused(&state)
                     || crate::cmd::runtime::cluster::feed::is_replica(&state)
+                    || state.replication.is_replica()
                 {
+                    if !crate::cmd::runtime::pause::is_paused(&state) {
+                        crate::cmd::runtime::replication::expire_own_keys(
+                            &state,
+                            state.clock.now_ms(),
+                        );
+                    }
                     // A replica leaves expiry to its master (it gets the deletions).
                     Duration::ZERO
                 } else if full {

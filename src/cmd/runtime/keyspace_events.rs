@@ -108,5 +108,9 @@ pub fn track_events(state: &ServerState, now: i64) {
     crate::keyspace::track_ready_keys(state.blocking.any());
     // Values the command creates are stamped with its time (their LRU clock or LFU start).
     crate::keyspace::set_command_context(now, state.access_policy());
-    crate::keyspace::keep_expired(crate::cmd::runtime::pause::is_paused(state));
+    // A paused server keeps its dataset constant; a replica leaves expiry to its master
+    // (keys past their time read as missing until the master's DEL arrives).
+    crate::keyspace::keep_expired(
+        crate::cmd::runtime::pause::is_paused(state) || state.replication.is_replica(),
+    );
 }

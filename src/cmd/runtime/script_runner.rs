@@ -90,10 +90,16 @@ pub(crate) fn run_script(
     };
     // A script is propagated as the commands it ran (effects), wrapped in MULTI/EXEC when
     // there are several, never as itself.
+    // Its commands go to the AOF and replicas until redis.set_repl says otherwise.
+    let outer = std::mem::replace(
+        &mut state.propagation.inner.lock().script_targets,
+        crate::cmd::runtime::propagate::registry::TO_ALL,
+    );
     let reply = crate::cmd::runtime::propagate::unit(state, || match kind {
         ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
     });
+    state.propagation.inner.lock().script_targets = outer;
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
     reply
@@ -133,6 +139,12 @@ impl Host for ScriptHost<'_> {
         if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
             return Err("This Redis command is not allowed from script");
         }
+        if !c.has(flags::STALE)
+            && self.state.replication.is_replica()
+            && crate::cmd::runtime::replication::serves_no_stale_data(self.state)
+        {
+            return Err(error::SCRIPT_STALE);
+        }
         if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
             return Err("Write commands are not allowed from read-only scripts.");
         }
@@ -140,6 +152,9 @@ impl Host for ScriptHost<'_> {
             crate::cmd::runtime::acl::check_script_call(self.state, self.client, c, parent, args)
         {
             return Ok(denied);
+        }
+        if c.has(flags::WRITE) && crate::cmd::runtime::replication::readonly_replica(self.state) {
+            return Err(error::READONLY_REPLICA_IN_SCRIPT);
         }
         if crate::cmd::runtime::evict::script_call_refused(
             self.state,
@@ -190,8 +205,29 @@ impl Host for ScriptHost<'_> {
         self.readonly = readonly;
     }
 
+    fn set_repl(&mut self, flags: u8) {
+        self.state.propagation.inner.lock().script_targets = flags;
+    }
+
     fn prepare(&mut self, script_flags: u32) -> Result<(), RedisError> {
         use crate::script::script_flags as sf;
+        if script_flags & sf::EVAL_COMPAT != 0 {
+            // scriptPrepareForRun's backwards-compatible mode: only the stale check.
+            if crate::cmd::runtime::replication::serves_no_stale_data(self.state) {
+                return Err(RedisError::new(error::MASTERDOWN));
+            }
+            return Ok(());
+        }
+        if script_flags & sf::ALLOW_STALE == 0
+            && crate::cmd::runtime::replication::serves_no_stale_data(self.state)
+        {
+            return Err(RedisError::new(error::MASTERDOWN_SCRIPT));
+        }
+        if script_flags & sf::NO_WRITES == 0
+            && crate::cmd::runtime::replication::readonly_replica(self.state)
+        {
+            return Err(RedisError::new(error::READONLY_SCRIPT));
+        }
         let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) else {
             return Ok(());
         };

@@ -64,4 +64,6 @@ pub fn on_server_start(state: &std::sync::Arc<ServerState>) {
                 }
             }
         }));
+    // `replicaof` in the configuration: the link to the master starts now.
+    crate::cmd::runtime::replication::role::start_from_config(state);
 }

@@ -284,7 +284,7 @@ fn deprecated_directives_are_skipped() {
 }
 
 #[test]
-fn directives_without_effect_are_accepted_with_one_warning_each() {
+fn directives_without_effect_are_accepted_with_one_warning_each_and_replication_ones_silently() {
     let s = cli(&[
         "--save",
         "900",
@@ -305,8 +305,6 @@ fn directives_without_effect_are_accepted_with_one_warning_each() {
     assert_eq!(
         s.warnings,
         [
-            "'replicaof \"10.0.0.1\" \"6380\"' ignored: resplock does not replicate",
-            "'masterauth' ignored: resplock does not replicate",
             "'cluster-node-timeout \"5000\"' ignored: a single resplock server has no cluster mode (resplock --cluster N has)",
             "'loadmodule /x.so' ignored: resplock does not load modules",
         ]

@@ -105,6 +105,17 @@ fn perform_evictions(state: &ServerState) -> bool {
     if used <= max {
         return false;
     }
+    // isSafeToPerformEvictions: a replica that ignores maxmemory leaves eviction to its
+    // master (the deletions arrive with the stream).
+    if state.replication.is_replica()
+        && state
+            .config
+            .read()
+            .get("replica-ignore-maxmemory")
+            .is_some_and(|v| v == "yes")
+    {
+        return false;
+    }
     let policy = ev.policy();
     if policy == Policy::NoEviction {
         return true;

@@ -35,7 +35,7 @@ pub(crate) fn may_replicate(
 /// Redis then takes the command's flags from the script's (scriptFlagsToCmdFlags), so a
 /// `no-writes` script is not held by a WRITE pause. None: the command's own flags decide.
 /// The `_RO` forms keep their own flags (they never write).
-fn script_writes(
+pub fn script_writes(
     state: &ServerState,
     cmd: &Command,
     args: &[Bytes],

@@ -17,7 +17,7 @@ pub mod registry;
 
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use bytes::Bytes;
-use registry::{Frame, Op};
+use registry::{Frame, Op, TO_ALL, TO_AOF, TO_REPLICAS};
 use std::sync::atomic::Ordering;
 
 /// Open the frame of a command about to run; false if propagation is off (then pass false
@@ -50,8 +50,11 @@ pub fn leave(state: &ServerState, entered: bool, db: usize, args: &[Bytes], itse
         };
         if itself && !f.prevent && (dirty > f.dirty || f.force) {
             let args = f.argv.unwrap_or_else(|| args.to_vec());
-            if !args.is_empty() {
-                inner.ops.push((Op { db, args }, !f.repl_only));
+            let mut targets = if f.repl_only { TO_REPLICAS } else { TO_ALL };
+            // A script's redis.set_repl narrows where its commands go.
+            targets &= inner.script_targets;
+            if !args.is_empty() && targets != 0 {
+                inner.ops.push((Op { db, args }, targets));
             }
         }
         inner.frames.is_empty()
@@ -86,7 +89,7 @@ pub fn also(state: &ServerState, db: usize, args: Vec<Bytes>) {
     }
     let outside = {
         let mut inner = state.propagation.inner.lock();
-        inner.ops.push((Op { db, args }, true));
+        inner.ops.push((Op { db, args }, TO_ALL));
         inner.frames.is_empty()
     };
     if outside {
@@ -119,26 +122,28 @@ fn flush(state: &ServerState) {
     let wrap = ops.len() > 1;
     if wrap {
         let db = ops[0].0.db;
-        feed(state, db, &[Bytes::from_static(b"MULTI")], true);
+        feed(state, db, &[Bytes::from_static(b"MULTI")], TO_ALL);
     }
     let last_db = ops[ops.len() - 1].0.db;
-    for (op, aof) in &ops {
-        feed(state, op.db, &op.args, *aof);
+    for (op, targets) in &ops {
+        feed(state, op.db, &op.args, *targets);
     }
     if wrap {
-        feed(state, last_db, &[Bytes::from_static(b"EXEC")], true);
+        feed(state, last_db, &[Bytes::from_static(b"EXEC")], TO_ALL);
     }
 }
 
-/// propagateNow: one command to the AOF (when `aof`) and to the replicas.
-fn feed(state: &ServerState, db: usize, args: &[Bytes], aof: bool) {
-    if aof {
+/// propagateNow: one command to the AOF and to the replicas, as `targets` says.
+fn feed(state: &ServerState, db: usize, args: &[Bytes], targets: u8) {
+    if targets & TO_AOF != 0 {
         if let Some(a) = state.persist.aof.read().as_ref() {
             let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
             a.feed(db, &refs, state.clock.now_ms() / 1000);
         }
     }
-    crate::cmd::runtime::replication::feed(state, db, args);
+    if targets & TO_REPLICAS != 0 {
+        crate::cmd::runtime::replication::feed(state, db, args);
+    }
 }
 
 impl Ctx<'_> {

@@ -31,14 +31,33 @@ pub struct Frame {
     pub repl_only: bool,
 }
 
+/// Propagation targets: the append-only log.
+pub const TO_AOF: u8 = 1;
+/// Propagation targets: the replicas.
+pub const TO_REPLICAS: u8 = 2;
+/// Propagation targets: both.
+pub const TO_ALL: u8 = TO_AOF | TO_REPLICAS;
+
 /// Gathered effects and open frames; only touched under the server lock.
-#[derive(Default)]
 pub struct Inner {
     /// Frames of the calls running now, outermost first.
     pub frames: Vec<Frame>,
-    /// Effects of the running execution unit, in order, each for the AOF and replicas
-    /// (true) or replicas only (false).
-    pub ops: Vec<(Op, bool)>,
+    /// Effects of the running execution unit, in order, each with its targets ([`TO_AOF`],
+    /// [`TO_REPLICAS`]).
+    pub ops: Vec<(Op, u8)>,
+    /// Where the commands a running script calls propagate (redis.set_repl; [`TO_ALL`]
+    /// outside scripts).
+    pub script_targets: u8,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Inner {
+            frames: Vec::new(),
+            ops: Vec::new(),
+            script_targets: TO_ALL,
+        }
+    }
 }
 
 /// Propagation's state.

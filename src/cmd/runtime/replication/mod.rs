@@ -5,12 +5,15 @@
 //! acknowledgements; and WAIT, which counts them. The replica's socket is the connection
 //! layer's (`connection/replica.rs`): this module never waits on anything.
 
+pub mod link;
 pub mod registry;
+pub mod role;
 
 pub use registry::{Handshake, SyncRequest};
 
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::state::ServerState;
+use crate::cmd::runtime::table::Command;
 use crate::rdb::file::ReplAux;
 use crate::rdb::snapshot;
 use crate::repl::backlog::Backlog;
@@ -56,10 +59,10 @@ pub fn feed(state: &ServerState, db: usize, args: &[Bytes]) {
 
 fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
     let r = &state.replication;
-    let mut backlog = r.backlog.lock();
-    let Some(b) = backlog.as_mut() else {
+    // A replica's stream is its master's, forwarded as received (`link`); nothing of its own.
+    if r.is_replica() || r.backlog.lock().is_none() {
         return;
-    };
+    }
     let mut out = Vec::new();
     if let Some(db) = db {
         let mut selected = r.stream_db.lock();
@@ -69,23 +72,7 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
         }
     }
     crate::aof::encode::command(&mut out, args);
-    b.append(&out);
-    let replicas = r.replicas.lock();
-    if replicas.is_empty() {
-        return;
-    }
-    let limits = r.limits();
-    let now = state.clock.now_ms();
-    for rep in replicas.iter() {
-        if !rep.append(&out, limits, now) && !rep.info.kill.is_cancelled() {
-            crate::log::warning(&format!(
-                "Client id={} addr={} laddr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                rep.id, rep.info.addr, rep.info.laddr
-            ));
-            rep.info.kill.cancel();
-            rep.wake.notify_one();
-        }
-    }
+    r.push_stream(&out, state.clock.now_ms());
 }
 
 /// replicationCron's PING, every repl-ping-replica-period seconds while replicas are
@@ -132,8 +119,9 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     };
     if created {
         crate::log::notice(&format!(
-            "Replication backlog created, my new replication IDs are '{}' and '0000000000000000000000000000000000000000'",
-            r.replid
+            "Replication backlog created, my new replication IDs are '{}' and '{}'",
+            r.replid(),
+            registry::NO_REPLID
         ));
         // The stream is produced from now on, AOF or not.
         state.propagation.set_active(true);
@@ -142,7 +130,7 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     let stream_db = r.stream_db.lock().take().unwrap_or(0) as i64;
     plan.aux.repl = Some(ReplAux {
         stream_db,
-        id: r.replid.clone(),
+        id: r.replid(),
         offset,
     });
     let Ok(sink) = snapshot::begin(&state.keyspace, &plan) else {
@@ -179,7 +167,7 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     let line = req
         .psync
         .as_ref()
-        .map(|_| format!("+FULLRESYNC {} {}\r\n", r.replid, offset).into_bytes());
+        .map(|_| format!("+FULLRESYNC {} {}\r\n", r.replid(), offset).into_bytes());
     Attach::Full {
         replica,
         line,
@@ -202,13 +190,24 @@ fn try_partial(
     now: i64,
 ) -> Option<Attach> {
     let r = &state.replication;
-    if !replid.eq_ignore_ascii_case(r.replid.as_bytes()) {
+    let ids = r.ids.lock().clone();
+    let mine = replid.eq_ignore_ascii_case(ids.replid.as_bytes());
+    let second = replid.eq_ignore_ascii_case(ids.replid2.as_bytes());
+    if !mine && (!second || offset > ids.second_offset) {
         if replid != b"?" {
-            crate::log::notice(&format!(
-                "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{}', my replication IDs are '{}' and '0000000000000000000000000000000000000000')",
-                String::from_utf8_lossy(replid),
-                r.replid
-            ));
+            if !mine && !second {
+                crate::log::notice(&format!(
+                    "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{}', my replication IDs are '{}' and '{}')",
+                    String::from_utf8_lossy(replid),
+                    ids.replid,
+                    ids.replid2
+                ));
+            } else {
+                crate::log::notice(&format!(
+                    "Partial resynchronization not accepted: Requested offset for second ID was {offset}, but I can reply up to {}",
+                    ids.second_offset
+                ));
+            }
         }
         return None;
     }
@@ -238,7 +237,7 @@ fn try_partial(
     r.replicas.lock().push(replica.clone());
     drop(b);
     let line = if hs.psync2 {
-        format!("+CONTINUE {}\r\n", r.replid).into_bytes()
+        format!("+CONTINUE {}\r\n", ids.replid).into_bytes()
     } else {
         b"+CONTINUE\r\n".to_vec()
     };
@@ -285,10 +284,20 @@ pub fn ack(state: &ServerState, replica: &Replica, offset: i64) {
 /// min-replicas-max-lag set, a write is refused (-NOREPLICAS) unless that many online
 /// replicas acknowledged within that many seconds.
 pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::RedisError> {
+    if !writes {
+        return None;
+    }
+    let (good, wanted) = good_replicas(state)?;
+    (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+}
+
+/// With min-replicas-to-write and min-replicas-max-lag both set: the online replicas that
+/// acknowledged within the lag (repl_good_slaves_count), and how many are wanted.
+pub fn good_replicas(state: &ServerState) -> Option<(u64, u64)> {
     let r = &state.replication;
     let wanted = r.min_replicas[0].load(Ordering::Relaxed);
     let max_lag = r.min_replicas[1].load(Ordering::Relaxed) as i64;
-    if !writes || wanted == 0 || max_lag == 0 {
+    if wanted == 0 || max_lag == 0 {
         return None;
     }
     let now_s = state.clock.now_ms() / 1000;
@@ -301,7 +310,114 @@ pub fn write_refused(state: &ServerState, writes: bool) -> Option<crate::error::
                 && now_s - x.ack_time_ms.load(Ordering::Relaxed) / 1000 <= max_lag
         })
         .count() as u64;
-    (good < wanted).then(|| crate::error::RedisError::new(crate::error::NOREPLICAS))
+    Some((good, wanted))
+}
+
+/// processCommand's read-only replica check: on a replica with replica-read-only, a
+/// client's write (`writes` says whether the command writes) is refused. The master's
+/// stream never comes this way.
+pub fn readonly_refused(
+    state: &ServerState,
+    writes: impl FnOnce() -> bool,
+) -> Option<crate::error::RedisError> {
+    if !readonly_replica(state) {
+        return None;
+    }
+    writes().then(|| crate::error::RedisError::new(crate::error::READONLY_REPLICA))
+}
+
+/// A replica whose link is down and that serves no stale data (replica-serve-stale-data
+/// no): commands without the `stale` flag are refused with MASTERDOWN.
+pub fn serves_no_stale_data(state: &ServerState) -> bool {
+    state.replication.is_replica()
+        && state
+            .replication
+            .master
+            .lock()
+            .as_ref()
+            .is_some_and(|l| l.status != registry::LinkStatus::Connected)
+        && state
+            .config
+            .read()
+            .get("replica-serve-stale-data")
+            .is_some_and(|v| v == "no")
+}
+
+/// rememberSlaveKeyWithExpire: after a client's (not the master's) write on a replica, its
+/// keys that now have a TTL are remembered, for [`expire_own_keys`].
+pub fn remember_own_volatile(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) {
+    if crate::keyspace::expiry_ignored() {
+        return;
+    }
+    let dbh = state.keyspace.db(db);
+    for i in cmd.keys_in(args) {
+        let Some(key) = args.get(i) else { continue };
+        let volatile = dbh
+            .lock(key)
+            .map
+            .get(&key[..])
+            .is_some_and(|e| e.expires_at() != 0);
+        if volatile {
+            state
+                .replication
+                .own_volatile
+                .lock()
+                .insert((db, key.clone()));
+        }
+    }
+}
+
+/// expireSlaveKeys: a replica deletes the keys its own clients gave a TTL once it passed
+/// (counted and announced as expired); the master's keys wait for the master's DEL. The
+/// caller holds the server lock.
+pub fn expire_own_keys(state: &ServerState, now: i64) {
+    let keys: Vec<(usize, Bytes)> = {
+        let set = state.replication.own_volatile.lock();
+        if set.is_empty() {
+            return;
+        }
+        set.iter().cloned().collect()
+    };
+    for (db, key) in keys {
+        if db >= state.keyspace.databases() {
+            state.replication.own_volatile.lock().remove(&(db, key));
+            continue;
+        }
+        let (gone, expired) = {
+            let mut shard = state.keyspace.db(db).lock(&key);
+            match shard.map.get(&key[..]).map(|e| e.expires_at()) {
+                None | Some(0) => (true, false),
+                Some(at) if at <= now => {
+                    // Removed as of the start of time, where nothing has expired yet.
+                    shard.remove(&key, i64::MIN);
+                    (true, true)
+                }
+                Some(_) => (false, false),
+            }
+        };
+        if gone {
+            state
+                .replication
+                .own_volatile
+                .lock()
+                .remove(&(db, key.clone()));
+        }
+        if expired {
+            state
+                .keyspace
+                .report_expired(db, std::slice::from_ref(&key));
+        }
+    }
+}
+
+/// A replica that refuses its clients' writes (replica-read-only yes).
+pub fn readonly_replica(state: &ServerState) -> bool {
+    state.replication.is_replica()
+        && state
+            .config
+            .read()
+            .get("replica-read-only")
+            .is_some_and(|v| v == "yes")
 }
 
 /// What INFO replication and ROLE show of one replica.

@@ -152,10 +152,82 @@ impl Replica {
     }
 }
 
+/// The replication ids: the current history's, and the one it continues (after a replica
+/// was promoted, or its master changed history), valid up to `second_offset`.
+#[derive(Clone, Debug)]
+pub struct Ids {
+    /// master_replid.
+    pub replid: String,
+    /// master_replid2 (forty zeros when there is none).
+    pub replid2: String,
+    /// second_repl_offset: the first offset not shared with `replid2`'s history (-1: none).
+    pub second_offset: i64,
+}
+
+/// Where a replica's link to its master is (Redis's repl_state), as ROLE words it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkStatus {
+    /// Waiting to connect (the next attempt comes within a second).
+    Connect,
+    /// Connecting.
+    Connecting,
+    /// Connected, in the handshake (PING, AUTH, REPLCONF, PSYNC).
+    Handshake,
+    /// Receiving the RDB of a full resynchronization.
+    Sync,
+    /// Following the master's stream.
+    Connected,
+}
+
+impl LinkStatus {
+    /// ROLE's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkStatus::Connect => "connect",
+            LinkStatus::Connecting => "connecting",
+            LinkStatus::Handshake => "handshake",
+            LinkStatus::Sync => "sync",
+            LinkStatus::Connected => "connected",
+        }
+    }
+}
+
+/// The master this server replicates (REPLICAOF host port) and its link's state.
+#[derive(Clone, Debug)]
+pub struct MasterLink {
+    /// masterhost.
+    pub host: String,
+    /// masterport.
+    pub port: u16,
+    /// Bumped by every REPLICAOF: a link task whose generation is no longer current ends.
+    pub generation: u64,
+    /// The link's state.
+    pub status: LinkStatus,
+    /// Server clock (ms) of the last bytes read from the master (0: none yet).
+    pub last_io_ms: i64,
+    /// The master's stream offset read so far (slave_read_repl_offset; -1 before a sync).
+    pub read_offset: i64,
+    /// The link is connected and a master client exists (ROLE's offset, INFO's last io).
+    pub has_master: bool,
+    /// Server clock (s) when the link went down (0: never up since REPLICAOF).
+    pub down_since_s: i64,
+    /// Ends the running link task at once (REPLICAOF NO ONE or another master).
+    pub cancel: tokio_util::sync::CancellationToken,
+}
+
 /// Replication's state.
 pub struct Replication {
-    /// The master's replication id (master_replid).
-    pub replid: String,
+    /// The replication ids.
+    pub ids: Mutex<Ids>,
+    /// The master this server replicates, None for a master.
+    pub master: Mutex<Option<MasterLink>>,
+    /// `master` is Some: one atomic load on the write and expiry paths.
+    replica: std::sync::atomic::AtomicBool,
+    /// Keys a writable replica's own clients gave a TTL (Redis's slaveKeysWithExpire): the
+    /// master never deletes them, so the replica expires them itself.
+    pub own_volatile: Mutex<std::collections::HashSet<(usize, Bytes)>>,
+    /// The runtime the server runs on, for REPLICAOF to start its link task from any thread.
+    pub runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     /// The stream's history; None until a replica first attaches (Redis creates the
     /// backlog then too).
     pub backlog: Mutex<Option<Backlog>>,
@@ -177,7 +249,15 @@ pub struct Replication {
 impl Default for Replication {
     fn default() -> Self {
         Replication {
-            replid: crate::repl::backlog::new_replid(),
+            ids: Mutex::new(Ids {
+                replid: crate::repl::backlog::new_replid(),
+                replid2: NO_REPLID.to_string(),
+                second_offset: -1,
+            }),
+            master: Mutex::new(None),
+            replica: Default::default(),
+            own_volatile: Default::default(),
+            runtime: std::sync::OnceLock::new(),
             backlog: Mutex::new(None),
             stream_db: Mutex::new(None),
             replicas: Mutex::new(Vec::new()),
@@ -188,7 +268,72 @@ impl Default for Replication {
     }
 }
 
+/// A replication id that names no history (master_replid2 when there is none).
+pub const NO_REPLID: &str = "0000000000000000000000000000000000000000";
+
 impl Replication {
+    /// master_replid.
+    pub fn replid(&self) -> String {
+        self.ids.lock().replid.clone()
+    }
+
+    /// This server replicates a master (REPLICAOF host port is in effect).
+    #[inline]
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Ordering::Acquire)
+    }
+
+    /// Set or clear the master (the caller holds the server lock).
+    pub fn set_master(&self, m: Option<MasterLink>) {
+        let mut cur = self.master.lock();
+        if let Some(old) = cur.as_ref() {
+            old.cancel.cancel();
+        }
+        self.replica.store(m.is_some(), Ordering::Release);
+        *cur = m;
+    }
+
+    /// Run `f` on the master link's state if `generation` is still the current one.
+    pub fn with_link<T>(&self, generation: u64, f: impl FnOnce(&mut MasterLink) -> T) -> Option<T> {
+        let mut m = self.master.lock();
+        match m.as_mut() {
+            Some(l) if l.generation == generation => Some(f(l)),
+            _ => None,
+        }
+    }
+
+    /// Append bytes of the replication stream to the backlog and to every attached replica
+    /// (a replica over its output-buffer limit is scheduled to close). Without a backlog
+    /// nothing is produced.
+    pub fn push_stream(&self, out: &[u8], now_ms: i64) {
+        let mut backlog = self.backlog.lock();
+        let Some(b) = backlog.as_mut() else {
+            return;
+        };
+        b.append(out);
+        let replicas = self.replicas.lock();
+        let limits = self.limits();
+        for rep in replicas.iter() {
+            if !rep.append(out, limits, now_ms) && !rep.info.kill.is_cancelled() {
+                crate::log::warning(&format!(
+                    "Client id={} addr={} laddr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                    rep.id, rep.info.addr, rep.info.laddr
+                ));
+                rep.info.kill.cancel();
+                rep.wake.notify_one();
+            }
+        }
+    }
+
+    /// disconnectSlaves: close every attached replica's link (they reconnect and resync,
+    /// partially when they can).
+    pub fn disconnect_replicas(&self) {
+        for rep in self.replicas.lock().iter() {
+            rep.info.kill.cancel();
+            rep.wake.notify_one();
+        }
+    }
+
     /// Copy the replica output-buffer limit out of `config`.
     pub fn refresh(&self, config: &crate::config::Config) {
         let (h, s, secs) = config.output_buffer_limit("slave");

@@ -1,0 +1,133 @@
+//! A server's role, as replicationSetMaster and replicationUnsetMaster change it: REPLICAOF
+//! host port (or `replicaof` in the configuration) makes it a replica whose link task
+//! (`link.rs`) follows that master; REPLICAOF NO ONE promotes it, keeping its data and its
+//! history (the master's replication id becomes its second id, so its own replicas and
+//! the old master's other replicas continue with a partial resynchronization).
+
+use crate::cmd::runtime::replication::registry::{LinkStatus, MasterLink};
+use crate::cmd::runtime::state::ServerState;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// REPLICAOF generations: each new master gets a link task of its own.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// replicationSetMaster: follow `host`:`port` from now on (a link task connects within a
+/// second). The caller holds the server lock.
+pub fn set_master(state: &ServerState, host: &str, port: u16) {
+    let r = &state.replication;
+    let was_master = !r.is_replica();
+    let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
+    r.set_master(Some(MasterLink {
+        host: host.to_string(),
+        port,
+        generation,
+        status: LinkStatus::Connect,
+        last_io_ms: 0,
+        read_offset: -1,
+        has_master: false,
+        down_since_s: 0,
+        cancel: tokio_util::sync::CancellationToken::new(),
+    }));
+    state.config.write().set_replicaof(Some((host, port)));
+    // Our replicas resync with us (partially if they can): they learn of the change.
+    r.disconnect_replicas();
+    if was_master {
+        // A master's writes stop at once; the history it had stays ours to PSYNC with.
+        *r.stream_db.lock() = None;
+    }
+    let server = state.persist.server.get().and_then(|w| w.upgrade());
+    let rt = r
+        .runtime
+        .get()
+        .cloned()
+        .or_else(|| tokio::runtime::Handle::try_current().ok());
+    if let (Some(rt), Some(server)) = (rt, server) {
+        rt.spawn(crate::cmd::runtime::replication::link::run(
+            server, generation,
+        ));
+    }
+}
+
+/// replicationUnsetMaster: become a master again, keeping the data; the master's history
+/// becomes the second id (up to this offset), and a new history starts. The caller holds
+/// the server lock.
+pub fn unset_master(state: &ServerState) {
+    let r = &state.replication;
+    if !r.is_replica() {
+        return;
+    }
+    r.set_master(None);
+    state.config.write().set_replicaof(None);
+    let offset = r.offset();
+    {
+        let mut ids = r.ids.lock();
+        ids.replid2 = std::mem::replace(&mut ids.replid, crate::repl::backlog::new_replid());
+        ids.second_offset = offset + 1;
+        crate::log::notice(&format!(
+            "Setting secondary replication ID to {}, valid up to offset: {}. New replication ID is {}",
+            ids.replid2, ids.second_offset, ids.replid
+        ));
+    }
+    r.disconnect_replicas();
+    // The new master's stream starts with a SELECT.
+    *r.stream_db.lock() = None;
+}
+
+/// The `replicaof` of the configuration, acted on as the server starts.
+pub fn start_from_config(state: &Arc<ServerState>) {
+    let _ = state
+        .replication
+        .runtime
+        .set(tokio::runtime::Handle::current());
+    if state.cluster.is_some() {
+        return;
+    }
+    let Some(v) = state
+        .config
+        .read()
+        .get("replicaof")
+        .filter(|v| !v.is_empty())
+    else {
+        return;
+    };
+    let Some((host, port)) = v.rsplit_once(' ') else {
+        return;
+    };
+    let Ok(port) = port.parse::<u16>() else {
+        return;
+    };
+    set_master(state, host.trim_matches('"'), port);
+}
+
+/// ROLE's and INFO's view of a replica's link: (host, port, status, has a master client,
+/// seconds since the master's last bytes, link down since (s, 0: never up), bytes read).
+pub struct LinkView {
+    /// masterhost.
+    pub host: String,
+    /// masterport.
+    pub port: u16,
+    /// repl_state.
+    pub status: LinkStatus,
+    /// The link is up with a master client (server.master).
+    pub has_master: bool,
+    /// Server clock (ms) of the last read from the master.
+    pub last_io_ms: i64,
+    /// Server clock (s) when the link went down (0: never up).
+    pub down_since_s: i64,
+    /// The master's offset read so far (slave_read_repl_offset).
+    pub read_offset: i64,
+}
+
+/// The replica's link, None on a master.
+pub fn link(state: &ServerState) -> Option<LinkView> {
+    state.replication.master.lock().as_ref().map(|l| LinkView {
+        host: l.host.clone(),
+        port: l.port,
+        status: l.status,
+        has_master: l.has_master,
+        last_io_ms: l.last_io_ms,
+        down_since_s: l.down_since_s,
+        read_offset: l.read_offset,
+    })
+}
