@@ -930,3 +930,37 @@ async fn read_only_scripts_refuse_publish() {
         b"-ERR Write commands are not allowed from read-only scripts.\r\n"
     );
 }
+
+#[tokio::test]
+async fn a_call_a_script_refuses_counts_as_a_rejected_call_of_that_command() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(r, "ACL", "SETUSER", "u", "on", "nopass", "~*", "+eval", "+get"),
+        b"+OK\r\n"
+    );
+    for script in [
+        "return redis.call('get')",
+        "return redis.call('command','getkeys')",
+        "return redis.call('multi')",
+    ] {
+        assert!(eval(&mut r, script, &[], &[]).await.starts_with(b"-ERR "));
+    }
+    assert_eq!(cmd!(r, "AUTH", "u", "x"), b"+OK\r\n");
+    assert!(eval(&mut r, "return redis.call('set','k','v')", &[], &[])
+        .await
+        .starts_with(b"-ERR "));
+    assert_eq!(cmd!(r, "AUTH", "default", "x"), b"+OK\r\n");
+    let info = String::from_utf8(cmd!(r, "INFO", "commandstats")).unwrap();
+    for name in ["get", "command|getkeys", "multi", "set"] {
+        let line = info
+            .lines()
+            .find(|l| l.starts_with(&format!("cmdstat_{name}:")))
+            .unwrap_or_else(|| panic!("{name} in {info}"));
+        assert!(
+            line.starts_with(&format!("cmdstat_{name}:calls=0,")),
+            "{line}"
+        );
+        assert!(line.contains(",rejected_calls=1,"), "{line}");
+    }
+}

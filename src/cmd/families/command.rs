@@ -199,7 +199,8 @@ fn find_command(
         None => t.lookup(name).map(|c| (c, None)),
         Some(p) => {
             let parent = t.lookup(&name[..p])?;
-            let sub = parent.subcommands
+            let sub = parent
+                .subcommands
                 .iter()
                 .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&name[p + 1..]))
                 .or_else(|| lookup_sub(parent, &name[p + 1..]))?;
@@ -245,7 +246,11 @@ fn command(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ));
     }
     // The table resolved the subcommand and checked its arity.
-    let container = ctx.state.commands.lookup(b"command").expect("COMMAND is a row");
+    let container = ctx
+        .state
+        .commands
+        .lookup(b"command")
+        .expect("COMMAND is a row");
     let sub = crate::cmd::runtime::table::lookup_sub(container, &a[1])
         .ok_or_else(|| error::unknown_subcommand(&a[1], "command"))?;
     match sub.name {

@@ -128,48 +128,70 @@ fn script_lookup(
     crate::cmd::runtime::table::lookup_sub(c, &args[1]).map(|s| (s, Some(c)))
 }
 
-impl Host for ScriptHost<'_> {
-    fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
-        let Some((c, parent)) = script_lookup(self.state, args) else {
-            return Err("Unknown Redis command called from script");
-        };
+impl ScriptHost<'_> {
+    /// What scriptCall refuses before running `c`, in its order (arity, NOSCRIPT, stale data,
+    /// ACL, read-only script, read-only replica, OOM, cluster): a Lua error or an error reply.
+    fn refusal(
+        &mut self,
+        c: &'static Command,
+        parent: Option<&'static Command>,
+        args: &[Bytes],
+    ) -> Option<Result<Reply, &'static str>> {
         if !c.arity_ok(args.len()) {
-            return Err("Wrong number of args calling Redis command from script");
+            return Some(Err(
+                "Wrong number of args calling Redis command from script",
+            ));
         }
         if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
-            return Err("This Redis command is not allowed from script");
+            return Some(Err("This Redis command is not allowed from script"));
         }
         if !c.has(flags::STALE)
             && self.state.replication.is_replica()
             && crate::cmd::runtime::replication::serves_no_stale_data(self.state)
         {
-            return Err(error::SCRIPT_STALE);
-        }
-        if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
-            return Err("Write commands are not allowed from read-only scripts.");
+            return Some(Err(error::SCRIPT_STALE));
         }
         if let Some(denied) =
             crate::cmd::runtime::acl::check_script_call(self.state, self.client, c, parent, args)
         {
-            return Ok(denied);
+            return Some(Ok(denied));
+        }
+        if self.readonly && c.has(flags::WRITE | flags::MAY_REPLICATE) {
+            return Some(Err(
+                "Write commands are not allowed from read-only scripts.",
+            ));
         }
         if c.has(flags::WRITE) && crate::cmd::runtime::replication::readonly_replica(self.state) {
-            return Err(error::READONLY_REPLICA_IN_SCRIPT);
+            return Some(Err(error::READONLY_REPLICA_IN_SCRIPT));
         }
         if crate::cmd::runtime::evict::script_call_refused(
             self.state,
             c,
             self.state.scripting.has_written(),
         ) {
-            return Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes())));
+            return Some(Ok(Reply::Error(Bytes::from_static(error::OOM.as_bytes()))));
         }
         if let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) {
             if let Some(refused) = crate::cmd::runtime::cluster::hooks::script_call_refused(
                 self.state, node, c, parent, args, slot,
             ) {
-                return Err(refused);
+                return Some(Err(refused));
             }
             slot.wrote |= c.has(flags::WRITE);
+        }
+        None
+    }
+}
+
+impl Host for ScriptHost<'_> {
+    fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
+        let Some((c, parent)) = script_lookup(self.state, args) else {
+            return Err("Unknown Redis command called from script");
+        };
+        if let Some(refused) = self.refusal(c, parent, args) {
+            // scriptCall's error path: the command counts a rejected call.
+            crate::cmd::runtime::observe::count_rejected(self.state, c, parent);
+            return refused;
         }
         if c.has(flags::WRITE) {
             self.state.scripting.mark_wrote();
