@@ -147,8 +147,8 @@ fn format_memory(v: i64) -> String {
 impl Config {
     /// The new text of a config file whose old text is `old`, as CONFIG REWRITE writes it.
     /// Appended parameters come in `PARAMS` order (Redis walks a randomly seeded
-    /// hash table). `user` and `loadmodule` lines are kept as they are: resplock loads
-    /// neither, so it has nothing to write in their place.
+    /// hash table). `user` and `loadmodule` lines are kept as they are (a Config alone knows
+    /// no ACL users; [`Config::rewrite_text_with_users`] writes them).
     ///
     /// ```
     /// let config = resplock::Config { port: 6390, ..resplock::Config::default() };
@@ -156,6 +156,22 @@ impl Config {
     /// assert!(text.starts_with("# my settings\nport 6390\n"), "{text}");
     /// ```
     pub fn rewrite_text(&self, old: &str) -> String {
+        self.rewrite_text_with_users(old, None)
+    }
+
+    /// [`Config::rewrite_text`], and with `users` Some, the `user` directive as
+    /// rewriteConfigUserOption writes it: these lines (`user <name> <rules>`, in ACL LIST
+    /// order) replace the file's `user` lines, the rest of which go; the server passes an
+    /// empty list when an aclfile holds the users.
+    ///
+    /// ```
+    /// let config = resplock::Config::default();
+    /// let users = ["user default on nopass ~* &* +@all".to_string()];
+    /// let text = config.rewrite_text_with_users("user old on\nuser older on\n", Some(&users));
+    /// assert!(text.starts_with("user default on nopass ~* &* +@all\n\n# Generated"), "{text}");
+    /// assert_eq!(text.matches("user ").count(), 1);
+    /// ```
+    pub fn rewrite_text_with_users(&self, old: &str, users: Option<&[String]>) -> String {
         let mut st = State::from_text(old);
         for p in PARAMS {
             let name = p.name;
@@ -193,6 +209,12 @@ impl Config {
                 (Kind::Special(sp), _) => self.rewrite_special(&mut st, p, sp),
                 _ => st.mark_processed(name),
             }
+        }
+        if let Some(users) = users {
+            for line in users {
+                st.rewrite_line("user", line.clone(), true);
+            }
+            st.mark_processed("user");
         }
         st.finish()
     }
@@ -285,6 +307,12 @@ impl Config {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn rewrite(&self) -> Result<(), String> {
+        self.rewrite_with_users(None)
+    }
+
+    /// [`Config::rewrite`] with the ACL users' lines (see [`Config::rewrite_text_with_users`]):
+    /// CONFIG REWRITE on a running server.
+    pub fn rewrite_with_users(&self, users: Option<&[String]>) -> Result<(), String> {
         let path = self
             .config_file
             .as_ref()
@@ -296,7 +324,7 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(fail(e)),
         };
-        let new = self.rewrite_text(&old);
+        let new = self.rewrite_text_with_users(&old, users);
         let tmp = path.with_file_name(format!(
             "{}.{:06}",
             path.file_name()

@@ -65,6 +65,9 @@ pub enum StrKind {
     /// Changed in place or built as a buffer (APPEND to a key, SETRANGE, SETBIT, BITFIELD,
     /// BITOP): always `raw`.
     Raw,
+    /// As [`StrKind::Encoded`], but a private object even for an integer 0..9999: a COPY's
+    /// destination (dupStringObject), whose OBJECT REFCOUNT is 1, not the shared integers'.
+    Unshared,
 }
 
 /// Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT.
@@ -171,6 +174,7 @@ impl Entry {
         match (self.meta & KIND_MASK) >> KIND_SHIFT {
             1 => StrKind::Plain,
             2 => StrKind::Raw,
+            3 => StrKind::Unshared,
             _ => StrKind::Encoded,
         }
     }
@@ -185,6 +189,7 @@ impl Entry {
             StrKind::Encoded => 0,
             StrKind::Plain => 1,
             StrKind::Raw => 2,
+            StrKind::Unshared => 3,
         };
         self.meta = (self.meta & !KIND_MASK) | (k << KIND_SHIFT);
     }
@@ -215,7 +220,9 @@ impl Entry {
     /// of a `int`-encoded string, None otherwise.
     pub fn str_as_int(&self) -> Option<i64> {
         match (&self.value, self.str_kind()) {
-            (Value::Str(s), StrKind::Encoded) if s.len() <= 20 => crate::num::parse_ll(s),
+            (Value::Str(s), StrKind::Encoded | StrKind::Unshared) if s.len() <= 20 => {
+                crate::num::parse_ll(s)
+            }
             _ => None,
         }
     }

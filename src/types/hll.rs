@@ -250,8 +250,10 @@ pub fn sparse_to_dense(s: &[u8]) -> Result<Vec<u8>, Corrupt> {
         } else {
             let runlen = val_len(b);
             let regval = val_value(b);
+            // Past the last register: corrupt (the CVE-2025-32023 fix Redis 7.0.15's
+            // maintained builds carry; before it the run was silently dropped).
             if runlen + idx > REGISTERS {
-                break;
+                return Err(Corrupt);
             }
             for _ in 0..runlen {
                 dense_put(regs, idx, regval);
@@ -566,7 +568,7 @@ pub fn merge_into(max: &mut Raw, s: &[u8]) -> Result<(), Corrupt> {
             let run = val_len(b);
             let v = val_value(b);
             if run + i > REGISTERS {
-                break;
+                return Err(Corrupt); // as in sparse_to_dense
             }
             for m in &mut max[i..i + run] {
                 if v > *m {

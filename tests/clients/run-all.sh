@@ -17,7 +17,9 @@
 # time with RESPLOCK.CLOCK when the server has it and wait it out otherwise. The lock
 # scenarios drive resplock's test commands (clock, faults) and run against resplock only.
 #
-# The cluster scenarios (redis-py's RedisCluster, ioredis' Cluster, node-redis' createCluster)
+# The cluster scenarios (redis-py's RedisCluster, ioredis' Cluster, node-redis' createCluster,
+# and cluster-locks: node-redlock over an ioredis Cluster, a Redisson-style lock over sharded
+# pub/sub)
 # get a cluster instead: `resplock --cluster 3 --replicas 1 --port 0`, or, given redis-server,
 # a real Redis Cluster of 6 redis-server nodes (cluster-enabled, on free loopback ports, built
 # by `redis-cli --cluster create --cluster-replicas 1`), every node's address in
@@ -34,9 +36,9 @@ mkdir -p "$WORK"
 
 ALL=(redis-py-lock redis-py-asyncio-lock pottery-redlock python-redis-lock redlock-py
   node-redlock4 rust-redlock rust-rslock redis-cli-eval bullmq rq
-  redis-py-cluster ioredis-cluster node-redis-cluster)
+  redis-py-cluster ioredis-cluster node-redis-cluster cluster-locks)
 APPS=(bullmq rq)
-CLUSTERS=(redis-py-cluster ioredis-cluster node-redis-cluster)
+CLUSTERS=(redis-py-cluster ioredis-cluster node-redis-cluster cluster-locks)
 REDIS=no
 # By the name given: redis-server is a symlink to redis-check-rdb on Debian.
 [[ "$(basename "$ARG")" == redis-server ]] && REDIS=yes
@@ -54,7 +56,7 @@ if wants redis-py-lock || wants redis-py-asyncio-lock || wants pottery-redlock |
   [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
   "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$HERE/python/requirements.txt" || exit 1
 fi
-if wants node-redlock4 || wants bullmq || wants ioredis-cluster || wants node-redis-cluster; then
+if wants node-redlock4 || wants bullmq || wants ioredis-cluster || wants node-redis-cluster || wants cluster-locks; then
   (cd "$HERE/node" && npm ci --silent --no-audit --no-fund) || exit 1
 fi
 if wants rust-redlock || wants rust-rslock; then
@@ -77,6 +79,7 @@ command_for() {
     redis-py-cluster) echo "$WORK/venv/bin/python $HERE/python/redis_py_cluster.py" ;;
     ioredis-cluster) echo "node $HERE/node/ioredis-cluster.js" ;;
     node-redis-cluster) echo "node $HERE/node/node-redis-cluster.js" ;;
+    cluster-locks) echo "node $HERE/node/cluster-locks.js" ;;
     *) return 1 ;;
   esac
 }

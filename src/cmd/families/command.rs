@@ -13,12 +13,11 @@ use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
 pub const COMMANDS: &[Row] = &[
-    // A plain row, not a container: bare COMMAND is valid. Its subcommands are dispatched
-    // below and described by COMMAND_SUBS.
-    Row::new("command", command),
+    // A container whose own arity (-1) lets it run alone: bare COMMAND lists every command.
+    Row::new("command", command).subs(COMMAND_SUBS),
 ];
 
-/// COMMAND's subcommands: run by [`command`], listed here for COMMAND INFO/DOCS/LIST.
+/// COMMAND's subcommands, all run by [`command`].
 const COMMAND_SUBS: &[Row] = &[
     Row::new("count", command),
     Row::new("docs", command),
@@ -28,25 +27,6 @@ const COMMAND_SUBS: &[Row] = &[
     Row::new("info", command),
     Row::new("list", command),
 ];
-
-fn subs_of(c: &'static Command) -> &'static [Command] {
-    if c.name == "command" {
-        command_subs()
-    } else {
-        c.subcommands
-    }
-}
-
-/// COMMAND_SUBS with their recorded metadata.
-fn command_subs() -> &'static [Command] {
-    static SUBS: std::sync::OnceLock<Vec<Command>> = std::sync::OnceLock::new();
-    SUBS.get_or_init(|| {
-        COMMAND_SUBS
-            .iter()
-            .map(|r| Command::resolve(r, Some("command")))
-            .collect()
-    })
-}
 
 /// Redis's ACL categories of a row, in Redis's category order, derived from its flags and
 /// group (explicit categories Redis adds by hand, like @dangerous on INFO, are not known).
@@ -140,7 +120,7 @@ fn categories(c: &Command, container_row: bool) -> Vec<&'static str> {
 /// One COMMAND INFO entry (Redis 7's ten fields): the row's fields, plus the recorded ACL
 /// categories, tips and key specs (derived from the row for a command with no record).
 fn command_info(c: &'static Command, parent: Option<&Command>) -> Reply {
-    let subs = if parent.is_none() { subs_of(c) } else { &[] };
+    let subs = if parent.is_none() { c.subcommands } else { &[] };
     let container_row = !subs.is_empty() && c.name != "command";
     let full = crate::cmd::runtime::table::fullname(parent, c);
     let m = c.meta;
@@ -191,7 +171,7 @@ fn command_docs(c: &'static Command, parent: Option<&Command>) -> Reply {
     if let Some(meta) = c.meta {
         m.extend(meta.docs.iter().map(|(k, v)| (b(k), v.reply())));
     }
-    let subs = if parent.is_none() { subs_of(c) } else { &[] };
+    let subs = if parent.is_none() { c.subcommands } else { &[] };
     if !subs.is_empty() {
         m.push((
             b("subcommands"),
@@ -219,7 +199,7 @@ fn find_command(
         None => t.lookup(name).map(|c| (c, None)),
         Some(p) => {
             let parent = t.lookup(&name[..p])?;
-            let sub = subs_of(parent)
+            let sub = parent.subcommands
                 .iter()
                 .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&name[p + 1..]))
                 .or_else(|| lookup_sub(parent, &name[p + 1..]))?;
@@ -264,13 +244,10 @@ fn command(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 .collect(),
         ));
     }
-    let sub = command_subs()
-        .iter()
-        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&a[1]))
+    // The table resolved the subcommand and checked its arity.
+    let container = ctx.state.commands.lookup(b"command").expect("COMMAND is a row");
+    let sub = crate::cmd::runtime::table::lookup_sub(container, &a[1])
         .ok_or_else(|| error::unknown_subcommand(&a[1], "command"))?;
-    if !sub.arity_ok(a.len()) {
-        return Err(error::wrong_arity(&format!("command|{}", sub.name)));
-    }
     match sub.name {
         "count" => Ok(Reply::Int(ctx.state.commands.all_commands().len() as i64)),
         "help" => Ok(help_reply(COMMAND_HELP)),
@@ -322,8 +299,8 @@ fn command_getkeys(t: &CommandTable, cmd_args: &[Bytes], with_flags: bool) -> Cm
     let invalid = || error::err("ERR Invalid command specified");
     // As Redis's lookupCommand: a plain name (`config|get` is not one), then its subcommand.
     let base = t.lookup(&cmd_args[0]).ok_or_else(invalid)?;
-    let c = if !subs_of(base).is_empty() && cmd_args.len() >= 2 {
-        subs_of(base)
+    let c = if !base.subcommands.is_empty() && cmd_args.len() >= 2 {
+        base.subcommands
             .iter()
             .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&cmd_args[1]))
             .ok_or_else(invalid)?
@@ -391,7 +368,7 @@ type ListRow = (String, &'static Command, bool);
 fn command_list(t: &CommandTable, a: &[Bytes]) -> CmdResult {
     let mut rows: Vec<ListRow> = Vec::new();
     for c in t.all_commands() {
-        let subs = subs_of(c);
+        let subs = c.subcommands;
         rows.push((
             c.name.to_string(),
             c,

@@ -155,7 +155,17 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 
 fn config_rewrite(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let cfg = ctx.state.config.read().clone();
-    cfg.rewrite().map_err(error::err)?;
+    // rewriteConfigUserOption: the live users, unless an aclfile keeps them.
+    let users: Vec<String> = if cfg.aclfile.is_some() {
+        Vec::new()
+    } else {
+        let users = ctx.state.acl.users.read();
+        users
+            .iter()
+            .map(|(n, u)| format!("user {n} {}", u.describe()))
+            .collect()
+    };
+    cfg.rewrite_with_users(Some(&users)).map_err(error::err)?;
     Ok(Reply::ok())
 }
 

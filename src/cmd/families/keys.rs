@@ -13,7 +13,9 @@ use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
 use crate::glob::Glob;
-use crate::keyspace::{scan_by_hash, Db, Entry, MultiGuard, ScanPage, Shard, ShardGuard, SHARDS};
+use crate::keyspace::{
+    scan_by_hash, Db, Entry, MultiGuard, ScanPage, Shard, ShardGuard, StrKind, SHARDS,
+};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
@@ -549,8 +551,12 @@ fn copy(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             None => None,
             Some(_) if !replace && p.dst(dst).contains(dst, ctx.now) => Some(false),
             Some(mut entry) => {
-                // A copy is a new object to Redis: accessed now, whatever the source's age.
+                // A copy is a new object to Redis: accessed now, whatever the source's age,
+                // and never one of the shared integers.
                 entry.reset_access();
+                if entry.str_as_int().is_some() {
+                    entry.set_str_kind(StrKind::Unshared);
+                }
                 p.dst(dst).remove(dst, ctx.now);
                 p.dst(dst).insert(dst, entry);
                 Some(true)

@@ -8,7 +8,7 @@ use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::container;
 use crate::cmd::runtime::table::Row;
 use crate::error::{self, RedisError};
-use crate::keyspace::Entry;
+use crate::keyspace::{Entry, StrKind};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
 
@@ -72,7 +72,11 @@ pub fn shares_integers(ctx: &Ctx) -> bool {
 /// integers are never freed.
 pub fn refcount_of(shared: bool, e: &Entry) -> i64 {
     match e.str_as_int() {
-        Some(v) if shared && (0..SHARED_INTEGERS).contains(&v) => SHARED_REFCOUNT,
+        Some(v)
+            if shared && e.str_kind() != StrKind::Unshared && (0..SHARED_INTEGERS).contains(&v) =>
+        {
+            SHARED_REFCOUNT
+        }
         _ => 1,
     }
 }

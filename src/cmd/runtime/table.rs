@@ -470,6 +470,11 @@ fn resolve_with(found: Option<&'static Command>, args: &[Bytes]) -> Result<Found
         return Ok((cmd, None));
     }
     if args.len() < 2 {
+        // A container alone runs itself when its arity allows it (bare COMMAND, arity -1),
+        // as lookupCommandLogic returns the base command for one argument.
+        if cmd.arity_ok(args.len()) {
+            return Ok((cmd, None));
+        }
         return Err(error::wrong_arity(cmd.name));
     }
     match lookup_sub(cmd, &args[1]) {

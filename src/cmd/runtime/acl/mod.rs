@@ -73,28 +73,6 @@ type KeyTargets = Vec<(usize, u8)>;
 /// Channel positions, with whether each is a pattern.
 type ChannelTargets = Vec<(usize, bool)>;
 
-/// The arity of COMMAND's subcommands: resplock runs COMMAND whole, Redis checks a
-/// subcommand's arity before the ACL does.
-const COMMAND_SUB_ARITY: &[(&str, i64)] = &[
-    ("command|count", 2),
-    ("command|docs", -2),
-    ("command|getkeys", -4),
-    ("command|getkeysandflags", -4),
-    ("command|help", 2),
-    ("command|info", -2),
-    ("command|list", -2),
-];
-
-/// Whether `args` has the arity of the ACL name's row (only COMMAND's subcommands are
-/// checked here, the table checked the others).
-fn arity_ok(name: &str, args: &[Bytes]) -> bool {
-    match COMMAND_SUB_ARITY.iter().find(|(n, _)| *n == name) {
-        Some(&(_, a)) if a >= 0 => args.len() as i64 == a,
-        Some(&(_, a)) => args.len() as i64 >= -a,
-        None => true,
-    }
-}
-
 /// The name the ACL knows the command by: its full name, or for a command resplock runs
 /// whole that Redis splits into subcommands (COMMAND DOCS), the subcommand's.
 pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> (String, bool) {
@@ -247,10 +225,6 @@ pub(crate) fn check_user(
         return Err(Denied::Command);
     };
     let (name, is_sub) = acl_name(cmd, parent, args);
-    if !arity_ok(&name, args) {
-        // The command refuses it with the arity error.
-        return Ok(());
-    }
     let (keys, channels) = targets(&name, cmd, args);
     let no_auth = cmd.has(NO_AUTH) || parent.is_some_and(|p| p.has(NO_AUTH));
     u.check(&name, is_sub, no_auth, args, &keys, &channels)

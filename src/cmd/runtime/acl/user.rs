@@ -60,10 +60,11 @@ impl User {
         u
     }
 
-    /// [`User::apply`] under `acl-pubsub-default`: `reset` also grants every channel when it
-    /// says `allchannels`, as ACLSetUser's reset does.
+    /// [`User::apply`] under `acl-pubsub-default`: when it says `allchannels`, `reset` also
+    /// grants every channel, as ACLSetUser's reset does, and a new selector `(...)` starts
+    /// with every channel before its own rules, as ACLCreateSelector does.
     pub fn apply_under(&mut self, op: &[u8], all_channels: bool) -> Result<(), RuleError> {
-        self.apply(op)?;
+        self.apply_rule(op, all_channels)?;
         if all_channels && op.eq_ignore_ascii_case(b"reset") {
             self.apply(b"allchannels")?;
         }
@@ -90,6 +91,11 @@ impl User {
 
     /// ACLSetUser: apply one rule.
     pub fn apply(&mut self, op: &[u8]) -> Result<(), RuleError> {
+        self.apply_rule(op, false)
+    }
+
+    /// One rule; a selector it creates starts with every channel when `all_channels`.
+    fn apply_rule(&mut self, op: &[u8], all_channels: bool) -> Result<(), RuleError> {
         if op.is_empty() {
             return Ok(());
         }
@@ -121,12 +127,12 @@ impl User {
                     self.apply(r.as_bytes())?;
                 }
             }
-            _ => return self.apply_prefixed(op),
+            _ => return self.apply_prefixed(op, all_channels),
         }
         Ok(())
     }
 
-    fn apply_prefixed(&mut self, op: &[u8]) -> Result<(), RuleError> {
+    fn apply_prefixed(&mut self, op: &[u8], all_channels: bool) -> Result<(), RuleError> {
         match op[0] {
             b'>' | b'#' => {
                 let hash = if op[0] == b'>' {
@@ -154,6 +160,9 @@ impl User {
                 // aclCreateSelectorFromOpSet: the inside split as a command line.
                 let inner = &op[1..op.len() - 1];
                 let mut sel = Selector::new();
+                if all_channels {
+                    sel.apply(b"allchannels")?;
+                }
                 // Unbalanced quotes leave no words: an empty selector, as in Redis.
                 for a in split_args(inner).unwrap_or_default() {
                     if !a.is_empty() {
