@@ -40,7 +40,7 @@ FILES = [
     "src/history/check/mod.rs",
     "src/history/html.rs",
     "src/history/cli.rs",
-    "src/history/client.rs",
+    "src/history/client_ops.rs",
 ]
 
 # impl blocks of types outside the public surface (the keyspace is a #[doc(hidden)] module).

@@ -17,44 +17,58 @@
 
 // The public surface: `config` (what a server is started with, and the command line),
 // `server` (starting servers, their handles and test controls), `version`, and the
-// re-exports below. The `#[doc(hidden)]` modules are a test surface, not API: the
-// integration tests, benches and fuzz targets reach the command table, keyspace values and
-// script helpers through them, and they may change in any release.
+// re-exports below. The modules declared through `internal!` are a test surface, not API:
+// public (and `#[doc(hidden)]`) only with the `internals` feature, which the integration
+// tests, benches (through the crate's dev-dependency on itself) and fuzz targets enable to
+// reach the command table, keyspace values and script helpers; they may change in any
+// release. Without it they are the crate's own.
+
+/// Declares modules that are public only with the `internals` feature (see above); without
+/// it, items and re-exports only the tests reach are not reported as unused, nor the names
+/// clippy leaves alone on a public API (as while these modules were always public).
+macro_rules! internal {
+    ($($name:ident;)*) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        #[allow(
+            dead_code,
+            unused_imports,
+            clippy::enum_variant_names,
+            clippy::wrong_self_convention
+        )]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal! {
+    aof;
+    cluster;
+    cmd;
+    keyspace;
+    num;
+    protocol;
+    rdb;
+    repl;
+    script;
+    testkit;
+    types;
+}
+
 pub mod alloc;
-#[doc(hidden)]
-pub mod aof;
 pub(crate) mod clock;
-#[doc(hidden)]
-pub mod cluster;
-#[doc(hidden)]
-pub mod cmd;
 pub mod config;
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod glob;
 pub mod history;
-#[doc(hidden)]
-pub mod keyspace;
 pub(crate) mod log;
-#[doc(hidden)]
-pub mod num;
 pub(crate) mod outbox;
-#[doc(hidden)]
-pub mod protocol;
 pub(crate) mod pubsub;
-#[doc(hidden)]
-pub mod rdb;
-#[doc(hidden)]
-pub mod repl;
 pub(crate) mod reply;
-#[doc(hidden)]
-pub mod script;
 pub mod server;
-#[doc(hidden)]
-pub mod testkit;
 pub(crate) mod tls;
-#[doc(hidden)]
-pub mod types;
 pub mod version;
 pub(crate) mod wake;
 
