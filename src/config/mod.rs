@@ -291,6 +291,14 @@ impl Config {
 
     /// `replicaof` follows REPLICAOF at run time (CONFIG GET and CONFIG REWRITE show the
     /// master being followed, empty for a master), as Redis's value is its masterhost.
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// config.set_replicaof(Some(("127.0.0.1", 6380)));
+    /// assert_eq!(config.get("replicaof").as_deref(), Some("127.0.0.1 6380"));
+    /// config.set_replicaof(None);
+    /// assert_eq!(config.get("replicaof").as_deref(), Some(""));
+    /// ```
     pub fn set_replicaof(&mut self, master: Option<(&str, u16)>) {
         let Some((p, _)) = lookup(b"replicaof") else {
             return;

@@ -312,6 +312,16 @@ impl Config {
 
     /// [`Config::rewrite`] with the ACL users' lines (see [`Config::rewrite_text_with_users`]):
     /// CONFIG REWRITE on a running server.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("resplock-doc-u-{}.conf", std::process::id()));
+    /// std::fs::write(&path, "user old on\n")?;
+    /// let config = resplock::Config { config_file: Some(path.clone()), ..Default::default() };
+    /// config.rewrite_with_users(Some(&["user default on nopass ~* &* +@all".into()])).unwrap();
+    /// assert!(std::fs::read_to_string(&path)?.starts_with("user default on nopass"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn rewrite_with_users(&self, users: Option<&[String]>) -> Result<(), String> {
         let path = self
             .config_file
