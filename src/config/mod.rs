@@ -217,6 +217,13 @@ impl Config {
         self.bind.split(' ').filter(|a| !a.is_empty()).collect()
     }
 
+    /// maxmemory-clients as Redis stores it: bytes, or a percentage of maxmemory kept negated
+    /// (`-7` for `7%`); 0 turns client eviction off.
+    pub fn maxmemory_clients(&self) -> i64 {
+        let (p, _) = lookup(b"maxmemory-clients").expect("a Redis parameter");
+        self.value(p).int()
+    }
+
     /// A parameter's value in Redis's stored form.
     pub(crate) fn value(&self, p: &Param) -> Value {
         match p.typed {

@@ -75,6 +75,18 @@ impl Tracking {
         self.tables.lock().modes.get(&id).cloned()
     }
 
+    /// How many BCAST prefixes a client follows (its share of client memory).
+    pub fn prefix_count(&self, id: u64) -> usize {
+        if self.clients.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.tables
+            .lock()
+            .modes
+            .get(&id)
+            .map_or(0, |m| m.prefixes.len())
+    }
+
     /// (keys tracked, items in the key table, prefixes) for INFO.
     pub fn totals(&self) -> (usize, usize, usize) {
         let t = self.tables.lock();
