@@ -202,10 +202,11 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             let mut ok = true;
             while ok && !out.is_empty() {
                 info.extra.mem.obuf.store(out.len(), Ordering::Relaxed);
-                if cmd::runtime::client_mem::account_and_evict(&state, &info) {
+                if cmd::runtime::clients::account_and_evict(&state, &info) {
                     break;
                 }
-                let reading = !client.is_blocked() && !client.close_after_reply && !client.syncing();
+                let reading =
+                    !client.is_blocked() && !client.close_after_reply && !client.syncing();
                 tokio::select! {
                     biased;
                     _ = info.kill.cancelled() => ok = false,
@@ -257,7 +258,9 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         }
         input.shrink_if_idle();
         let mem = &info.extra.mem;
-        info.extra.qbuf.store(input.pending_bytes(), Ordering::Relaxed);
+        info.extra
+            .qbuf
+            .store(input.pending_bytes(), Ordering::Relaxed);
         if mem.qbuf_alloc.swap(input.allocated(), Ordering::Relaxed) != input.allocated() {
             cmd::runtime::client_mem::account(&state, &info);
         }
@@ -289,10 +292,12 @@ fn input_arrived(state: &ServerState, info: &ClientInfo, input: &Input) -> bool 
         return false;
     }
     let mem = &info.extra.mem;
-    info.extra.qbuf.store(input.pending_bytes(), Ordering::Relaxed);
+    info.extra
+        .qbuf
+        .store(input.pending_bytes(), Ordering::Relaxed);
     mem.qbuf_alloc.store(input.allocated(), Ordering::Relaxed);
     mem.argv_len.store(input.held_bytes(), Ordering::Relaxed);
-    !cmd::runtime::client_mem::account_and_evict(state, info)
+    !cmd::runtime::clients::account_and_evict(state, info)
 }
 
 /// A replica's requests (its REPLCONF ACKs): the query buffer over the socket's reading half.
@@ -377,7 +382,7 @@ async fn process_input(
                     .store(args.iter().map(|a| a.len()).sum(), Ordering::Relaxed);
                 mem.argc.store(args.len(), Ordering::Relaxed);
                 mem.obuf.store(out.len(), Ordering::Relaxed);
-                if cmd::runtime::client_mem::account_and_evict(state, &client.info) {
+                if cmd::runtime::clients::account_and_evict(state, &client.info) {
                     // Evicted for maxmemory-clients before its command ran (processCommand).
                     break;
                 }
@@ -411,8 +416,13 @@ async fn process_input(
                     client.info.kill.cancel();
                 } else {
                     // The output-buffer limit goes first: a client it closes is not evicted.
-                    client.info.extra.mem.obuf.store(out.len(), Ordering::Relaxed);
-                    cmd::runtime::client_mem::account_and_evict(state, &client.info);
+                    client
+                        .info
+                        .extra
+                        .mem
+                        .obuf
+                        .store(out.len(), Ordering::Relaxed);
+                    cmd::runtime::clients::account_and_evict(state, &client.info);
                 }
             }
             Err(e) => {

@@ -129,7 +129,12 @@ impl Input {
 
     /// Bytes allocated for the query buffer (Redis's sdsZmallocSize(querybuf)).
     pub(super) fn allocated(&self) -> usize {
-        self.buf.capacity()
+        // A big argument costs Redis a buffer of its declared size from its header on (the
+        // arguments before it leave the buffer); ours grows towards it as bytes arrive.
+        match self.state.big_arg_len() {
+            Some(len) => len + 2,
+            None => self.buf.capacity(),
+        }
     }
 
     /// Argument bytes of the unfinished request that already left the buffer (Redis has

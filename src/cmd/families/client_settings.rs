@@ -84,7 +84,7 @@ pub fn client_no_evict(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     ctx.client.info.extra.no_evict.store(on, Ordering::Relaxed);
     // Counted (off) or not (on) from now on; Redis evicts before it next sleeps.
     crate::cmd::runtime::client_mem::account(ctx.state, &ctx.client.info);
-    crate::cmd::runtime::client_mem::evict(ctx.state);
+    crate::cmd::runtime::clients::evict_clients(ctx.state, false);
     Ok(Reply::ok())
 }
 

@@ -138,7 +138,7 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .iter()
         .any(|n| matches!(*n, "maxmemory-clients" | "maxmemory"))
     {
-        crate::cmd::runtime::client_mem::recount_all(ctx.state);
+        crate::cmd::runtime::clients::evict_clients(ctx.state, true);
     }
     Ok(Reply::ok())
 }

@@ -119,11 +119,15 @@ pub fn account(state: &ServerState, c: &ClientInfo) -> bool {
     limit != 0 && after >= limit
 }
 
-/// Count the client's memory and evict clients if that put the total over the limit; true
-/// if this client itself was evicted.
-pub fn account_and_evict(state: &ServerState, c: &ClientInfo) -> bool {
+/// Count the client's memory and evict clients if that put the total over the limit (`line`
+/// describes a client for the log); true if this client itself was evicted.
+pub fn account_and_evict(
+    state: &ServerState,
+    c: &ClientInfo,
+    line: &dyn Fn(&ClientInfo) -> String,
+) -> bool {
     if account(state, c) {
-        evict(state);
+        evict(state, line);
     }
     c.kill.is_cancelled()
 }
@@ -141,18 +145,19 @@ pub fn forget(state: &ServerState, c: &ClientInfo) {
 
 /// Count every client afresh (maxmemory-clients or maxmemory changed: Redis's
 /// applyClientMaxMemoryUsage), then evict if over the limit.
-pub fn recount_all(state: &ServerState) {
+pub fn recount_all(state: &ServerState, line: &dyn Fn(&ClientInfo) -> String) {
     let clients: Vec<Arc<ClientInfo>> = state.clients.lock().values().cloned().collect();
     for c in &clients {
         account(state, c);
     }
-    evict(state);
+    evict(state, line);
 }
 
 /// Redis's evictClients: while the evictable clients' memory is at or over the limit, close
 /// the biggest client, logging it and counting it in INFO's evicted_clients. The evicted
-/// client leaves the client list at once, as Redis frees it on the spot.
-pub fn evict(state: &ServerState) {
+/// client leaves the client list at once, as Redis frees it on the spot. `line` is the
+/// client's CLIENT LIST line, which the log shows.
+pub fn evict(state: &ServerState, line: &dyn Fn(&ClientInfo) -> String) {
     let limit = state.client_limits.eviction_limit();
     let sum = &state.client_limits.evictable_bytes;
     if limit == 0 || sum.load(Ordering::Relaxed) < limit {
@@ -174,8 +179,7 @@ pub fn evict(state: &ServerState) {
         if c.kill.is_cancelled() {
             continue;
         }
-        let line = crate::cmd::runtime::clients::client_line(state, &c, state.clock.now_ms());
-        crate::log::notice(&format!("Evicting client: {}", line.trim_end()));
+        crate::log::notice(&format!("Evicting client: {}", line(&c).trim_end()));
         c.kill.cancel();
         state.clients.lock().remove(&c.id);
         forget(state, &c);

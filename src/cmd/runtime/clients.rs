@@ -221,3 +221,22 @@ pub fn discard_transaction(state: &ServerState, client: &mut Client) {
     client.info.multi.store(-1, Ordering::Relaxed);
     state.watches.forget(client.id);
 }
+
+/// Count a client's memory towards maxmemory-clients and evict the biggest clients if the
+/// total is over it; true if this client itself was evicted (see `client_mem`).
+pub fn account_and_evict(state: &ServerState, c: &ClientInfo) -> bool {
+    crate::cmd::runtime::client_mem::account_and_evict(state, c, &|c| {
+        client_line(state, c, state.clock.now_ms())
+    })
+}
+
+/// Evict clients while the evictable ones are over maxmemory-clients; with `recount`, count
+/// every client afresh first (the limit changed).
+pub fn evict_clients(state: &ServerState, recount: bool) {
+    let line = |c: &ClientInfo| client_line(state, c, state.clock.now_ms());
+    if recount {
+        crate::cmd::runtime::client_mem::recount_all(state, &line);
+    } else {
+        crate::cmd::runtime::client_mem::evict(state, &line);
+    }
+}
