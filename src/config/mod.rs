@@ -224,6 +224,21 @@ impl Config {
         self.value(p).int()
     }
 
+    /// shutdown-on-sigint (`sigint`) or shutdown-on-sigterm as Redis's SHUTDOWN_* bits: 1
+    /// SAVE, 2 NOSAVE, 4 NOW, 8 FORCE (0: `default`).
+    pub fn shutdown_on_signal(&self, sigint: bool) -> u32 {
+        let name: &[u8] = if sigint {
+            b"shutdown-on-sigint"
+        } else {
+            b"shutdown-on-sigterm"
+        };
+        let (p, _) = lookup(name).expect("a Redis parameter");
+        match self.value(p) {
+            Value::Enum(v) => v,
+            _ => 0,
+        }
+    }
+
     /// A parameter's value in Redis's stored form.
     pub(crate) fn value(&self, p: &Param) -> Value {
         match p.typed {

@@ -23,6 +23,10 @@ pub struct ClientLimits {
     pub evictable_bytes: AtomicU64,
     /// Clients evicted for maxmemory-clients (INFO's evicted_clients).
     pub evicted: AtomicU64,
+    /// Clients whose output grew from another client's command (tracking redirections), to
+    /// be counted against maxmemory-clients when that command is over.
+    grown: parking_lot::Mutex<Vec<u64>>,
+    grown_any: std::sync::atomic::AtomicBool,
 }
 
 /// A client's standing against the normal output-buffer limit's soft part.
@@ -49,6 +53,22 @@ impl ClientLimits {
             eviction_limit(config.maxmemory_clients(), config.maxmemory),
             r,
         );
+    }
+
+    /// Client `id`'s output grew from another client's command: count it at the next check.
+    pub fn mark_grown(&self, id: u64) {
+        if self.eviction_limit() != 0 {
+            self.grown.lock().push(id);
+            self.grown_any.store(true, Ordering::Release);
+        }
+    }
+
+    /// The clients [`ClientLimits::mark_grown`] named since the last call (one load when none).
+    pub fn take_grown(&self) -> Vec<u64> {
+        if !self.grown_any.swap(false, Ordering::Acquire) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *self.grown.lock())
     }
 
     /// maxmemory-clients in bytes (0: client eviction is off).

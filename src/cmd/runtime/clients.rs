@@ -225,6 +225,12 @@ pub fn discard_transaction(state: &ServerState, client: &mut Client) {
 /// Count a client's memory towards maxmemory-clients and evict the biggest clients if the
 /// total is over it; true if this client itself was evicted (see `client_mem`).
 pub fn account_and_evict(state: &ServerState, c: &ClientInfo) -> bool {
+    for id in state.client_limits.take_grown() {
+        let grown = state.clients.lock().get(&id).cloned();
+        if let Some(g) = grown {
+            crate::cmd::runtime::client_mem::account(state, &g);
+        }
+    }
     crate::cmd::runtime::client_mem::account_and_evict(state, c, &|c| {
         client_line(state, c, state.clock.now_ms())
     })

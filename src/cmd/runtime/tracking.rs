@@ -389,9 +389,9 @@ fn deliver(state: &ServerState, target: &ClientInfo, current: u64, frame: Bytes)
             soft_seconds: secs as i64,
         };
         q.deliver(&frame, limits, state.clock.now_ms());
-        // Its output buffer grew: count it against maxmemory-clients now, as Redis does
-        // when it writes to a client (the redirect target may never run a command).
-        crate::cmd::runtime::clients::account_and_evict(state, target);
+        // Its output buffer grew: counted against maxmemory-clients once the current command
+        // is over, as Redis counts a client it writes to (the target may never run one).
+        state.client_limits.mark_grown(target.id);
     }
 }
 
