@@ -107,7 +107,7 @@ pub fn htstats(ctx: &mut Ctx, dbid: &[u8]) -> Result<Reply, RedisError> {
 /// in its hashtable encoding, a sorted set as a skiplist (its member -> score dict).
 fn members(e: &Entry) -> Option<Vec<u64>> {
     match (&e.value, e.encoding()) {
-        (Value::Hash(h), "hashtable") => Some(h.iter().map(|(f, _)| hash(&f)).collect()),
+        (Value::Hash(h), "hashtable") => Some(h.iter().map(|(f, _)| hash(f)).collect()),
         (Value::Set(s), "hashtable") => Some(s.iter().map(|m| hash(&m)).collect()),
         (Value::ZSet(z), "skiplist") => Some(z.iter().map(|(m, _)| hash(m)).collect()),
         _ => None,

@@ -91,9 +91,11 @@ pub fn multi_mem(c: &ClientInfo) -> usize {
 /// Whether maxmemory-clients may close this client (Redis's clientEvictionAllowed): normal
 /// and pubsub clients, not replicas, not NO-EVICT ones, not one already closing.
 fn evictable(state: &ServerState, c: &ClientInfo) -> bool {
+    let replica =
+        c.extra.replica.load(Ordering::Relaxed) && !c.extra.monitor.load(Ordering::Relaxed);
     state.client_limits.eviction_limit() != 0
         && !c.extra.no_evict.load(Ordering::Relaxed)
-        && !(c.extra.replica.load(Ordering::Relaxed) && !c.extra.monitor.load(Ordering::Relaxed))
+        && !replica
         && !c.kill.is_cancelled()
 }
 
