@@ -72,7 +72,7 @@ fn stats(hashes: &[u64]) -> String {
     out
 }
 
-/// DEBUG HTSTATS <dbid>: the key table, then the expiry table, of one database.
+/// DEBUG HTSTATS `dbid`: the key table, then the expiry table, of one database.
 pub fn htstats(ctx: &mut Ctx, dbid: &[u8]) -> Result<Reply, RedisError> {
     let id = crate::cmd::base::args::int(dbid)?;
     let Some(db) = usize::try_from(id)
@@ -114,7 +114,7 @@ fn members(e: &Entry) -> Option<Vec<u64>> {
     }
 }
 
-/// DEBUG HTSTATS-KEY <key>: the stats of the hash table a value is kept in.
+/// DEBUG HTSTATS-KEY `key`: the stats of the hash table a value is kept in.
 pub fn htstats_key(ctx: &mut Ctx, key: &[u8]) -> Result<Reply, RedisError> {
     let found = ctx
         .db()
