@@ -144,9 +144,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                 }
                 // Redis's lastinteraction = server.unixtime: the time last read is near enough.
                 info.last_active_ms.store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
-                if state.client_limits.query_buffer_over(input.pending_bytes()) {
-                    // Redis closes the client rather than grow the server, without a reply.
-                    crate::log::warning(&format!("Closing client that reached max query buffer length: id={id}"));
+                if !input_arrived(&state, &info, &input) {
                     break;
                 }
                 // A blocked client's later requests stay buffered until it is served.
@@ -190,27 +188,51 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         if !out.is_empty() {
             // The append-only log holds every write a reply here may acknowledge.
             cmd::runtime::persist::before_reply(&state);
-            state
-                .stats
-                .net_output_bytes
-                .fetch_add(out.len() as u64, Ordering::Relaxed);
             // Nearly every batch of replies fits the socket's buffer: one write, tried
             // without building the futures below (each registers with a token's lock).
-            let sent = match wr.write(&out).now_or_never() {
-                Some(Ok(n)) => n,
+            match wr.write(&out).now_or_never() {
+                Some(Ok(n)) => wrote(&state, &mut out, n),
                 Some(Err(_)) => break,
-                None => 0,
-            };
-            // A peer that stops reading must not pin this task: CLIENT KILL, the pubsub
-            // output-buffer limit and shutdown interrupt the write (written first if it can).
-            let written = sent == out.len()
-                || tokio::select! {
+                None => {}
+            }
+            // A peer that does not read its replies yet: keep reading and serving its
+            // requests meanwhile, the replies waiting in `out` (Redis's reply list, counted
+            // as the client's output buffer and against maxmemory-clients), while CLIENT
+            // KILL, the output-buffer limits and shutdown interrupt the write.
+            let mut ok = true;
+            while ok && !out.is_empty() {
+                info.extra.mem.obuf.store(out.len(), Ordering::Relaxed);
+                if cmd::runtime::clients::account_and_evict(&state, &info) {
+                    break;
+                }
+                let reading =
+                    !client.is_blocked() && !client.close_after_reply && !client.syncing();
+                tokio::select! {
                     biased;
-                    r = wr.write_all(&out[sent..]) => r.is_ok(),
-                    _ = info.kill.cancelled() => false,
-                    _ = state.shutdown.cancelled() => false,
-                };
-            if !written {
+                    _ = info.kill.cancelled() => ok = false,
+                    _ = state.shutdown.cancelled() => ok = false,
+                    r = wr.write(&out) => match r {
+                        Ok(n) if n > 0 => wrote(&state, &mut out, n),
+                        _ => ok = false,
+                    },
+                    r = input.read_from(&mut rd), if reading => {
+                        match r {
+                            Ok(n) if n > 0 => {
+                                state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                                info.last_active_ms.store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
+                                ok = input_arrived(&state, &info, &input);
+                                if ok {
+                                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                                    cmd::runtime::persist::before_reply(&state);
+                                }
+                            }
+                            _ => ok = false,
+                        }
+                    }
+                }
+            }
+            info.extra.mem.obuf.store(0, Ordering::Relaxed);
+            if !ok || info.kill.is_cancelled() {
                 break;
             }
             if out.capacity() > 1024 * 1024 {
@@ -235,11 +257,47 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             break;
         }
         input.shrink_if_idle();
+        let mem = &info.extra.mem;
+        info.extra
+            .qbuf
+            .store(input.pending_bytes(), Ordering::Relaxed);
+        if mem.qbuf_alloc.swap(input.allocated(), Ordering::Relaxed) != input.allocated() {
+            cmd::runtime::client_mem::account(&state, &info);
+        }
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
     cmd::runtime::clients::disconnect(&state, &client);
     let _ = wr.shutdown().await;
+}
+
+/// `n` bytes of `out` reached the socket.
+fn wrote(state: &ServerState, out: &mut BytesMut, n: usize) {
+    state
+        .stats
+        .net_output_bytes
+        .fetch_add(n as u64, Ordering::Relaxed);
+    bytes::Buf::advance(out, n);
+}
+
+/// Bytes were read into the query buffer: enforce client-query-buffer-limit and
+/// maxmemory-clients. False when the client must close.
+fn input_arrived(state: &ServerState, info: &ClientInfo, input: &Input) -> bool {
+    if state.client_limits.query_buffer_over(input.pending_bytes()) {
+        // Redis closes the client rather than grow the server, without a reply.
+        crate::log::warning(&format!(
+            "Closing client that reached max query buffer length: id={}",
+            info.id
+        ));
+        return false;
+    }
+    let mem = &info.extra.mem;
+    info.extra
+        .qbuf
+        .store(input.pending_bytes(), Ordering::Relaxed);
+    mem.qbuf_alloc.store(input.allocated(), Ordering::Relaxed);
+    mem.argv_len.store(input.held_bytes(), Ordering::Relaxed);
+    !cmd::runtime::clients::account_and_evict(state, info)
 }
 
 /// A replica's requests (its REPLCONF ACKs): the query buffer over the socket's reading half.
@@ -319,6 +377,15 @@ async fn process_input(
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => {
                 cmd::runtime::clients::request_started(client, buffered);
+                let mem = &client.info.extra.mem;
+                mem.argv_len
+                    .store(args.iter().map(|a| a.len()).sum(), Ordering::Relaxed);
+                mem.argc.store(args.len(), Ordering::Relaxed);
+                mem.obuf.store(out.len(), Ordering::Relaxed);
+                if cmd::runtime::clients::account_and_evict(state, &client.info) {
+                    // Evicted for maxmemory-clients before its command ran (processCommand).
+                    break;
+                }
                 let reply = cmd::dispatch::execute::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
@@ -330,6 +397,13 @@ async fn process_input(
                 }
                 drop(reply);
                 cmd::runtime::clients::write_after_reply(client, out);
+                let mem = &client.info.extra.mem;
+                mem.argv_len.store(0, Ordering::Relaxed);
+                mem.argc.store(0, Ordering::Relaxed);
+                if client.multi.is_none() && mem.multi_cmds.load(Ordering::Relaxed) != 0 {
+                    mem.multi_cmds.store(0, Ordering::Relaxed);
+                    mem.multi_argv.store(0, Ordering::Relaxed);
+                }
                 if client.subscription_count() == 0
                     && state
                         .client_limits
@@ -340,6 +414,15 @@ async fn process_input(
                         client.id
                     ));
                     client.info.kill.cancel();
+                } else {
+                    // The output-buffer limit goes first: a client it closes is not evicted.
+                    client
+                        .info
+                        .extra
+                        .mem
+                        .obuf
+                        .store(out.len(), Ordering::Relaxed);
+                    cmd::runtime::clients::account_and_evict(state, &client.info);
                 }
             }
             Err(e) => {

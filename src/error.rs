@@ -37,6 +37,11 @@ pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const DECR_OVERFLOW: &str = "ERR decrement would overflow";
 pub const INCR_NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
+/// DEBUG HTSTATS with a database number outside 0..databases.
+pub const OUT_OF_RANGE_DB: &str = "ERR Out of range database";
+/// DEBUG HTSTATS-KEY on a value Redis does not keep in a dict.
+pub const NOT_HASH_TABLE: &str =
+    "ERR The value stored at the specified key is not represented using an hash table";
 pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";

@@ -266,3 +266,47 @@ async fn commandstats_count_calls_rejections_and_failures_per_server_and_subcomm
         Some("calls=1,rejected_calls=0,failed_calls=0")
     );
 }
+
+#[tokio::test]
+async fn debug_htstats_describes_the_dict_redis_would_hold_for_the_keys() {
+    let s = debug_server().await;
+    let mut c = Raw::connect(&s).await;
+    let empty = cmd!(c, "DEBUG", "HTSTATS", "0");
+    assert_eq!(
+        empty,
+        b"$189\r\n[Dictionary HT]\nHash table 0 stats (main hash table):\nNo stats available for empty dictionaries\n[Expires HT]\nHash table 0 stats (main hash table):\nNo stats available for empty dictionaries\n\r\n"
+    );
+    for i in 0..5 {
+        cmd!(c, "SET", format!("k{i}"), "v");
+    }
+    cmd!(c, "EXPIRE", "k0", "100");
+    let text = String::from_utf8(cmd!(c, "DEBUG", "HTSTATS", "0")).unwrap();
+    let (keys, expires) = text.split_once("[Expires HT]\n").unwrap();
+    // Five keys: Redis's dict has grown from 4 to 8 slots.
+    assert!(
+        keys.contains(" table size: 8\n number of elements: 5\n"),
+        "{keys}"
+    );
+    assert!(expires.contains(" table size: 4\n number of elements: 1\n different slots: 1\n max chain length: 1\n avg chain length (counted): 1.00\n avg chain length (computed): 1.00\n Chain length distribution:\n   0: 3 (75.00%)\n   1: 1 (25.00%)\n"), "{expires}");
+    assert_eq!(
+        cmd!(c, "DEBUG", "HTSTATS", "16"),
+        b"-ERR Out of range database\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "DEBUG", "HTSTATS-KEY", "k1"),
+        b"-ERR The value stored at the specified key is not represented using an hash table\r\n"
+    );
+    assert_eq!(
+        cmd!(c, "DEBUG", "HTSTATS-KEY", "nokey"),
+        b"-ERR no such key\r\n"
+    );
+    let members: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let mut sadd: Vec<&[u8]> = vec![b"SADD", b"set"];
+    sadd.extend(members.iter().map(|m| m.as_bytes()));
+    c.cmd(&sadd).await;
+    let set = String::from_utf8(cmd!(c, "DEBUG", "HTSTATS-KEY", "set")).unwrap();
+    assert!(
+        set.contains(" table size: 256\n number of elements: 200\n"),
+        "{set}"
+    );
+}

@@ -394,6 +394,45 @@ fn sigterm_logs_and_exits_0_removing_the_pidfile() {
 }
 
 #[test]
+fn shutdown_on_sigterm_save_writes_the_rdb_and_sigint_nosave_does_not() {
+    for (signal, setting, saved) in [
+        (libc::SIGTERM, "save", true),
+        (libc::SIGINT, "nosave", false),
+        (libc::SIGTERM, "default", false),
+    ] {
+        let dir = TempDir::new("sigsave");
+        let flag = if signal == libc::SIGINT {
+            "--shutdown-on-sigint"
+        } else {
+            "--shutdown-on-sigterm"
+        };
+        let mut srv = Server::start(&[
+            "--port",
+            "0",
+            "--save",
+            "",
+            "--dir",
+            dir.0.to_str().unwrap(),
+            flag,
+            setting,
+        ]);
+        srv.wait_line("Ready to accept connections tcp");
+        // SAFETY: sends a signal to the child this test started.
+        unsafe { libc::kill(srv.child.id() as i32, signal) };
+        let (lines, code) = srv.finish();
+        assert_eq!(code, Some(0), "{setting}: {lines:#?}");
+        assert_eq!(
+            dir.path("dump.rdb").exists(),
+            saved,
+            "{setting}: {lines:#?}"
+        );
+        assert!(lines
+            .iter()
+            .any(|l| l.ends_with("# Redis is now ready to exit, bye bye...")));
+    }
+}
+
+#[test]
 fn protected_mode_denies_clients_from_outside_loopback_address() {
     let mut srv = Server::start(&["--port", "0", "--bind", "127.0.0.1"]);
     let port = srv.port();

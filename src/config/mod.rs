@@ -217,6 +217,42 @@ impl Config {
         self.bind.split(' ').filter(|a| !a.is_empty()).collect()
     }
 
+    /// maxmemory-clients as Redis stores it: bytes, or a percentage of maxmemory kept negated
+    /// (`-7` for `7%`); 0 turns client eviction off.
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// assert_eq!(config.maxmemory_clients(), 0);
+    /// config.set_many(&[(b"maxmemory-clients", b"7%")]).unwrap();
+    /// assert_eq!(config.maxmemory_clients(), -7);
+    /// ```
+    pub fn maxmemory_clients(&self) -> i64 {
+        let (p, _) = lookup(b"maxmemory-clients").expect("a Redis parameter");
+        self.value(p).int()
+    }
+
+    /// shutdown-on-sigint (`sigint`) or shutdown-on-sigterm as Redis's SHUTDOWN_* bits: 1
+    /// SAVE, 2 NOSAVE, 4 NOW, 8 FORCE (0: `default`).
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// config.set_many(&[(b"shutdown-on-sigterm", b"nosave now")]).unwrap();
+    /// assert_eq!(config.shutdown_on_signal(false), 2 | 4);
+    /// assert_eq!(config.shutdown_on_signal(true), 0);
+    /// ```
+    pub fn shutdown_on_signal(&self, sigint: bool) -> u32 {
+        let name: &[u8] = if sigint {
+            b"shutdown-on-sigint"
+        } else {
+            b"shutdown-on-sigterm"
+        };
+        let (p, _) = lookup(name).expect("a Redis parameter");
+        match self.value(p) {
+            Value::Enum(v) => v,
+            _ => 0,
+        }
+    }
+
     /// A parameter's value in Redis's stored form.
     pub(crate) fn value(&self, p: &Param) -> Value {
         match p.typed {

@@ -11,6 +11,9 @@ use tokio::io::AsyncReadExt;
 /// Room made for an ordinary read.
 pub(super) const READ_CHUNK: usize = super::pool::CHUNK;
 
+/// How much [`Input::read_on`] takes in past a read that filled the buffer.
+const EAGER_LIMIT: usize = 1024 * 1024;
+
 /// See the module documentation.
 pub(super) struct Input {
     buf: BytesMut,
@@ -60,6 +63,7 @@ impl Input {
                 match once.await {
                     // A readiness that found nothing: wait again without the buffer.
                     None => self.release_if_empty(),
+                    Some(Ok(n)) if n > 0 => return Ok(n + self.read_on(rd)),
                     Some(r) => return r,
                 }
             }
@@ -78,6 +82,25 @@ impl Input {
         }
         self.make_room();
         rd.read_buf(&mut self.buf).await
+    }
+
+    /// A read filled the buffer: take in what else the socket holds now, up to a megabyte, so
+    /// a request sent at once is in the query buffer at once, as Redis reads it in one go
+    /// (CLIENT LIST of another client, and maxmemory-clients, see all of it). What the
+    /// socket returns past the first read: 0 when nothing more is ready; an error or the
+    /// peer's close is seen by the next read.
+    fn read_on<R: super::ReadHalf>(&mut self, rd: &mut R) -> usize {
+        let mut total = 0;
+        while self.buf.len() == self.buf.capacity() && self.buf.len() < EAGER_LIMIT {
+            self.make_room();
+            let buf = &mut self.buf;
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            match tokio_util::io::poll_read_buf(std::pin::Pin::new(&mut *rd), &mut cx, buf) {
+                std::task::Poll::Ready(Ok(n)) if n > 0 => total += n,
+                _ => break,
+            }
+        }
+        total
     }
 
     /// Room for one ordinary read: a pooled buffer if none is held.
@@ -102,6 +125,22 @@ impl Input {
     /// which holds the current big argument alone).
     pub(super) fn pending_bytes(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Bytes allocated for the query buffer (Redis's sdsZmallocSize(querybuf)).
+    pub(super) fn allocated(&self) -> usize {
+        // A big argument costs Redis a buffer of its declared size from its header on (the
+        // arguments before it leave the buffer); ours grows towards it as bytes arrive.
+        match self.state.big_arg_len() {
+            Some(len) => len + 2,
+            None => self.buf.capacity(),
+        }
+    }
+
+    /// Argument bytes of the unfinished request that already left the buffer (Redis has
+    /// them in the client's argv).
+    pub(super) fn held_bytes(&self) -> usize {
+        self.state.held_bytes()
     }
 
     /// Hold no memory while nothing is buffered (an idle or blocked client may wait for

@@ -61,6 +61,9 @@ pub struct ParseState {
     /// The length of the big argument whose header was consumed and whose bytes the buffer
     /// holds from offset 0.
     big: Option<usize>,
+    /// The length of a big argument whose header was read and which has not got its own
+    /// buffer yet (less than [`EAGER_ROOM`] of it arrived).
+    declared_big: Option<usize>,
 }
 
 impl ParseState {
@@ -68,6 +71,13 @@ impl ParseState {
     /// in one: the connection reads no more than that, into the room the parser made.
     pub fn big_arg_missing(&self, buf: &BytesMut) -> Option<usize> {
         self.big.map(|len| (len + 2).saturating_sub(buf.len()))
+    }
+
+    /// The length of the big argument being read, once its header arrived (whether or not
+    /// it has its own buffer yet): Redis sizes the query buffer for it at that point, which
+    /// is what client memory accounting counts.
+    pub fn big_arg_len(&self) -> Option<usize> {
+        self.big.or(self.declared_big)
     }
 
     /// Bytes held by the arguments of the unfinished request that left the buffer.
@@ -108,6 +118,7 @@ pub fn parse_request(
     state: &mut ParseState,
     limits: &Limits,
 ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+    state.declared_big = None;
     if state.remaining > 0 {
         return parse_bulks(buf, state, limits);
     }
@@ -226,6 +237,7 @@ fn parse_bulks(
                 make_room_for_big_arg(buf, state, start, len);
                 continue;
             }
+            state.declared_big = Some(len);
             return Ok(None);
         }
         if buf.len() < start + len + 2 {

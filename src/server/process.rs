@@ -254,9 +254,14 @@ async fn serve(config: Config) -> i32 {
         loop {
             let msg = wait_signal(&mut signals).await;
             log::warning(msg);
-            // prepareForShutdown: the AOF synced, a final RDB saved when `save` points are
-            // set; if that fails the server keeps running, as redis-server does.
-            if prepare_shutdown(&state).await {
+            let flags = state
+                .config
+                .read()
+                .shutdown_on_signal(msg.contains("SIGINT"));
+            // prepareForShutdown with shutdown-on-sigint/-sigterm's flags: the AOF synced, a
+            // final RDB saved when `save` points are set (or `save`, never with `nosave`);
+            // if that fails the server keeps running (unless `force`), as redis-server does.
+            if prepare_shutdown(&state, flags).await {
                 state.shutdown.cancel();
                 return;
             }
@@ -285,13 +290,14 @@ fn shutdown_signals() -> Signals {
     }
 }
 
-/// Persistence's part of stopping, holding the server lock; false if the server must stay
-/// up.
-async fn prepare_shutdown(state: &crate::cmd::runtime::state::ServerState) -> bool {
+/// Persistence's part of stopping, holding the server lock, with Redis's SHUTDOWN_* `flags`
+/// (1 SAVE, 2 NOSAVE, 8 FORCE); false if the server must stay up.
+async fn prepare_shutdown(state: &crate::cmd::runtime::state::ServerState, flags: u32) -> bool {
+    let (save, nosave, force) = (flags & 1 != 0, flags & 2 != 0, flags & 8 != 0);
     loop {
         if let Some(held) = state.lock.lock_briefly() {
             let ok =
-                crate::cmd::runtime::persist::prepare_shutdown(state, false, false, false).is_ok();
+                crate::cmd::runtime::persist::prepare_shutdown(state, save, nosave, force).is_ok();
             drop(held);
             return ok;
         }

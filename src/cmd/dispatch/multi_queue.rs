@@ -41,7 +41,12 @@ pub fn queue(
             .commands
             .row_number(cmd)
             .expect("a resolved row is numbered");
+        // Redis's mstate.argv_len_sums: the arguments and a pointer each (client eviction).
+        let bytes = args.iter().map(|a| a.len() + 8).sum::<usize>();
+        let mem = &client.info.extra.mem;
+        mem.multi_argv.fetch_add(bytes, Ordering::Relaxed);
         m.queued.push(Queued { row, args });
+        mem.multi_cmds.store(m.queued.len(), Ordering::Relaxed);
         client
             .info
             .multi

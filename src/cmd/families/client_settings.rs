@@ -71,7 +71,8 @@ pub fn client_reply(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     }
 }
 
-/// CLIENT NO-EVICT ON|OFF: recorded (CLIENT LIST's `e` flag); resplock never evicts clients.
+/// CLIENT NO-EVICT ON|OFF: whether maxmemory-clients may evict this client (CLIENT LIST's `e`
+/// flag).
 pub fn client_no_evict(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let on = if is(&a[2], "on") {
         true
@@ -81,6 +82,9 @@ pub fn client_no_evict(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         return Err(RedisError::new(error::SYNTAX));
     };
     ctx.client.info.extra.no_evict.store(on, Ordering::Relaxed);
+    // Counted (off) or not (on) from now on; Redis evicts before it next sleeps.
+    crate::cmd::runtime::client_mem::account(ctx.state, &ctx.client.info);
+    crate::cmd::runtime::clients::evict_clients(ctx.state, false);
     Ok(Reply::ok())
 }
 

@@ -132,6 +132,14 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             )));
         }
     }
+    // applyClientMaxMemoryUsage: every client counted against the new limit, and evicted
+    // at once if over it.
+    if changed
+        .iter()
+        .any(|n| matches!(*n, "maxmemory-clients" | "maxmemory"))
+    {
+        crate::cmd::runtime::clients::evict_clients(ctx.state, true);
+    }
     Ok(Reply::ok())
 }
 
@@ -146,6 +154,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &st.keyspace_hits,
         &st.keyspace_misses,
         &ctx.state.keyspace.expired_keys,
+        &ctx.state.client_limits.evicted,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -243,6 +243,10 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         Ok(Reply::bulk_str(
             "bits:64 robj:16 dictentry:24 sdshdr5:1 sdshdr8:3 sdshdr16:5 sdshdr32:9 sdshdr64:17 ",
         ))
+    } else if n == 3 && is(sub, "htstats") {
+        crate::cmd::families::debug_htstats::htstats(ctx, &a[2])
+    } else if n == 3 && is(sub, "htstats-key") {
+        crate::cmd::families::debug_htstats::htstats_key(ctx, &a[2])
     } else if n == 4 && is(sub, "replybuffer") {
         replybuffer(a)
     } else {

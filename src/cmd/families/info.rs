@@ -270,7 +270,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                 "evicted_keys",
                 &state.eviction.evicted_keys.load(Ordering::Relaxed),
             );
-            kv("evicted_clients", &0);
+            kv(
+                "evicted_clients",
+                &state.client_limits.evicted.load(Ordering::Relaxed),
+            );
             kv("total_eviction_exceeded_time", &0);
             kv("current_eviction_exceeded_time", &0);
             kv("keyspace_hits", &l(&st.keyspace_hits));

@@ -18,6 +18,7 @@ pub mod counters;
 pub mod databases;
 pub mod debug;
 pub mod debug_digest;
+pub mod debug_htstats;
 pub mod dump;
 pub mod functions;
 pub mod geo;

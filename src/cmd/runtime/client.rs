@@ -259,6 +259,8 @@ pub mod reply_flags {
 pub struct ClientExtra {
     /// CLIENT NO-EVICT on (CLIENT LIST's `e` flag).
     pub no_evict: AtomicBool,
+    /// What the client's buffers hold (CLIENT LIST's memory fields, client eviction).
+    pub mem: ClientMem,
     /// In MONITOR mode (CLIENT LIST's `O` flag).
     pub monitor: AtomicBool,
     /// A replica's link (CLIENT LIST's `S` flag, CLIENT KILL TYPE replica).
@@ -306,4 +308,28 @@ pub struct MultiState {
     pub queued: Vec<Queued>,
     /// A command failed its checks while queuing (Redis's CLIENT_DIRTY_EXEC): EXEC aborts.
     pub aborted: bool,
+}
+
+/// The parts of a client's memory Redis's getClientMemoryUsage adds up that live in its
+/// connection (the query buffer, the arguments of the request being read or run, the replies
+/// not yet written) or its transaction; the connection task stores them as they change, and
+/// `client_mem` adds what other subsystems hold (subscriptions, watched keys, prefixes).
+#[derive(Default)]
+pub struct ClientMem {
+    /// Bytes allocated for the query buffer (Redis's sdsZmallocSize(querybuf)).
+    pub qbuf_alloc: AtomicUsize,
+    /// The arguments parsed and not yet freed: their lengths plus a pointer each (Redis's
+    /// argv_len_sum + sizeof(robj*) * argc, CLIENT LIST's argv-mem is the first part).
+    pub argv_len: AtomicUsize,
+    /// How many arguments `argv_len` counts.
+    pub argc: AtomicUsize,
+    /// Reply bytes produced and not yet written to the socket (CLIENT LIST's omem).
+    pub obuf: AtomicUsize,
+    /// The queued commands' argument bytes in MULTI (CLIENT LIST's multi-mem, without the
+    /// watched keys).
+    pub multi_argv: AtomicUsize,
+    /// Commands queued in MULTI (each costs Redis a multiCmd).
+    pub multi_cmds: AtomicUsize,
+    /// The total last counted towards maxmemory-clients (0 when the client is not evictable).
+    pub counted: AtomicUsize,
 }

@@ -16,6 +16,17 @@ pub struct ClientLimits {
     normal_soft: AtomicU64,
     normal_soft_seconds: AtomicU64,
     timeout_seconds: AtomicU64,
+    /// maxmemory-clients in bytes as Redis's getClientEvictionLimit computes it; 0: off.
+    eviction_limit: AtomicU64,
+    /// The memory of the clients that may be evicted, as each last counted it (Redis's
+    /// stat_clients_type_memory for the normal and pubsub classes).
+    pub evictable_bytes: AtomicU64,
+    /// Clients evicted for maxmemory-clients (INFO's evicted_clients).
+    pub evicted: AtomicU64,
+    /// Clients whose output grew from another client's command (tracking redirections), to
+    /// be counted against maxmemory-clients when that command is over.
+    grown: parking_lot::Mutex<Vec<u64>>,
+    grown_any: std::sync::atomic::AtomicBool,
 }
 
 /// A client's standing against the normal output-buffer limit's soft part.
@@ -38,6 +49,31 @@ impl ClientLimits {
         self.normal_soft.store(soft, r);
         self.normal_soft_seconds.store(secs, r);
         self.timeout_seconds.store(config.timeout, r);
+        self.eviction_limit.store(
+            eviction_limit(config.maxmemory_clients(), config.maxmemory),
+            r,
+        );
+    }
+
+    /// Client `id`'s output grew from another client's command: count it at the next check.
+    pub fn mark_grown(&self, id: u64) {
+        if self.eviction_limit() != 0 {
+            self.grown.lock().push(id);
+            self.grown_any.store(true, Ordering::Release);
+        }
+    }
+
+    /// The clients [`ClientLimits::mark_grown`] named since the last call (one load when none).
+    pub fn take_grown(&self) -> Vec<u64> {
+        if !self.grown_any.swap(false, Ordering::Acquire) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *self.grown.lock())
+    }
+
+    /// maxmemory-clients in bytes (0: client eviction is off).
+    pub fn eviction_limit(&self) -> u64 {
+        self.eviction_limit.load(Ordering::Relaxed)
     }
 
     /// proto-max-bulk-len.
@@ -87,4 +123,18 @@ impl ClientLimits {
     pub fn timeout_seconds(&self) -> u64 {
         self.timeout_seconds.load(Ordering::Relaxed)
     }
+}
+
+/// Redis's getClientEvictionLimit: `setting` is bytes, or a percentage of `maxmemory` kept
+/// negated (no limit while maxmemory is 0); never under 128 KB, so that a bad setting cannot
+/// cut every client off.
+pub fn eviction_limit(setting: i64, maxmemory: u64) -> u64 {
+    let limit = if setting < 0 && maxmemory > 0 {
+        (maxmemory as f64 * -(setting as f64) / 100.0) as u64
+    } else if setting > 0 {
+        setting as u64
+    } else {
+        return 0;
+    };
+    limit.max(128 * 1024)
 }

@@ -128,6 +128,7 @@ pub fn connect(state: &ServerState, id: u64, addr: String, laddr: String) -> Cli
 /// that keeps per-client state (its subscriptions, watched keys, blocked keys).
 pub fn disconnect(state: &ServerState, client: &Client) {
     state.clients.lock().remove(&client.id);
+    crate::cmd::runtime::client_mem::forget(state, &client.info);
     client_gone(state, client);
     state.observe.monitors.forget(client.id);
     state.tracking.disable(client.id);
@@ -158,8 +159,10 @@ fn zero_counts(client: &Client) {
     client.info.shard_subscriptions.store(0, Ordering::Relaxed);
 }
 
-/// One CLIENT LIST line in Redis 7.0's field order (memory fields are nominal).
+/// One CLIENT LIST line in Redis 7.0's field order; the memory fields count what the client
+/// holds as Redis's getClientMemoryUsage does (see `client_mem`).
 pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
+    use crate::cmd::runtime::client_mem;
     // Whole seconds of the server clock, as Redis's `server.unixtime - c->ctime`.
     let age_s = (now_ms / 1000 - c.created_ms.load(Ordering::Relaxed) / 1000).max(0);
     let last = c.last_active_ms.load(Ordering::Relaxed);
@@ -171,10 +174,14 @@ pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
     let cmd = c.last_cmd_name();
+    let mem = &c.extra.mem;
+    let qbuf = c.extra.qbuf.load(Ordering::Relaxed);
+    let qbuf_free = mem.qbuf_alloc.load(Ordering::Relaxed).saturating_sub(qbuf);
+    let omem = client_mem::output_bytes(c);
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
-         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 \
-         omem=0 tot-mem=1024 events=r cmd={} user={} redir={} resp={}\n",
+         multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl=0 oll={} \
+         omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -188,9 +195,14 @@ pub fn client_line(state: &ServerState, c: &ClientInfo, now_ms: i64) -> String {
         c.pattern_subscriptions.load(Ordering::Relaxed),
         c.shard_subscriptions.load(Ordering::Relaxed),
         c.multi.load(Ordering::Relaxed),
-        c.extra.qbuf.load(Ordering::Relaxed),
-        c.extra.qbuf.load(Ordering::Relaxed).max(1).next_power_of_two() * 2
-            - c.extra.qbuf.load(Ordering::Relaxed),
+        qbuf,
+        qbuf_free,
+        mem.argv_len.load(Ordering::Relaxed),
+        client_mem::multi_mem(c),
+        client_mem::REPLY_BUFFER,
+        usize::from(omem > 0),
+        omem,
+        client_mem::total(state, c),
         cmd,
         c.user.lock(),
         ctx_redir(state, c),
@@ -208,4 +220,29 @@ pub fn discard_transaction(state: &ServerState, client: &mut Client) {
     client.multi = None;
     client.info.multi.store(-1, Ordering::Relaxed);
     state.watches.forget(client.id);
+}
+
+/// Count a client's memory towards maxmemory-clients and evict the biggest clients if the
+/// total is over it; true if this client itself was evicted (see `client_mem`).
+pub fn account_and_evict(state: &ServerState, c: &ClientInfo) -> bool {
+    for id in state.client_limits.take_grown() {
+        let grown = state.clients.lock().get(&id).cloned();
+        if let Some(g) = grown {
+            crate::cmd::runtime::client_mem::account(state, &g);
+        }
+    }
+    crate::cmd::runtime::client_mem::account_and_evict(state, c, &|c| {
+        client_line(state, c, state.clock.now_ms())
+    })
+}
+
+/// Evict clients while the evictable ones are over maxmemory-clients; with `recount`, count
+/// every client afresh first (the limit changed).
+pub fn evict_clients(state: &ServerState, recount: bool) {
+    let line = |c: &ClientInfo| client_line(state, c, state.clock.now_ms());
+    if recount {
+        crate::cmd::runtime::client_mem::recount_all(state, &line);
+    } else {
+        crate::cmd::runtime::client_mem::evict(state, &line);
+    }
 }

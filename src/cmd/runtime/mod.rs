@@ -16,6 +16,7 @@ pub mod blocking;
 pub mod call;
 pub mod client;
 pub mod client_limits;
+pub mod client_mem;
 pub mod clients;
 pub mod cluster;
 pub mod cron;

@@ -75,6 +75,18 @@ impl Tracking {
         self.tables.lock().modes.get(&id).cloned()
     }
 
+    /// How many BCAST prefixes a client follows (its share of client memory).
+    pub fn prefix_count(&self, id: u64) -> usize {
+        if self.clients.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.tables
+            .lock()
+            .modes
+            .get(&id)
+            .map_or(0, |m| m.prefixes.len())
+    }
+
     /// (keys tracked, items in the key table, prefixes) for INFO.
     pub fn totals(&self) -> (usize, usize, usize) {
         let t = self.tables.lock();
@@ -377,6 +389,9 @@ fn deliver(state: &ServerState, target: &ClientInfo, current: u64, frame: Bytes)
             soft_seconds: secs as i64,
         };
         q.deliver(&frame, limits, state.clock.now_ms());
+        // Its output buffer grew: counted against maxmemory-clients once the current command
+        // is over, as Redis counts a client it writes to (the target may never run one).
+        state.client_limits.mark_grown(target.id);
     }
 }
 
