@@ -65,7 +65,8 @@ impl ClientLimits {
 
     /// The clients [`ClientLimits::mark_grown`] named since the last call (one load when none).
     pub fn take_grown(&self) -> Vec<u64> {
-        if !self.grown_any.swap(false, Ordering::Acquire) {
+        // A load first: the swap's write would bounce this line between workers per request.
+        if !self.grown_any.load(Ordering::Relaxed) || !self.grown_any.swap(false, Ordering::Acquire) {
             return Vec::new();
         }
         std::mem::take(&mut *self.grown.lock())
