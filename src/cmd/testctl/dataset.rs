@@ -1,6 +1,6 @@
 //! The test clock and the dataset under test: the clock moved with the keys it made stale
 //! expired at once, copies of the dataset kept by name, and a simulated restart. The
-//! embedding API (`server/backend.rs`) and the `RESPLOCK.*` family call these holding the
+//! embedding API (`server/backend/`) and the `RESPLOCK.*` family call these holding the
 //! server lock.
 
 use crate::cmd::runtime::lock_history;
