@@ -76,10 +76,10 @@ pub fn unset_master(state: &ServerState) {
 
 /// The `replicaof` of the configuration, acted on as the server starts.
 pub fn start_from_config(state: &Arc<ServerState>) {
-    let _ = state
-        .replication
-        .runtime
-        .set(tokio::runtime::Handle::current());
+    // A server built outside a runtime (the fuzz harness, testkit) has none to remember.
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        let _ = state.replication.runtime.set(rt);
+    }
     if state.cluster.is_some() {
         return;
     }
