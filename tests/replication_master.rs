@@ -80,37 +80,6 @@ async fn raw_to(addr: SocketAddr) -> Raw {
     Raw::from_stream(TcpStream::connect(addr).await.expect("connect"))
 }
 
-fn info_field(info: &[u8], field: &str) -> Option<String> {
-    String::from_utf8_lossy(info)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
-}
-
-/// Wait (bounded) until the replica's link to its master is up.
-async fn until_linked(replica: &mut Raw) {
-    for _ in 0..400 {
-        let info = cmd!(replica, "INFO", "replication");
-        if info_field(&info, "master_link_status").as_deref() == Some("up") {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the replica never linked");
-}
-
-/// Wait (bounded) until the replica processed the master's whole stream.
-async fn until_caught_up(master: &mut Raw, replica: &mut Raw) {
-    for _ in 0..400 {
-        let m = info_field(&cmd!(master, "INFO", "replication"), "master_repl_offset");
-        let r = info_field(&cmd!(replica, "INFO", "replication"), "slave_repl_offset");
-        if m.is_some() && m == r {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the replica never caught up");
-}
-
 /// The array of bulk strings in a RESP2 reply, sorted.
 fn bulks(reply: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();

@@ -13,43 +13,12 @@ use resplock::{Config, ServerHandle};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-fn info_field(info: &[u8], field: &str) -> Option<String> {
-    String::from_utf8_lossy(info)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
-}
-
 /// The `# Replication` field names of INFO, in order.
 fn info_names(info: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(info)
         .lines()
         .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
         .collect()
-}
-
-/// Wait (bounded) until the replica's link to its master is up.
-async fn until_linked(replica: &mut Raw) {
-    for _ in 0..800 {
-        let info = cmd!(replica, "INFO", "replication");
-        if info_field(&info, "master_link_status").as_deref() == Some("up") {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the replica never linked");
-}
-
-/// Wait (bounded) until the replica applied the master's whole stream.
-async fn until_caught_up(master: &mut Raw, replica: &mut Raw) {
-    for _ in 0..400 {
-        let m = info_field(&cmd!(master, "INFO", "replication"), "master_repl_offset");
-        let r = info_field(&cmd!(replica, "INFO", "replication"), "slave_repl_offset");
-        if m.is_some() && m == r {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the replica never caught up");
 }
 
 async fn replica_of(replica: &mut Raw, master: SocketAddr) {

@@ -197,3 +197,35 @@ macro_rules! cmd {
         $raw.cmd(&[$(AsRef::<[u8]>::as_ref(&$a)),+]).await
     };
 }
+
+/// A field of an INFO reply, if present.
+pub fn info_field(info: &[u8], field: &str) -> Option<String> {
+    String::from_utf8_lossy(info)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+}
+
+/// Wait (bounded) until the replica's link to its master is up.
+pub async fn until_linked(replica: &mut Raw) {
+    for _ in 0..800 {
+        let info = cmd!(replica, "INFO", "replication");
+        if info_field(&info, "master_link_status").as_deref() == Some("up") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the replica never linked");
+}
+
+/// Wait (bounded) until the replica applied the master's whole stream.
+pub async fn until_caught_up(master: &mut Raw, replica: &mut Raw) {
+    for _ in 0..400 {
+        let m = info_field(&cmd!(master, "INFO", "replication"), "master_repl_offset");
+        let r = info_field(&cmd!(replica, "INFO", "replication"), "slave_repl_offset");
+        if m.is_some() && m == r {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the replica never caught up");
+}
