@@ -66,15 +66,30 @@ pub trait ReadHalf: AsyncRead + Unpin + Send {
     }
     /// Wait until the socket is readable.
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+    /// The socket's descriptor, which the Lua debugger reads and writes itself during a
+    /// session; None where bytes need more than the socket (TLS).
+    fn raw_fd(&self) -> Option<i32> {
+        None
+    }
 }
 
 impl ReadHalf for tokio::net::tcp::OwnedReadHalf {
+    fn raw_fd(&self) -> Option<i32> {
+        Some(std::os::fd::AsRawFd::as_raw_fd(
+            AsRef::<tokio::net::TcpStream>::as_ref(self),
+        ))
+    }
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         tokio::net::tcp::OwnedReadHalf::readable(self)
     }
 }
 
 impl ReadHalf for tokio::net::unix::OwnedReadHalf {
+    fn raw_fd(&self) -> Option<i32> {
+        Some(std::os::fd::AsRawFd::as_raw_fd(
+            AsRef::<tokio::net::UnixStream>::as_ref(self),
+        ))
+    }
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         tokio::net::unix::OwnedReadHalf::readable(self)
     }
@@ -123,6 +138,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     let push = client.push.clone();
     let mut taken = Taken::default();
     let (mut rd, mut wr) = stream.split();
+    client.socket_fd = rd.raw_fd();
     let mut input = Input::new();
     // Lent by the pool while there are replies to write (see `pool`).
     let mut out = BytesMut::new();

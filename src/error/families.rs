@@ -23,7 +23,12 @@ pub const SCRIPT_RO_WITH_WRITE_FLAG: &str =
 pub const SCRIPT_FLUSH_OPTION: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 pub const SCRIPT_DEBUG_OPTION: &str = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
 /// resplock has no Lua debugger (a deliberate difference, see the README).
-pub const SCRIPT_DEBUG_UNSUPPORTED: &str = "ERR SCRIPT DEBUG YES/SYNC is not supported by resplock: debug scripts against redis-server (redis-cli --ldb)";
+pub const SCRIPT_DEBUG_UNSUPPORTED: &str =
+    "ERR SCRIPT DEBUG YES/SYNC is not supported over TLS by resplock: debug over a plain TCP or unix socket connection";
+/// SCRIPT DEBUG with replies still pending (clientHasPendingReplies).
+pub const SCRIPT_DEBUG_PIPELINE: &str = "ERR SCRIPT DEBUG must be called outside a pipeline";
+/// EVALSHA by a client in a debugging mode.
+pub const SCRIPT_DEBUG_EVALSHA: &str = "ERR Please use EVAL instead of EVALSHA for debugging";
 /// BUSY while a function (not an EVAL script) runs.
 pub const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";

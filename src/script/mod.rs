@@ -19,6 +19,7 @@ mod engine;
 mod ffi;
 mod functions;
 mod host;
+mod ldb;
 mod lib_fn;
 mod library_admin;
 mod libs;
@@ -31,6 +32,7 @@ mod watchdog;
 
 pub use engine::sha1_hex;
 pub use host::Host;
+pub use ldb::{DebugConn, DebugSession, Read as DebugRead};
 pub use library_admin::{RestorePolicy, ScriptMemory};
 
 use crate::error::{self, RedisError};
@@ -109,10 +111,13 @@ impl Scripting {
         if !self.watch.running.load(Ordering::Acquire) {
             return None;
         }
+        // A script under the debugger is not busy: as Redis's blocked server, it answers no
+        // one meanwhile (no BUSY), and SCRIPT KILL finds nothing to kill.
         self.watch
             .current
             .lock()
             .as_ref()
+            .filter(|r| !r.debugging)
             .map(|r| r.started.elapsed())
     }
 

@@ -10,6 +10,7 @@
 //! mlua's `exec_raw`), or before any owned value exists.
 
 use super::ffi as sffi;
+use super::ldb;
 use super::host::{HookState, HostPtr, HostSlot};
 use crate::error;
 use crate::num::{c_ll, format_double};
@@ -73,6 +74,9 @@ unsafe fn call_and_push(l: *mut ffi::lua_State) -> bool {
                 // SAFETY: the slot holds the host only while the run that set it is in
                 // progress on this thread (see `Scripting::run`).
                 let host = &mut *host;
+                if let Some(s) = ldb::stepping() {
+                    s.log_command(&args);
+                }
                 match host.call(&args) {
                     Ok(reply) => Outcome::Reply(reply, host.resp()),
                     Err(msg) => Outcome::Refused(msg),
@@ -80,6 +84,19 @@ unsafe fn call_and_push(l: *mut ffi::lua_State) -> bool {
             }
         },
     };
+    if let Some(s) = ldb::stepping() {
+        // The debugger logs what the script is handed back (luaPushErrorBuff, then the
+        // reply as ldbLogRedisReply reads it).
+        match &outcome {
+            Outcome::Bad(msg) | Outcome::Refused(msg) => s.log_error(msg.as_bytes()),
+            Outcome::Reply(r, resp) => {
+                if let Reply::Error(e) = r {
+                    s.log_error(&[b"-".as_slice(), e].concat());
+                }
+                s.log_reply(r, *resp);
+            }
+        }
+    }
     let is_error = match &outcome {
         Outcome::Reply(r, _) => r.is_error(),
         _ => true,
@@ -364,6 +381,8 @@ pub(super) struct RunParams<'a> {
     pub hook: *const HookState,
     /// Instructions between two runs of the count hook.
     pub hook_every: c_int,
+    /// Under the Lua debugger: its line hook instead of the count hook.
+    pub debug: bool,
 }
 
 /// A script's result when it is a scalar, taken off the stack at once; tables and errors go
@@ -392,7 +411,17 @@ pub(super) unsafe fn run(l: *mut ffi::lua_State, p: &RunParams, out: &mut Scalar
     ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, p.func as _);
     push_strings(l, p.keys);
     push_strings(l, p.argv);
-    sffi::set_hook(l, p.hook, p.hook_every);
+    if p.debug {
+        sffi::set_hook(l, p.hook, 0);
+        ffi::lua_sethook(
+            l,
+            Some(super::ldb::ldb_hook),
+            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+            super::ldb::HOOK_COUNT,
+        );
+    } else {
+        sffi::set_hook(l, p.hook, p.hook_every);
+    }
     ffi::lua_call(l, p.runner.len() as c_int + 2, 2);
     sffi::set_hook(l, p.hook, 0);
     if ffi::lua_toboolean(l, -2) == 0 {

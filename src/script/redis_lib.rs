@@ -78,12 +78,17 @@ pub(super) fn redis_lib(
     }
     r.raw_set("acl_check_cmd", packed_lib_fn(lua, mt, acl_check_cmd)?)?;
     if api == Api::Eval {
-        // Outside a debugging session (SCRIPT DEBUG is not offered) these are no-ops.
+        // The Lua debugger's (SCRIPT DEBUG): no-ops outside a session.
         r.raw_set(
             "breakpoint",
-            lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![Value::Boolean(false)])))?,
+            lib_fn(lua, mt, |_, _| {
+                Ok(Out::Ok(vec![Value::Boolean(super::ldb::breakpoint())]))
+            })?,
         )?;
-        r.raw_set("debug", lib_fn(lua, mt, |_, _| Ok(Out::Ok(vec![])))?)?;
+        // SAFETY: a plain C function of the debugger; it raises nothing.
+        r.raw_set("debug", unsafe {
+            lua.create_c_function(super::ldb::redis_debug)?
+        })?;
         // Redis 7 always replicates effects: the call is accepted and answers true.
         r.raw_set(
             "replicate_commands",

@@ -6,6 +6,7 @@
 use super::engine::{self, sha_str, Engine};
 use super::host::{HookState, HostPtr, HOOK_EVERY};
 use super::watchdog::{CallArgs, Running, StatePtr};
+use super::ldb::{self, DebugSession};
 use super::{convert, ffi, raw, script_flags, EvalKind, Host, Scripting};
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
@@ -29,12 +30,38 @@ struct Job<'a> {
     is_eval: bool,
     /// The function's name, for FUNCTION STATS (None for EVAL).
     function: Option<Arc<str>>,
+    /// A debugging session (SCRIPT DEBUG) and the script's text it lists.
+    debug: Option<(DebugSession, &'a [u8])>,
 }
 
 impl Scripting {
     /// evalGenericCommand: run EVAL/EVALSHA(_RO) `args` (the command name first). The caller
     /// holds the server lock for the whole call; `host` serves the script's `redis.call`s.
     pub fn eval(&self, host: &mut dyn Host, kind: EvalKind, args: &[Bytes]) -> Reply {
+        self.eval_with(host, kind, args, None)
+    }
+
+    /// EVAL under the Lua debugger (evalGenericCommandWithDebugging): the session stops the
+    /// script as the client asks and ends with `<endsession>`; the caller closes the client
+    /// after the reply. `session` is dropped unused if the script fails to start.
+    pub fn eval_debug(
+        &self,
+        host: &mut dyn Host,
+        kind: EvalKind,
+        args: &[Bytes],
+        session: DebugSession,
+    ) -> Reply {
+        self.eval_with(host, kind, args, Some(session))
+    }
+
+    fn eval_with(
+        &self,
+        host: &mut dyn Host,
+        kind: EvalKind,
+        args: &[Bytes],
+        session: Option<DebugSession>,
+    ) -> Reply {
+        let mut session = session;
         let r = self.with_engine(|eng| {
             // evalShaCommand refuses a SHA of the wrong length before anything else.
             let given = engine::lower_sha(&args[1]);
@@ -66,9 +93,14 @@ impl Scripting {
                 argv: &args[3 + numkeys..],
                 is_eval: true,
                 function: None,
+                debug: session.take().map(|s| (s, &args[1][..])),
             };
             Ok(self.run(eng, host, job, args))
         });
+        if let Some(s) = session {
+            // The script never started (a compile error...): the session still ends.
+            ldb::end(ldb::begin(s, &args[1], &self.watch.hook));
+        }
         r.unwrap_or_else(Reply::error)
     }
 
@@ -92,6 +124,7 @@ impl Scripting {
                 argv: &args[3 + numkeys..],
                 is_eval: false,
                 function: Some(f.name.clone()),
+                debug: None,
             };
             Ok(self.run(eng, host, job, args))
         });
@@ -120,10 +153,12 @@ impl Scripting {
                 .function
                 .map(|name| (name, CallArgs(args as *const [Bytes]))),
             state: StatePtr(state),
+            debugging: job.debug.is_some(),
         });
         self.watch.running.store(true, Ordering::Release);
         self.wake_watchdog();
         let hook: *const HookState = &self.watch.hook;
+        let session = job.debug.map(|(s, body)| ldb::begin(s, body, hook));
         let params = raw::RunParams {
             runner: if job.is_eval {
                 &eng.eval_runner
@@ -135,6 +170,7 @@ impl Scripting {
             argv: job.argv,
             hook,
             hook_every: HOOK_EVERY,
+            debug: session.is_some(),
         };
         let mut scalar = raw::Scalar::Other;
         let lua = &eng.lua;
@@ -146,6 +182,9 @@ impl Scripting {
             // The run failed before its script did (out of memory building KEYS): the hook
             // may still be installed.
             set_hook(lua, hook, 0);
+        }
+        if let Some(session) = session {
+            ldb::end(session);
         }
         self.watch.running.store(false, Ordering::Release);
         *self.watch.current.lock() = None;

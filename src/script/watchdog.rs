@@ -46,6 +46,8 @@ pub(super) struct Running {
     pub(super) function: Option<(Arc<str>, CallArgs)>,
     /// The state it runs on.
     pub(super) state: StatePtr,
+    /// Run under the Lua debugger: its own line hook must stay, so it is never poked.
+    pub(super) debugging: bool,
 }
 
 impl Watch {
@@ -53,6 +55,9 @@ impl Watch {
     /// the worker's other clients) and the kill check then come within one instruction rather
     /// than [`HOOK_EVERY`] of them.
     fn poke(&self, running: &Running) {
+        if running.debugging {
+            return;
+        }
         // SAFETY: `state` is the running script's (see `StatePtr`); the hook and its count
         // are plain stores, and the hook reads the registry entry the run installed.
         unsafe {

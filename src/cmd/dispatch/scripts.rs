@@ -4,7 +4,7 @@
 //! and FUNCTION KILL wait for a script past busy-reply-threshold without the lock.
 
 use crate::cmd::dispatch::acquire::acquire;
-use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::client::{Client, LuaDebug};
 use crate::cmd::runtime::evict::before_script;
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
@@ -27,10 +27,65 @@ pub(super) async fn run_script_command(
     cmd: &'static Command,
     kind: ScriptCall,
     args: Vec<Bytes>,
-    mut script: ScriptFlags,
+    script: ScriptFlags,
 ) -> Reply {
     // Scripts feed MONITOR before they run, so their own calls come after them.
     crate::cmd::runtime::observe::feed_before_script(state, client, &args);
+    let debug = match debug_session(state, client, kind, &args) {
+        Ok(d) => d,
+        Err(e) => return Reply::error(e),
+    };
+    let debugging = debug.is_some();
+    let reply = run_with(state, client, cmd, kind, args, script, debug).await;
+    if debugging {
+        // evalGenericCommandWithDebugging's end: the client is closed after this reply.
+        crate::log::warning("Redis synchronous debugging eval session ended");
+        client.close_after_reply = true;
+    }
+    reply
+}
+
+/// The Lua debugger's session for this EVAL if the client asked for one (SCRIPT DEBUG YES
+/// or SYNC), over the client's own socket; EVALSHA is refused in that mode.
+fn debug_session(
+    state: &ServerState,
+    client: &Client,
+    kind: ScriptCall,
+    args: &[Bytes],
+) -> Result<Option<crate::script::DebugSession>, RedisError> {
+    let ScriptCall::Eval(k) = kind else {
+        return Ok(None);
+    };
+    let (LuaDebug::Yes | LuaDebug::Sync) = client.lua_debug else {
+        return Ok(None);
+    };
+    let Some(fd) = client.socket_fd else {
+        return Ok(None);
+    };
+    if k.by_sha {
+        return Err(RedisError::new(if args[1].len() != 40 {
+            error::NOSCRIPT
+        } else {
+            error::SCRIPT_DEBUG_EVALSHA
+        }));
+    }
+    crate::log::warning("Redis synchronous debugging eval session started");
+    Ok(Some(crate::script::DebugSession {
+        conn: Box::new(crate::cmd::runtime::debug_conn::FdConn(fd)),
+        timeout_ms: state.config.read().busy_reply_threshold_ms,
+    }))
+}
+
+/// The run itself, inline on this worker or on a blocking thread.
+async fn run_with(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    cmd: &'static Command,
+    kind: ScriptCall,
+    args: Vec<Bytes>,
+    mut script: ScriptFlags,
+    debug: Option<crate::script::DebugSession>,
+) -> Reply {
     if handoff::runs_inline() {
         // The script runs on this worker: a thread handoff per script costs more than a
         // typical script. A long one hands the worker's other tasks off from the hook
@@ -59,7 +114,15 @@ pub(super) async fn run_script_command(
         if history {
             lock_history::before_script(state, &args);
         }
-        let reply = run_script(state, client.db, client.cluster_flags, kind, &args, began);
+        let reply = run_script(
+            state,
+            client.db,
+            client.cluster_flags,
+            kind,
+            &args,
+            began,
+            debug,
+        );
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -101,7 +164,7 @@ pub(super) async fn run_script_command(
         if history {
             lock_history::before_script(&sh, &args);
         }
-        let reply = run_script(&sh, db, origin, kind, &args, began);
+        let reply = run_script(&sh, db, origin, kind, &args, began, debug);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);

@@ -177,6 +177,10 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         let on = atoi(&a[2]) != 0;
         ctx.state.active_expire_enabled.store(on, Ordering::Relaxed);
         Ok(Reply::ok())
+    } else if n == 3 && is(sub, "set-disable-deny-scripts") {
+        let on = atoi(&a[2]) != 0;
+        ctx.state.script_disable_deny.store(on, Ordering::Relaxed);
+        Ok(Reply::ok())
     } else if n == 3 && is(sub, "pause-cron") {
         let paused = atoi(&a[2]) != 0;
         ctx.state.cron_paused.store(paused, Ordering::Relaxed);
@@ -233,11 +237,10 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     } else if (n == 2 && is(sub, "change-repl-id"))
         || (n == 3
             && (is(sub, "leak")
-                || is(sub, "set-disable-deny-scripts")
                 || is(sub, "set-skip-checksum-validation")
                 || is(sub, "aof-flush-sleep")))
     {
-        // Nothing to change here: no replication, scripts denial as configured, no RDB/AOF.
+        // Nothing to change here: no replication, no RDB/AOF.
         Ok(Reply::ok())
     } else if n == 2 && is(sub, "structsize") {
         Ok(Reply::bulk_str(

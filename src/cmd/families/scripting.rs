@@ -78,16 +78,29 @@ fn script_flush(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// SCRIPT DEBUG: resplock has no Lua debugger (redis-cli --ldb's protocol, forked sessions),
-/// a deliberate difference listed in the README; NO, the state every client is in, is OK.
-fn script_debug(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    if is(&a[2], "no") {
-        Ok(Reply::ok())
-    } else if is(&a[2], "yes") || is(&a[2], "sync") {
-        Err(RedisError::new(error::SCRIPT_DEBUG_UNSUPPORTED))
-    } else {
-        Err(RedisError::new(error::SCRIPT_DEBUG_OPTION))
+/// SCRIPT DEBUG YES|SYNC|NO: the client's next EVAL runs under the Lua debugger
+/// (`script/ldb.rs`), which talks to the client's socket itself, so a TLS connection cannot
+/// debug. YES runs as SYNC (docs/differences.md).
+fn script_debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    use crate::cmd::runtime::client::LuaDebug;
+    use std::sync::atomic::Ordering;
+    if ctx.client.info.extra.mem.obuf.load(Ordering::Relaxed) > 0 {
+        return Err(RedisError::new(error::SCRIPT_DEBUG_PIPELINE));
     }
+    let mode = if is(&a[2], "no") {
+        LuaDebug::Off
+    } else if is(&a[2], "yes") {
+        LuaDebug::Yes
+    } else if is(&a[2], "sync") {
+        LuaDebug::Sync
+    } else {
+        return Err(RedisError::new(error::SCRIPT_DEBUG_OPTION));
+    };
+    if mode != LuaDebug::Off && ctx.client.socket_fd.is_none() {
+        return Err(RedisError::new(error::SCRIPT_DEBUG_UNSUPPORTED));
+    }
+    ctx.client.lua_debug = mode;
+    Ok(Reply::ok())
 }
 
 const HELP: &[&str] = &[

@@ -179,6 +179,24 @@ pub struct Client {
     /// What this client said as a would-be replica (REPLCONF), and its SYNC/PSYNC once sent:
     /// the connection then serves it as a replica.
     pub replica: Option<Box<crate::cmd::runtime::replication::registry::Handshake>>,
+    /// SCRIPT DEBUG: the client's next EVAL runs under the Lua debugger.
+    pub lua_debug: LuaDebug,
+    /// The connection's socket descriptor, which a debugging session reads and writes
+    /// itself (None over TLS, or without a connection).
+    pub socket_fd: Option<i32>,
+}
+
+/// SCRIPT DEBUG's mode for a client's next EVAL.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum LuaDebug {
+    /// NO: scripts run as usual.
+    #[default]
+    Off,
+    /// YES: Redis forks a session whose writes are discarded; resplock runs it as SYNC
+    /// (docs/differences.md).
+    Yes,
+    /// SYNC: the session blocks the server and keeps the script's writes.
+    Sync,
 }
 
 impl Client {
@@ -201,6 +219,8 @@ impl Client {
             cluster_flags: 0,
             cluster_seen: 0,
             replica: None,
+            lua_debug: LuaDebug::Off,
+            socket_fd: None,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod client_mem;
 pub mod clients;
 pub mod cluster;
 pub mod cron;
+pub mod debug_conn;
 pub mod evict;
 pub mod fault_table;
 pub mod handoff;

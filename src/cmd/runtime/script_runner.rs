@@ -20,7 +20,15 @@ use std::time::Instant;
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
 pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
     match cmd.runs {
-        Runs::Script(call) => run_script(state, db, 0, call, args, crate::clock::system_us()),
+        Runs::Script(call) => run_script(
+            state,
+            db,
+            0,
+            call,
+            args,
+            crate::clock::system_us(),
+            None,
+        ),
         Runs::Handler(_) | Runs::ScriptKill { .. } => {
             Reply::error(error::unknown_command(&args[0], &args[1..]))
         }
@@ -51,6 +59,7 @@ pub(crate) fn script_in_transaction(
         call,
         args,
         crate::clock::system_us(),
+        None,
     );
     if inline {
         handoff::set_inline_since(None);
@@ -64,6 +73,7 @@ pub(crate) fn script_in_transaction(
 /// cluster flags (READONLY, ASKING), which its `redis.call`s are routed with on a cluster
 /// node. `started_us` is the system time the script's clock is frozen at: the caller's
 /// reading, so what the lock history records for the script is on the script's time.
+/// `debug`: an EVAL under the Lua debugger (SCRIPT DEBUG).
 pub(crate) fn run_script(
     state: &ServerState,
     db: usize,
@@ -71,6 +81,7 @@ pub(crate) fn run_script(
     kind: ScriptCall,
     args: &[Bytes],
     started_us: i64,
+    debug: Option<crate::script::DebugSession>,
 ) -> Reply {
     let mut client = state.script_client.lock();
     // What a fresh `Client::detached(0, db, 2)` would be.
@@ -96,7 +107,10 @@ pub(crate) fn run_script(
         crate::cmd::runtime::propagate::registry::TO_ALL,
     );
     let reply = crate::cmd::runtime::propagate::unit(state, || match kind {
-        ScriptCall::Eval(kind) => state.scripting.eval(&mut host, kind, args),
+        ScriptCall::Eval(kind) => match debug {
+            Some(session) => state.scripting.eval_debug(&mut host, kind, args, session),
+            None => state.scripting.eval(&mut host, kind, args),
+        },
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
     });
     state.propagation.inner.lock().script_targets = outer;
@@ -142,7 +156,13 @@ impl ScriptHost<'_> {
                 "Wrong number of args calling Redis command from script",
             ));
         }
-        if c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT)) {
+        let denied = c.has(flags::NOSCRIPT) || parent.is_some_and(|p| p.has(flags::NOSCRIPT));
+        if denied
+            && !self
+                .state
+                .script_disable_deny
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
             return Some(Err("This Redis command is not allowed from script"));
         }
         if !c.has(flags::STALE)

@@ -71,6 +71,9 @@ pub struct ServerState {
     pub cron_paused: std::sync::atomic::AtomicBool,
     /// DEBUG SET-ACTIVE-EXPIRE: false stops the background expiry cycle.
     pub active_expire_enabled: std::sync::atomic::AtomicBool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: true lets scripts call commands flagged `noscript`
+    /// (DEBUG among them), as Redis's server.script_disable_deny_script.
+    pub script_disable_deny: std::sync::atomic::AtomicBool,
     /// Command and error statistics, slow log, latency events, monitors.
     pub observe: crate::cmd::runtime::observe::registry::Observe,
     /// CLIENT PAUSE.
@@ -134,6 +137,7 @@ impl ServerState {
             access_policy: AtomicU64::new(0),
             dirty: AtomicU64::new(0),
             active_expire_enabled: true.into(),
+            script_disable_deny: false.into(),
             cron_paused: false.into(),
             startup_rss: crate::alloc::rss_bytes(),
             lock: crate::cmd::runtime::lock::ServerLock::new(),
