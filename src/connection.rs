@@ -75,9 +75,9 @@ pub trait ReadHalf: AsyncRead + Unpin + Send {
 
 impl ReadHalf for tokio::net::tcp::OwnedReadHalf {
     fn raw_fd(&self) -> Option<i32> {
-        Some(std::os::fd::AsRawFd::as_raw_fd(
-            AsRef::<tokio::net::TcpStream>::as_ref(self),
-        ))
+        Some(std::os::fd::AsRawFd::as_raw_fd(AsRef::<
+            tokio::net::TcpStream,
+        >::as_ref(self)))
     }
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         tokio::net::tcp::OwnedReadHalf::readable(self)
@@ -86,9 +86,9 @@ impl ReadHalf for tokio::net::tcp::OwnedReadHalf {
 
 impl ReadHalf for tokio::net::unix::OwnedReadHalf {
     fn raw_fd(&self) -> Option<i32> {
-        Some(std::os::fd::AsRawFd::as_raw_fd(
-            AsRef::<tokio::net::UnixStream>::as_ref(self),
-        ))
+        Some(std::os::fd::AsRawFd::as_raw_fd(AsRef::<
+            tokio::net::UnixStream,
+        >::as_ref(self)))
     }
     fn readable(&self) -> impl std::future::Future<Output = std::io::Result<()>> + Send {
         tokio::net::unix::OwnedReadHalf::readable(self)

@@ -39,6 +39,7 @@ const GROUPS: &[&str] = &[
     "scripting",
     "scripting_libs",
     "scripting_flags",
+    "scripting_debug",
     "scripting_resp3",
     "scripting_sandbox",
     "functions",

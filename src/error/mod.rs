@@ -85,6 +85,8 @@ pub const CLUSTERDOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accep
 pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 /// A write refused for lack of replicas (min-replicas-to-write, shared.noreplicaserr).
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+/// The same, as a script's `redis.call` raises it (with its code, as luaPushError takes it).
+pub const NOREPLICAS_IN_SCRIPT: &str = "-NOREPLICAS Not enough good replicas to write.";
 /// A write sent to a replica (processCommand's check, and scripts').
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
 /// READONLY_REPLICA as a script's `redis.call` raises it: the leading `-` keeps its code.

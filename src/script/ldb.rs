@@ -95,11 +95,6 @@ fn session<'a>() -> Option<&'a mut Ldb> {
     unsafe { p.as_mut() }
 }
 
-/// Whether a session is running (redis.breakpoint's answer).
-pub(super) fn active() -> bool {
-    session().is_some()
-}
-
 /// The session when it logs the script's Redis commands (ldbIsEnabled: active and stepping).
 pub(super) fn stepping<'a>() -> Option<&'a mut Ldb> {
     session().filter(|s| s.step)

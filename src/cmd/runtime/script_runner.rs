@@ -184,6 +184,16 @@ impl ScriptHost<'_> {
         if c.has(flags::WRITE) && crate::cmd::runtime::replication::readonly_replica(self.state) {
             return Some(Err(error::READONLY_REPLICA_IN_SCRIPT));
         }
+        // scriptVerifyWriteCommandAllow: only until the script's first write (a script that
+        // changed the dataset is not failed halfway); reachable only by scripts without
+        // flags, as flagged ones were refused before they ran.
+        if c.has(flags::WRITE)
+            && !self.state.scripting.has_written()
+            && !self.state.replication.is_replica()
+            && crate::cmd::runtime::replication::write_refused(self.state, true).is_some()
+        {
+            return Some(Err(error::NOREPLICAS_IN_SCRIPT));
+        }
         if crate::cmd::runtime::evict::script_call_refused(
             self.state,
             c,
@@ -269,6 +279,13 @@ impl Host for ScriptHost<'_> {
             && crate::cmd::runtime::replication::readonly_replica(self.state)
         {
             return Err(RedisError::new(error::READONLY_SCRIPT));
+        }
+        // scriptPrepareForRun: a script that may write needs min-replicas-to-write's
+        // replicas (a flagged script's check; one without flags is checked per write).
+        if script_flags & sf::NO_WRITES == 0 && !self.state.replication.is_replica() {
+            if let Some(e) = crate::cmd::runtime::replication::write_refused(self.state, true) {
+                return Err(e);
+            }
         }
         let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) else {
             return Ok(());
