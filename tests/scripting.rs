@@ -964,3 +964,146 @@ async fn a_call_a_script_refuses_counts_as_a_rejected_call_of_that_command() {
         assert!(line.contains(",rejected_calls=1,"), "{line}");
     }
 }
+
+/// SCRIPT DEBUG SYNC then EVAL: the session's stops, logs and the debugger's answers over the
+/// client's own connection, byte for byte as redis-server 7.0 sends them (recorded in
+/// conformance/scripting_debug.case too), then `<endsession>`, EVAL's reply and the close.
+#[tokio::test]
+async fn debugger_session_steps_logs_redis_calls_and_ends_with_the_reply() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    assert_eq!(cmd!(r, "SCRIPT", "DEBUG", "SYNC"), b"+OK\r\n");
+    let script = "local a = 1\nredis.call('set', KEYS[1], ARGV[1])\nredis.debug('v', a, {1,'x'})\nreturn redis.call('get', KEYS[1])\n";
+    assert_eq!(
+        cmd!(r, "EVAL", script, "1", "k", "val"),
+        b"*2\r\n+* Stopped at 1, stop reason = step over\r\n+-> 1   local a = 1\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "s"),
+        b"*2\r\n+* Stopped at 2, stop reason = step over\r\n+-> 2   redis.call('set', KEYS[1], ARGV[1])\r\n"
+    );
+    assert_eq!(cmd!(r, "p", "a"), b"*1\r\n+<value> 1\r\n");
+    assert_eq!(cmd!(r, "p", "ARGV"), b"*1\r\n+<value> {\"val\"}\r\n");
+    assert_eq!(
+        cmd!(r, "b", "4"),
+        b"*2\r\n+   3   redis.debug('v', a, {1,'x'})\r\n+  #4   return redis.call('get', KEYS[1])\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "nonsense"),
+        b"*1\r\n+<error> Unknown Redis Lua debugger command or wrong number of arguments.\r\n"
+    );
+    // `eval` runs in a frame of its own: the script's locals are not visible there.
+    assert_eq!(
+        cmd!(r, "e", "redis.call('ping')['ok']"),
+        b"*1\r\n+<retval> \"PONG\"\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "s"),
+        b"*4\r\n+<redis> set k val\r\n+<reply> \"+OK\"\r\n+* Stopped at 3, stop reason = step over\r\n+-> 3   redis.debug('v', a, {1,'x'})\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "c"),
+        b"*3\r\n+<debug> line 3: \"v\", 1, {1; \"x\"}\r\n+* Stopped at 4, stop reason = break point\r\n+->#4   return redis.call('get', KEYS[1])\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "r", "incr", "k"),
+        b"*3\r\n+<redis> incr k\r\n+<error> -ERR value is not an integer or out of range\r\n+<reply> \"-ERR value is not an integer or out of range\"\r\n"
+    );
+    assert_eq!(cmd!(r, "c"), b"*1\r\n+<endsession>\r\n");
+    assert_eq!(r.reply().await, b"$3\r\nval\r\n");
+    assert!(r.closed(Duration::from_secs(2)).await);
+    // SYNC keeps what the script wrote.
+    let mut other = Raw::connect(&s).await;
+    assert_eq!(cmd!(other, "GET", "k"), b"$3\r\nval\r\n");
+}
+
+/// `abort` stops the script with Redis's error, and a client that leaves mid-session lets the
+/// script run to its end without stops (its writes done), as ldbRepl does.
+#[tokio::test]
+async fn debugger_abort_fails_the_script_and_a_departed_client_lets_it_finish() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    cmd!(r, "SCRIPT", "DEBUG", "SYNC");
+    cmd!(r, "EVAL", "redis.call('set','a','1')\nreturn 1", "0");
+    assert_eq!(
+        cmd!(r, "s"),
+        b"*4\r\n+<redis> set a 1\r\n+<reply> \"+OK\"\r\n+* Stopped at 2, stop reason = step over\r\n+-> 2   return 1\r\n"
+    );
+    assert_eq!(cmd!(r, "abort"), b"*1\r\n+<endsession>\r\n");
+    let sha = sha1("redis.call('set','a','1')\nreturn 1");
+    assert_eq!(
+        r.reply().await,
+        format!("-ERR script aborted for user request script: {sha}, on @user_script:2.\r\n")
+            .into_bytes()
+    );
+    assert!(r.closed(Duration::from_secs(2)).await);
+
+    let mut r = Raw::connect(&s).await;
+    cmd!(r, "SCRIPT", "DEBUG", "SYNC");
+    assert!(cmd!(
+        r,
+        "EVAL",
+        "local x = 1\nredis.call('set','b','2')\nreturn x",
+        "0"
+    )
+    .starts_with(b"*2\r\n+* Stopped at 1"));
+    drop(r);
+    let mut other = Raw::connect(&s).await;
+    assert_eq!(cmd!(other, "GET", "b"), b"$1\r\n2\r\n");
+    assert_eq!(cmd!(other, "GET", "a"), b"$1\r\n1\r\n");
+}
+
+/// A synchronous session blocks the server as Redis's does: other clients get no BUSY
+/// while it waits for the debugger's commands, and are served once it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debugger_session_holds_other_clients_without_busy_until_it_ends() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let mut other = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(other, "CONFIG", "SET", "busy-reply-threshold", "20"),
+        b"+OK\r\n"
+    );
+    cmd!(r, "SCRIPT", "DEBUG", "SYNC");
+    cmd!(r, "EVAL", "return 1", "0");
+    other.send(b"*1\r\n$4\r\nPING\r\n").await;
+    assert_eq!(other.try_reply(Duration::from_millis(300)).await, None);
+    let mut kill = Raw::connect(&s).await;
+    assert_eq!(
+        cmd!(kill, "SCRIPT", "KILL"),
+        b"-NOTBUSY No scripts in execution right now.\r\n"
+    );
+    assert_eq!(cmd!(r, "c"), b"*1\r\n+<endsession>\r\n");
+    assert_eq!(r.reply().await, b":1\r\n");
+    assert_eq!(other.reply().await, b"+PONG\r\n");
+}
+
+/// Scripts may call DEBUG (and the other commands refused from scripts) only while
+/// DEBUG SET-DISABLE-DENY-SCRIPTS 1 is in force.
+#[tokio::test]
+async fn scripts_call_noscript_commands_only_after_set_disable_deny_scripts() {
+    let mut c = Config::ephemeral();
+    c.enable_debug_command = resplock::config::ProtectedAction::Local;
+    let s = server_with(c).await;
+    let mut r = Raw::connect(&s).await;
+    let script = "return redis.call('debug', 'protocol', 'bignum')";
+    let refused = cmd!(r, "EVAL", script, "0");
+    assert!(
+        refused.starts_with(b"-ERR This Redis command is not allowed from script"),
+        "{}",
+        String::from_utf8_lossy(&refused)
+    );
+    assert_eq!(
+        cmd!(r, "DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "EVAL", script, "0"),
+        b"$37\r\n1234567999999999999999999999999999999\r\n"
+    );
+    assert_eq!(
+        cmd!(r, "DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"),
+        b"+OK\r\n"
+    );
+    assert!(cmd!(r, "EVAL", script, "0").starts_with(b"-ERR This Redis command"));
+}
