@@ -101,8 +101,8 @@ pub(super) fn stepping<'a>() -> Option<&'a mut Ldb> {
 }
 
 /// Start a session for an EVAL of `body`: its source split into lines (trailing newlines
-/// dropped) for `list`. The returned box must be given to [`end`] before it is dropped.
-pub(super) fn begin(s: DebugSession, body: &[u8], hook: *const HookState) -> Box<Ldb> {
+/// dropped) for `list`. The returned session must be given to [`end`] before it is dropped.
+pub(super) fn begin(s: DebugSession, body: &[u8], hook: *const HookState) -> Session {
     let mut end = body.len();
     while end > 0 && (body[end - 1] == b'\n' || body[end - 1] == b'\r') {
         end -= 1;
@@ -125,12 +125,16 @@ pub(super) fn begin(s: DebugSession, body: &[u8], hook: *const HookState) -> Box
     });
     let p: *mut Ldb = &mut *ldb;
     SESSION.with(|c| c.set(p));
-    ldb
+    Session(ldb)
 }
 
+/// A running session, owned by the run. Boxed: the thread-local pointer points into it.
+pub(super) struct Session(Box<Ldb>);
+
 /// End the session: the remaining logs and `<endsession>` go to the client.
-pub(super) fn end(mut ldb: Box<Ldb>) {
+pub(super) fn end(session: Session) {
     SESSION.with(|c| c.set(std::ptr::null_mut()));
+    let mut ldb = session.0;
     ldb.log(b"<endsession>".to_vec());
     ldb.send_logs();
 }
