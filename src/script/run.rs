@@ -210,6 +210,15 @@ impl Scripting {
         eng.slot.0.set(None);
         let resp = host.resp();
         let name = job.name;
+        let counted = match &result {
+            Ok((_, Value::Table(t))) => {
+                t.raw_get::<Value>("ignore_error_stats_update")
+                    .is_ok_and(|v| v.as_boolean() == Some(true))
+                    && t.raw_get::<Value>("err").is_ok_and(|v| !v.is_nil())
+            }
+            _ => false,
+        };
+        self.error_counted.store(counted, Ordering::Release);
         let reply = match (result, scalar) {
             // Interrupted inside a C call (see `HookState::kill`): the unwinding was a memory
             // error, but the client gets what the hook would have raised there.

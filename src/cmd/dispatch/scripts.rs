@@ -36,7 +36,8 @@ pub(super) async fn run_script_command(
         Err(e) => return Reply::error(e),
     };
     let debugging = debug.is_some();
-    let reply = run_with(state, client, cmd, kind, args, script, debug).await;
+    let (reply, counted) = run_with(state, client, cmd, kind, args, script, debug).await;
+    client.error_counted = counted;
     if debugging {
         // evalGenericCommandWithDebugging's end: the client is closed after this reply.
         crate::log::warning("Redis synchronous debugging eval session ended");
@@ -85,7 +86,7 @@ async fn run_with(
     args: Vec<Bytes>,
     mut script: ScriptFlags,
     debug: Option<crate::script::DebugSession>,
-) -> Reply {
+) -> (Reply, bool) {
     if handoff::runs_inline() {
         // The script runs on this worker: a thread handoff per script costs more than a
         // typical script. A long one hands the worker's other tasks off from the hook
@@ -99,11 +100,11 @@ async fn run_with(
                 }
                 held
             }
-            Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
-            Err(e) => return Reply::error(e),
+            Ok((None, _)) => return (Reply::error(state.scripting.busy_error()), false),
+            Err(e) => return (Reply::error(e), false),
         };
         if let Err(e) = before_script(state, cmd, script.get(state, &args)) {
-            return Reply::error(e);
+            return (Reply::error(e), false);
         }
         state.acl.script_user.lock().clone_from(&client.user);
         let started = Instant::now();
@@ -123,6 +124,7 @@ async fn run_with(
             began,
             debug,
         );
+        let counted = state.scripting.take_error_counted();
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -140,12 +142,12 @@ async fn run_with(
         );
         crate::cmd::runtime::blocking::serve_ready(state);
         drop(held);
-        return reply;
+        return (reply, counted);
     }
     // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
     // the script takes the lock on a blocking thread instead.
     if script_busy(state) {
-        return Reply::error(state.scripting.busy_error());
+        return (Reply::error(state.scripting.busy_error()), false);
     }
     let sh = state.clone();
     let db = client.db;
@@ -156,7 +158,7 @@ async fn run_with(
         let _held = sh.lock.lock_blocking();
         script.forget();
         if let Err(e) = before_script(&sh, cmd, script.get(&sh, &args)) {
-            return Reply::error(e);
+            return (Reply::error(e), false);
         }
         *sh.acl.script_user.lock() = user;
         let history = lock_history::on(&sh);
@@ -165,16 +167,20 @@ async fn run_with(
             lock_history::before_script(&sh, &args);
         }
         let reply = run_script(&sh, db, origin, kind, &args, began, debug);
+        let counted = sh.scripting.take_error_counted();
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);
         }
         crate::cmd::runtime::blocking::serve_ready(&sh);
-        reply
+        (reply, counted)
     });
     match task.await {
         Ok(r) => r,
-        Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
+        Err(_) => (
+            Reply::Error(Bytes::from_static(b"ERR script execution failed")),
+            false,
+        ),
     }
 }
 

@@ -184,6 +184,9 @@ pub struct Client {
     /// The connection's socket descriptor, which a debugging session reads and writes
     /// itself (None over TLS, or without a connection).
     pub socket_fd: Option<i32>,
+    /// The error this request answers was already counted in INFO errorstats (a script's
+    /// error raised by a `redis.call`, counted when that command failed).
+    pub error_counted: bool,
 }
 
 /// SCRIPT DEBUG's mode for a client's next EVAL.
@@ -221,6 +224,7 @@ impl Client {
             replica: None,
             lua_debug: LuaDebug::Off,
             socket_fd: None,
+            error_counted: false,
         }
     }
 

@@ -219,8 +219,20 @@ impl Host for ScriptHost<'_> {
             return Err("Unknown Redis command called from script");
         };
         if let Some(refused) = self.refusal(c, parent, args) {
-            // scriptCall's error path: the command counts a rejected call.
+            // scriptCall's error path: the command counts a rejected call, and the error
+            // counts in errorstats (afterErrorReply) whether the script catches it or not.
             crate::cmd::runtime::observe::count_rejected(self.state, c, parent);
+            match &refused {
+                Ok(Reply::Error(e)) => crate::cmd::runtime::observe::count_error(self.state, e),
+                Err(msg) => {
+                    let text = msg.strip_prefix('-').map_or_else(
+                        || format!("ERR {msg}"),
+                        str::to_string,
+                    );
+                    crate::cmd::runtime::observe::count_error(self.state, text.as_bytes());
+                }
+                Ok(_) => {}
+            }
             return refused;
         }
         if c.has(flags::WRITE) {
@@ -233,7 +245,11 @@ impl Host for ScriptHost<'_> {
             in_script: true,
             in_exec: false,
         };
-        Ok(call(&mut ctx, c, args))
+        let reply = call(&mut ctx, c, args);
+        if let Reply::Error(e) = &reply {
+            crate::cmd::runtime::observe::count_error(self.state, e);
+        }
+        Ok(reply)
     }
 
     fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str> {
