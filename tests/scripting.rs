@@ -1107,3 +1107,38 @@ async fn scripts_call_noscript_commands_only_after_set_disable_deny_scripts() {
     );
     assert!(cmd!(r, "EVAL", script, "0").starts_with(b"-ERR This Redis command"));
 }
+
+/// A command a script's `redis.call`/`redis.pcall` runs or is refused counts in INFO
+/// errorstats once, where it failed: a caught error still counts, and the script's error
+/// reply raised from it does not count again (unit/scripting's "Consistent eval error
+/// reporting").
+#[tokio::test]
+async fn script_call_errors_count_once_in_errorstats_caught_or_raised() {
+    let s = server().await;
+    let mut r = Raw::connect(&s).await;
+    let stats = |info: Vec<u8>| {
+        let info = String::from_utf8(info).unwrap();
+        let err = info_field(info.as_bytes(), "errorstat_ERR");
+        let total = info_field(info.as_bytes(), "total_error_replies");
+        (err, total)
+    };
+    cmd!(r, "CONFIG", "RESETSTAT");
+    assert_eq!(
+        cmd!(
+            r,
+            "EVAL",
+            "local t = redis.pcall('select', 99) return 1",
+            "0"
+        ),
+        b":1\r\n"
+    );
+    let (err, _) = stats(cmd!(r, "INFO", "errorstats"));
+    assert_eq!(err.as_deref(), Some("count=1"));
+    cmd!(r, "CONFIG", "RESETSTAT");
+    assert!(cmd!(r, "EVAL", "return redis.call('select', 99)", "0").starts_with(b"-ERR DB index"));
+    assert!(cmd!(r, "EVAL", "return redis.pcall('nosuchcmd')", "0").starts_with(b"-ERR Unknown"));
+    let (err, _) = stats(cmd!(r, "INFO", "errorstats"));
+    assert_eq!(err.as_deref(), Some("count=2"));
+    let (_, total) = stats(cmd!(r, "INFO", "stats"));
+    assert_eq!(total.as_deref(), Some("2"));
+}

@@ -216,7 +216,9 @@ impl ScriptHost<'_> {
 impl Host for ScriptHost<'_> {
     fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
         let Some((c, parent)) = script_lookup(self.state, args) else {
-            return Err("Unknown Redis command called from script");
+            let msg = "Unknown Redis command called from script";
+            crate::cmd::runtime::observe::count_error(self.state, format!("ERR {msg}").as_bytes());
+            return Err(msg);
         };
         if let Some(refused) = self.refusal(c, parent, args) {
             // scriptCall's error path: the command counts a rejected call, and the error
