@@ -183,8 +183,21 @@ impl Scripting {
             (Ok(_), raw::Scalar::Bool(b)) => convert::bool_reply(b, resp),
             (Ok(_), raw::Scalar::Int(n)) => Reply::Int(n),
             (Ok(_), raw::Scalar::Str(b)) => Reply::Bulk(b),
-            (Ok((true, v)), _) => convert::lua_to_reply(&v, resp, 0),
-            (Ok((false, Value::Table(t))), _) => Reply::Error(error_from_table(&t, name)),
+            (Ok((true, v)), _) => {
+                // A returned error table (`return redis.pcall(...)`) keeps its mark too.
+                if let Value::Table(t) = &v {
+                    if t.raw_get::<bool>("ignore_error_stats_update").unwrap_or(false) {
+                        host.error_counted();
+                    }
+                }
+                convert::lua_to_reply(&v, resp, 0)
+            }
+            (Ok((false, Value::Table(t))), _) => {
+                if t.raw_get::<bool>("ignore_error_stats_update").unwrap_or(false) {
+                    host.error_counted();
+                }
+                Reply::Error(error_from_table(&t, name))
+            }
             (Ok((false, v)), _) => {
                 let msg = match &v {
                     Value::String(s) => s.to_string_lossy(),

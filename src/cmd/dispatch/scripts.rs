@@ -10,7 +10,7 @@ use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::script_flags::ScriptFlags;
-use crate::cmd::runtime::script_runner::run_script;
+use crate::cmd::runtime::script_runner::{run_script, script_error_counted};
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::{Command, ScriptCall};
 use crate::error::{self, RedisError};
@@ -60,6 +60,7 @@ pub(super) async fn run_script_command(
             lock_history::before_script(state, &args);
         }
         let reply = run_script(state, client.db, client.cluster_flags, kind, &args, began);
+        client.error_counted = script_error_counted(state);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -93,7 +94,7 @@ pub(super) async fn run_script_command(
         let _held = sh.lock.lock_blocking();
         script.forget();
         if let Err(e) = before_script(&sh, cmd, script.get(&sh, &args)) {
-            return Reply::error(e);
+            return (Reply::error(e), false);
         }
         *sh.acl.script_user.lock() = user;
         let history = lock_history::on(&sh);
@@ -102,15 +103,19 @@ pub(super) async fn run_script_command(
             lock_history::before_script(&sh, &args);
         }
         let reply = run_script(&sh, db, origin, kind, &args, began);
+        let counted = script_error_counted(&sh);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);
         }
         crate::cmd::runtime::blocking::serve_ready(&sh);
-        reply
+        (reply, counted)
     });
     match task.await {
-        Ok(r) => r,
+        Ok((r, counted)) => {
+            client.error_counted = counted;
+            r
+        }
         Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
     }
 }

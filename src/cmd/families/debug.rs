@@ -425,8 +425,7 @@ fn populate(ctx: &Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// DEBUG PROTOCOL: one reply of each RESP type, for client tests. `attrib`'s attribute is not
-/// sent (resplock's replies have no attribute type); its following reply is.
+/// DEBUG PROTOCOL: one reply of each RESP type, for client tests.
 fn protocol(ctx: &Ctx, name: &[u8]) -> CmdResult {
     let ints = || (0..3).map(Reply::Int).collect::<Vec<_>>();
     Ok(match name {
@@ -446,7 +445,13 @@ fn protocol(ctx: &Ctx, name: &[u8]) -> CmdResult {
                 .map(|j| (Reply::Int(j), Reply::Bool(j == 1)))
                 .collect(),
         ),
-        n if is(n, "attrib") => Reply::bulk_str("Some real reply following the attribute"),
+        n if is(n, "attrib") => Reply::Attributed(
+            vec![(
+                Reply::bulk_str("key-popularity"),
+                Reply::Array(vec![Reply::bulk_str("key:123"), Reply::Int(90)]),
+            )],
+            Box::new(Reply::bulk_str("Some real reply following the attribute")),
+        ),
         n if is(n, "push") => {
             if ctx.client.resp < 3 {
                 return Err(RedisError::new(error::RESP2_NOT_SUPPORTED));

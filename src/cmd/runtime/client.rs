@@ -154,6 +154,9 @@ pub struct Client {
     pub user: String,
     /// Close the connection once the pending replies are written (QUIT, protocol errors).
     pub close_after_reply: bool,
+    /// The reply being sent is an error already counted in INFO errorstats where a command
+    /// produced it (a script's error raised by its `redis.call`), so it is not counted again.
+    pub error_counted: bool,
     /// Out-of-band frames (pub/sub deliveries, subscribe confirmations) for this connection,
     /// written in order with its replies; its accounting enforces the pubsub output-buffer
     /// limits.
@@ -192,6 +195,7 @@ impl Client {
             authenticated,
             user: "default".into(),
             close_after_reply: false,
+            error_counted: false,
             push,
             pubsub: ClientSubs::default(),
             multi: None,

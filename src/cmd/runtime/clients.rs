@@ -25,9 +25,11 @@ pub fn request_started(client: &Client, buffered: usize) {
 
 /// After a network client's request: count an error reply (INFO errorstats) and say whether
 /// the reply is written (CLIENT REPLY OFF/SKIP drop it).
-pub fn reply_goes_out(state: &ServerState, client: &Client, reply: &Reply) -> bool {
+pub fn reply_goes_out(state: &ServerState, client: &mut Client, reply: &Reply) -> bool {
     if let Reply::Error(e) = reply {
-        crate::cmd::runtime::observe::count_error(state, e);
+        if !std::mem::take(&mut client.error_counted) {
+            crate::cmd::runtime::observe::count_error(state, e);
+        }
     }
     // Broadcast invalidations go out once per request, as Redis sends them before sleeping
     // (a transaction's keys in one message per prefix).

@@ -78,6 +78,7 @@ pub(crate) fn run_script(
     client.resp = 2;
     client.authenticated = true;
     client.close_after_reply = false;
+    client.error_counted = false;
     let mut host = ScriptHost {
         state,
         client: &mut client,
@@ -103,6 +104,19 @@ pub(crate) fn run_script(
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
     reply
+}
+
+/// A refusal's error in INFO errorstats: its own code after a leading `-`, else ERR (as
+/// afterErrorReply reads scriptCall's texts).
+fn count_refusal(state: &ServerState, msg: &str) {
+    let e = msg.strip_prefix('-').unwrap_or("ERR");
+    crate::cmd::runtime::observe::count_error(state, e.as_bytes());
+}
+
+/// Whether the script that just ran (the caller still holds the server lock) failed with an
+/// error already counted in INFO errorstats (see `Client::error_counted`).
+pub(crate) fn script_error_counted(state: &ServerState) -> bool {
+    state.script_client.lock().error_counted
 }
 
 /// The command layer seen from a running script.
@@ -186,11 +200,18 @@ impl ScriptHost<'_> {
 impl Host for ScriptHost<'_> {
     fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
         let Some((c, parent)) = script_lookup(self.state, args) else {
+            count_refusal(self.state, "Unknown Redis command called from script");
             return Err("Unknown Redis command called from script");
         };
         if let Some(refused) = self.refusal(c, parent, args) {
-            // scriptCall's error path: the command counts a rejected call.
+            // scriptCall's error path: the command counts a rejected call, and the error is
+            // counted (afterErrorReply) whether or not the script catches it.
             crate::cmd::runtime::observe::count_rejected(self.state, c, parent);
+            match &refused {
+                Ok(Reply::Error(e)) => crate::cmd::runtime::observe::count_error(self.state, e),
+                Ok(_) => {}
+                Err(msg) => count_refusal(self.state, msg),
+            }
             return refused;
         }
         if c.has(flags::WRITE) {
@@ -203,7 +224,13 @@ impl Host for ScriptHost<'_> {
             in_script: true,
             in_exec: false,
         };
-        Ok(call(&mut ctx, c, args))
+        let reply = call(&mut ctx, c, args);
+        // Counted as it is answered, as Redis's afterErrorReply on the script's client does:
+        // also when the script catches it (redis.pcall).
+        if let Reply::Error(e) = &reply {
+            crate::cmd::runtime::observe::count_error(self.state, e);
+        }
+        Ok(reply)
     }
 
     fn acl_check(&mut self, args: &[Bytes]) -> Result<bool, &'static str> {
@@ -225,6 +252,10 @@ impl Host for ScriptHost<'_> {
 
     fn set_readonly(&mut self, readonly: bool) {
         self.readonly = readonly;
+    }
+
+    fn error_counted(&mut self) {
+        self.client.error_counted = true;
     }
 
     fn set_repl(&mut self, flags: u8) {
