@@ -163,6 +163,13 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 fn config_rewrite(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    rewrite_config(ctx, false).map_err(error::err)?;
+    Ok(Reply::ok())
+}
+
+/// CONFIG REWRITE, or with `force_all` DEBUG CONFIG-REWRITE-FORCE-ALL: the config file
+/// rewritten with the live ACL users (rewriteConfigUserOption), unless an aclfile keeps them.
+pub(crate) fn rewrite_config(ctx: &Ctx, force_all: bool) -> Result<(), String> {
     let cfg = ctx.state.config.read().clone();
     // rewriteConfigUserOption: the live users, unless an aclfile keeps them.
     let users: Vec<String> = if cfg.aclfile.is_some() {
@@ -174,8 +181,11 @@ fn config_rewrite(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
             .map(|(n, u)| format!("user {n} {}", u.describe()))
             .collect()
     };
-    cfg.rewrite_with_users(Some(&users)).map_err(error::err)?;
-    Ok(Reply::ok())
+    if force_all {
+        cfg.rewrite_all_with_users(Some(&users))
+    } else {
+        cfg.rewrite_with_users(Some(&users))
+    }
 }
 
 const CONFIG_HELP: &[&str] = &[

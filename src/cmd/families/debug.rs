@@ -239,6 +239,17 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     {
         // Nothing to change here: no replication, scripts denial as configured, no RDB/AOF.
         Ok(Reply::ok())
+    } else if n == 2 && is(sub, "config-rewrite-force-all") {
+        crate::cmd::families::config::rewrite_config(ctx, true).map_err(|e| {
+            // Redis words it after strerror only; without a config file it opened a NULL path.
+            let why = if ctx.state.config.read().config_file.is_none() {
+                "Bad address"
+            } else {
+                e.rsplit(": ").next().unwrap_or(&e)
+            };
+            error::err(format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {why}"))
+        })?;
+        Ok(Reply::ok())
     } else if n == 2 && is(sub, "structsize") {
         Ok(Reply::bulk_str(
             "bits:64 robj:16 dictentry:24 sdshdr5:1 sdshdr8:3 sdshdr16:5 sdshdr32:9 sdshdr64:17 ",
