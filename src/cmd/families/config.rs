@@ -52,7 +52,9 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .collect();
     let old = ctx.state.config.read().clone();
     let mut cfg = old.clone();
-    let changed = cfg.set_many(&pairs).map_err(error::err)?;
+    let changed = cfg
+        .set_many_from(&pairs, ctx.client.info.is_local())
+        .map_err(error::err)?;
     // What resplock cannot apply at runtime fails as Redis's apply functions fail, and the
     // configuration stays as it was.
     for name in &changed {

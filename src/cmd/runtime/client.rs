@@ -118,12 +118,13 @@ impl ClientInfo {
         self.last_cmd.store(ptr(cmd), Ordering::Relaxed);
     }
 
-    /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
-    /// `enable-debug-command local` lets use DEBUG.
+    /// Connected through the unix socket or from 127.0.0.1 or ::1 (Redis's islocalClient),
+    /// which `enable-debug-command local` and `enable-protected-configs local` let in.
     pub fn is_local(&self) -> bool {
-        self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
-            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
-        })
+        self.is_unix_socket()
+            || self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+                a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+            })
     }
 
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
