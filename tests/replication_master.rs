@@ -558,3 +558,51 @@ async fn multi_key_and_blocking_pops_propagate_as_the_pop_they_did() {
     );
     s.shutdown().await;
 }
+
+/// Keys SCAN and RANDOMKEY find expired are deleted and their DELs reach replicas one by one,
+/// never wrapped in MULTI/EXEC (Redis's CMD_TOUCHES_ARBITRARY_KEYS), as active expiry's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_scan_and_randomkey_find_expired_propagate_as_plain_dels() {
+    let argv = ["resplock", "--port", "0", "--enable-debug-command", "yes"].map(String::from);
+    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
+        .unwrap()
+        .config;
+    cfg.dir = resplock::Config::ephemeral().dir;
+    let s = common::server_with(cfg).await;
+    let mut m = Raw::connect(&s).await;
+    cmd!(m, "DEBUG", "SET-ACTIVE-EXPIRE", "0");
+    let mut sync = TcpStream::connect(s.local_addr()).await.unwrap();
+    sync.write_all(b"SYNC\r\n").await.unwrap();
+    read_rdb(&mut sync).await;
+    for (cmd, a, b) in [("SCAN", "s1", "s2"), ("RANDOMKEY", "r1", "r2")] {
+        cmd!(m, "SET", a, "v", "PX", "1");
+        cmd!(m, "SET", b, "v", "PX", "1");
+        s.state().clock.advance_ms(10);
+        if cmd == "SCAN" {
+            assert_eq!(cmd!(m, "SCAN", "0"), b"*2\r\n$1\r\n0\r\n*0\r\n");
+        } else {
+            assert_eq!(cmd!(m, "RANDOMKEY"), b"$-1\r\n");
+        }
+    }
+    let stream = String::from_utf8(read_stream(&mut sync, 1).await).unwrap();
+    let mut all = stream;
+    for _ in 0..100 {
+        if all.matches("DEL").count() >= 4 {
+            break;
+        }
+        let more = tokio::time::timeout(Duration::from_millis(50), async {
+            let mut b = vec![0u8; 4096];
+            let n = sync.read(&mut b).await.unwrap();
+            b.truncate(n);
+            b
+        })
+        .await
+        .unwrap_or_default();
+        all.push_str(&String::from_utf8_lossy(&more));
+    }
+    assert!(!all.contains("MULTI"), "{all}");
+    for k in ["s1", "s2", "r1", "r2"] {
+        assert!(all.contains(&resp(&["DEL", k])), "no DEL of {k} in {all}");
+    }
+    s.shutdown().await;
+}
