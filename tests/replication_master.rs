@@ -606,3 +606,29 @@ async fn keys_scan_and_randomkey_find_expired_propagate_as_plain_dels() {
     }
     s.shutdown().await;
 }
+
+/// PUBLISH and SPUBLISH reach replicas (their subscribers get the message there), also from
+/// inside a transaction, though they change no data.
+#[tokio::test]
+async fn publish_is_replicated_to_replicas() {
+    let s = server().await;
+    let mut m = Raw::connect(&s).await;
+    let mut sync = TcpStream::connect(s.local_addr()).await.unwrap();
+    sync.write_all(b"SYNC\r\n").await.unwrap();
+    read_rdb(&mut sync).await;
+    cmd!(m, "PUBLISH", "a", "1");
+    cmd!(m, "MULTI");
+    cmd!(m, "SPUBLISH", "b", "2");
+    assert_eq!(cmd!(m, "EXEC"), b"*1\r\n:0\r\n");
+    let want = [
+        resp(&["SELECT", "0"]),
+        resp(&["PUBLISH", "a", "1"]),
+        resp(&["SPUBLISH", "b", "2"]),
+    ]
+    .concat();
+    assert_eq!(
+        String::from_utf8_lossy(&read_stream(&mut sync, want.len()).await),
+        want
+    );
+    s.shutdown().await;
+}
