@@ -49,6 +49,9 @@ pub enum Reply {
     BigNumber(Bytes),
     /// RESP3 push (`>`); an array in RESP2.
     Push(Vec<Reply>),
+    /// A RESP3 attribute (`|n` and its pairs) ahead of the reply it describes; RESP2 clients and
+    /// scripts get the reply alone, as Redis drops attributes there (DEBUG PROTOCOL attrib).
+    Attributed(Vec<(Reply, Reply)>, Box<Reply>),
     /// Nothing is written: the handler already queued all its output on the client's push
     /// queue (SUBSCRIBE and friends send one confirmation per channel).
     NoReply,

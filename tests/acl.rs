@@ -146,6 +146,40 @@ async fn deleting_a_user_disconnects_its_clients() {
     s.shutdown().await;
 }
 
+/// ACL LOAD frees every user it replaces, as Redis's ACLFreeUserAndKillClients does: their
+/// clients are closed, even those whose user comes back unchanged, and a caller logged in as one
+/// of them gets its +OK before its connection goes. Default-user clients stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acl_load_disconnects_the_clients_of_every_replaced_user() {
+    use common::Raw;
+    use std::time::Duration;
+    let path = temp_path("reload.acl");
+    std::fs::write(
+        &path,
+        "user default on nopass ~* &* +@all\nuser u on >p ~* +@all\nuser v on >p ~* +@all\n",
+    )
+    .unwrap();
+    let mut cfg = Config::ephemeral();
+    cfg.aclfile = Some(path.to_string_lossy().into_owned());
+    let s = common::server_with(cfg).await;
+    let mut admin = Raw::connect(&s).await;
+    let mut u = Raw::connect(&s).await;
+    let mut v = Raw::connect(&s).await;
+    assert_eq!(u.cmd(&[b"AUTH", b"u", b"p"]).await, b"+OK\r\n");
+    assert_eq!(v.cmd(&[b"AUTH", b"v", b"p"]).await, b"+OK\r\n");
+    assert_eq!(admin.cmd(&[b"ACL", b"LOAD"]).await, b"+OK\r\n");
+    assert!(u.closed(Duration::from_secs(2)).await, "u's client stays");
+    assert!(v.closed(Duration::from_secs(2)).await, "v's client stays");
+    assert_eq!(admin.cmd(&[b"PING"]).await, b"+PONG\r\n");
+    // The caller itself, logged in as a replaced user: +OK first, then closed.
+    let mut caller = Raw::connect(&s).await;
+    assert_eq!(caller.cmd(&[b"AUTH", b"u", b"p"]).await, b"+OK\r\n");
+    assert_eq!(caller.cmd(&[b"ACL", b"LOAD"]).await, b"+OK\r\n");
+    assert!(caller.closed(Duration::from_secs(2)).await);
+    s.shutdown().await;
+    let _ = std::fs::remove_file(&path);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requirepass_from_the_command_line_is_the_default_users_password() {
     let mut cfg = Config::ephemeral();

@@ -501,3 +501,134 @@ async fn a_replica_that_does_not_read_is_disconnected_at_its_limit_and_others_ca
     drop(stuck);
     s.shutdown().await;
 }
+
+/// A command's RESP encoding, as the replication stream carries it.
+fn resp(args: &[&str]) -> String {
+    let mut s = format!("*{}\r\n", args.len());
+    for a in args {
+        s.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    s
+}
+
+/// ZMPOP, BZMPOP, BZPOPMIN and LMPOP reach replicas as the plain pop of the key they chose,
+/// with the number of elements actually popped (Redis rewrites them so that a replica never
+/// blocks or picks a key); a blocked pop served by a later push propagates after that push.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_key_and_blocking_pops_propagate_as_the_pop_they_did() {
+    let s = server().await;
+    let mut m = Raw::connect(&s).await;
+    let mut sync = TcpStream::connect(s.local_addr()).await.unwrap();
+    sync.write_all(b"SYNC\r\n").await.unwrap();
+    read_rdb(&mut sync).await;
+    cmd!(m, "ZADD", "z", "1", "a", "2", "b");
+    cmd!(m, "ZMPOP", "2", "nothing", "z", "MIN");
+    cmd!(m, "ZMPOP", "1", "z", "MAX", "COUNT", "10");
+    cmd!(m, "RPUSH", "l", "x", "y");
+    cmd!(m, "LMPOP", "1", "l", "RIGHT", "COUNT", "10");
+    let mut waiter = Raw::connect(&s).await;
+    waiter
+        .send(b"*3\r\n$8\r\nBZPOPMIN\r\n$1\r\nw\r\n$1\r\n0\r\n")
+        .await;
+    for _ in 0..200 {
+        if common::blocked_clients(&mut m).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    cmd!(m, "ZADD", "w", "5", "m");
+    assert_eq!(
+        waiter.reply().await,
+        b"*3\r\n$1\r\nw\r\n$1\r\nm\r\n$1\r\n5\r\n"
+    );
+    let want = [
+        resp(&["SELECT", "0"]),
+        resp(&["ZADD", "z", "1", "a", "2", "b"]),
+        resp(&["ZPOPMIN", "z", "1"]),
+        resp(&["ZPOPMAX", "z", "1"]),
+        resp(&["RPUSH", "l", "x", "y"]),
+        resp(&["RPOP", "l", "2"]),
+        resp(&["ZADD", "w", "5", "m"]),
+        resp(&["ZPOPMIN", "w"]),
+    ]
+    .concat();
+    assert_eq!(
+        String::from_utf8_lossy(&read_stream(&mut sync, want.len()).await),
+        want
+    );
+    s.shutdown().await;
+}
+
+/// Keys SCAN and RANDOMKEY find expired are deleted and their DELs reach replicas one by one,
+/// never wrapped in MULTI/EXEC (Redis's CMD_TOUCHES_ARBITRARY_KEYS), as active expiry's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_scan_and_randomkey_find_expired_propagate_as_plain_dels() {
+    let argv = ["resplock", "--port", "0", "--enable-debug-command", "yes"].map(String::from);
+    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
+        .unwrap()
+        .config;
+    cfg.dir = resplock::Config::ephemeral().dir;
+    let s = common::server_with(cfg).await;
+    let mut m = Raw::connect(&s).await;
+    cmd!(m, "DEBUG", "SET-ACTIVE-EXPIRE", "0");
+    let mut sync = TcpStream::connect(s.local_addr()).await.unwrap();
+    sync.write_all(b"SYNC\r\n").await.unwrap();
+    read_rdb(&mut sync).await;
+    for (cmd, a, b) in [("SCAN", "s1", "s2"), ("RANDOMKEY", "r1", "r2")] {
+        cmd!(m, "SET", a, "v", "PX", "1");
+        cmd!(m, "SET", b, "v", "PX", "1");
+        s.state().clock.advance_ms(10);
+        if cmd == "SCAN" {
+            assert_eq!(cmd!(m, "SCAN", "0"), b"*2\r\n$1\r\n0\r\n*0\r\n");
+        } else {
+            assert_eq!(cmd!(m, "RANDOMKEY"), b"$-1\r\n");
+        }
+    }
+    let stream = String::from_utf8(read_stream(&mut sync, 1).await).unwrap();
+    let mut all = stream;
+    for _ in 0..100 {
+        if all.matches("DEL").count() >= 4 {
+            break;
+        }
+        let more = tokio::time::timeout(Duration::from_millis(50), async {
+            let mut b = vec![0u8; 4096];
+            let n = sync.read(&mut b).await.unwrap();
+            b.truncate(n);
+            b
+        })
+        .await
+        .unwrap_or_default();
+        all.push_str(&String::from_utf8_lossy(&more));
+    }
+    assert!(!all.contains("MULTI"), "{all}");
+    for k in ["s1", "s2", "r1", "r2"] {
+        assert!(all.contains(&resp(&["DEL", k])), "no DEL of {k} in {all}");
+    }
+    s.shutdown().await;
+}
+
+/// PUBLISH and SPUBLISH reach replicas (their subscribers get the message there), also from
+/// inside a transaction, though they change no data.
+#[tokio::test]
+async fn publish_is_replicated_to_replicas() {
+    let s = server().await;
+    let mut m = Raw::connect(&s).await;
+    let mut sync = TcpStream::connect(s.local_addr()).await.unwrap();
+    sync.write_all(b"SYNC\r\n").await.unwrap();
+    read_rdb(&mut sync).await;
+    cmd!(m, "PUBLISH", "a", "1");
+    cmd!(m, "MULTI");
+    cmd!(m, "SPUBLISH", "b", "2");
+    assert_eq!(cmd!(m, "EXEC"), b"*1\r\n:0\r\n");
+    let want = [
+        resp(&["SELECT", "0"]),
+        resp(&["PUBLISH", "a", "1"]),
+        resp(&["SPUBLISH", "b", "2"]),
+    ]
+    .concat();
+    assert_eq!(
+        String::from_utf8_lossy(&read_stream(&mut sync, want.len()).await),
+        want
+    );
+    s.shutdown().await;
+}

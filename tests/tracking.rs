@@ -126,3 +126,46 @@ async fn expired_keys_are_invalidated_for_broadcast_clients() {
     );
     s.shutdown().await;
 }
+
+/// An invalidation for the client whose own command caused it comes after that command's
+/// reply, never inside it: also when the key is one its read found expired (Redis 7.0 defers
+/// tracking messages for the current client).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalidation_a_read_of_an_expired_key_causes_follows_the_reply() {
+    let argv = ["resplock", "--port", "0", "--enable-debug-command", "yes"].map(String::from);
+    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
+        .unwrap()
+        .config;
+    cfg.dir = resplock::Config::ephemeral().dir;
+    let s = common::server_with(cfg).await;
+    let mut c = Raw::connect(&s).await;
+    c.cmd(&[b"HELLO", b"3"]).await;
+    assert_eq!(
+        c.cmd(&[b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"]).await,
+        b"+OK\r\n"
+    );
+    assert_eq!(c.cmd(&[b"CLIENT", b"TRACKING", b"on"]).await, b"+OK\r\n");
+    c.cmd(&[b"MSET", b"x", b"1", b"y", b"2"]).await;
+    c.cmd(&[b"PEXPIRE", b"y", b"100"]).await;
+    assert_eq!(c.cmd(&[b"GET", b"y"]).await, b"$1\r\n2\r\n");
+    s.state().clock.advance_ms(200);
+    assert_eq!(
+        c.cmd(&[b"MGET", b"x", b"y"]).await,
+        b"*2\r\n$1\r\n1\r\n_\r\n"
+    );
+    assert_eq!(
+        c.reply().await,
+        b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ny\r\n"
+    );
+    // Inside a transaction, after the whole EXEC reply.
+    c.cmd(&[b"GET", b"x"]).await;
+    c.cmd(&[b"MULTI"]).await;
+    c.cmd(&[b"INCR", b"x"]).await;
+    c.cmd(&[b"GET", b"x"]).await;
+    assert_eq!(c.cmd(&[b"EXEC"]).await, b"*2\r\n:2\r\n$1\r\n2\r\n");
+    assert_eq!(
+        c.reply().await,
+        b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nx\r\n"
+    );
+    s.shutdown().await;
+}

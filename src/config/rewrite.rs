@@ -28,6 +28,8 @@ struct State {
     option_lines: HashMap<String, Vec<usize>>,
     rewritten: HashSet<String>,
     needs_signature: bool,
+    /// DEBUG CONFIG-REWRITE-FORCE-ALL: every option is written, defaults included.
+    force_all: bool,
 }
 
 impl State {
@@ -37,6 +39,7 @@ impl State {
             option_lines: HashMap::new(),
             rewritten: HashSet::new(),
             needs_signature: true,
+            force_all: false,
         };
         if old.is_empty() {
             return st;
@@ -86,7 +89,7 @@ impl State {
         });
         match slot {
             Some(n) => self.lines[n] = line,
-            None if force => {
+            None if force || self.force_all => {
                 if self.needs_signature {
                     self.lines.push(SIGNATURE.into());
                     self.needs_signature = false;
@@ -172,7 +175,14 @@ impl Config {
     /// assert_eq!(text.matches("user ").count(), 1);
     /// ```
     pub fn rewrite_text_with_users(&self, old: &str, users: Option<&[String]>) -> String {
+        self.rewrite_text_forced(old, users, false)
+    }
+
+    /// [`Config::rewrite_text_with_users`]; with `force_all`, as rewriteConfig's force_write,
+    /// every option is written even at its default (DEBUG CONFIG-REWRITE-FORCE-ALL).
+    fn rewrite_text_forced(&self, old: &str, users: Option<&[String]>, force_all: bool) -> String {
         let mut st = State::from_text(old);
+        st.force_all = force_all;
         for p in PARAMS {
             let name = p.name;
             let value = self.value(p);
@@ -323,6 +333,16 @@ impl Config {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn rewrite_with_users(&self, users: Option<&[String]>) -> Result<(), String> {
+        self.rewrite_file(users, false)
+    }
+
+    /// DEBUG CONFIG-REWRITE-FORCE-ALL: [`Config::rewrite_with_users`] writing every option,
+    /// defaults included (a test that the server reads back all it writes).
+    pub fn rewrite_all_with_users(&self, users: Option<&[String]>) -> Result<(), String> {
+        self.rewrite_file(users, true)
+    }
+
+    fn rewrite_file(&self, users: Option<&[String]>, force_all: bool) -> Result<(), String> {
         let path = self
             .config_file
             .as_ref()
@@ -334,7 +354,7 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(fail(e)),
         };
-        let new = self.rewrite_text_with_users(&old, users);
+        let new = self.rewrite_text_forced(&old, users, force_all);
         let tmp = path.with_file_name(format!(
             "{}.{:06}",
             path.file_name()

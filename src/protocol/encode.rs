@@ -122,6 +122,16 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
             }
         }
         Reply::NoReply => {}
+        Reply::Attributed(pairs, reply) => {
+            if resp3 {
+                put_int_line(out, b'|', pairs.len() as i64);
+                for (k, v) in pairs {
+                    encode(k, proto, out);
+                    encode(v, proto, out);
+                }
+            }
+            encode(reply, proto, out);
+        }
         Reply::BigNumber(b) => {
             if resp3 {
                 out.put_u8(b'(');

@@ -36,6 +36,10 @@ pub trait Host {
     /// redis.set_repl: where the script's next commands propagate (bit 1 the AOF, bit 2
     /// replicas). Nothing by default.
     fn set_repl(&mut self, _flags: u8) {}
+    /// The script failed with an error a `redis.call` raised (its table carries
+    /// `ignore_error_stats_update`): that command's error was counted when it was answered,
+    /// so the script's error reply is not counted again. Nothing by default.
+    fn error_counted(&mut self) {}
     /// Told a script's flags before anything else of scriptPrepareForRun is checked (every
     /// script; one without a shebang has EVAL_COMPAT set): the server's own refusals, such
     /// as `no-cluster` on a cluster node or a stale replica. Nothing by default.

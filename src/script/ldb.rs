@@ -864,6 +864,9 @@ fn human(out: &mut Vec<u8>, r: &Reply, r3: bool) {
         // RESP3's verbatim strings and big numbers are types Redis's reader skips.
         Reply::Verbatim(_) | Reply::BigNumber(_) if r3 => {}
         Reply::Verbatim(b) | Reply::BigNumber(b) => repr(out, b),
+        // RESP2 sends the reply alone; RESP3's attribute frame is a type Redis's reader skips.
+        Reply::Attributed(_, inner) if !r3 => human(out, inner, r3),
+        Reply::Attributed(..) => {}
         Reply::NoReply => {}
     }
 }

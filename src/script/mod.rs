@@ -53,9 +53,7 @@ pub struct Scripting {
     watch: Arc<Watch>,
     /// The running script called a write command: the KILL commands must refuse.
     wrote: AtomicBool,
-    /// The last run's error reply was already counted in the error statistics where it
-    /// happened (a `redis.call` error or refusal: Redis's `ignore_error_stats_update`).
-    error_counted: AtomicBool,
+
     memory_limit: AtomicUsize,
     /// (libraries << 32) | functions: FUNCTION STATS reads it while a function runs.
     function_counts: AtomicU64,
@@ -98,7 +96,6 @@ impl Scripting {
                 parked: AtomicBool::new(false),
             }),
             wrote: AtomicBool::new(false),
-            error_counted: AtomicBool::new(false),
             memory_limit: AtomicUsize::new(DEFAULT_MEMORY_LIMIT),
             function_counts: AtomicU64::new(0),
             rand: Arc::new(AtomicU64::new(0x1234_ABCD_330E)),
@@ -142,12 +139,6 @@ impl Scripting {
     /// The running script called a write command (the KILL commands then answer UNKILLABLE).
     pub fn mark_wrote(&self) {
         self.wrote.store(true, Ordering::Release);
-    }
-
-    /// Whether the last run's error reply was counted where it happened (INFO errorstats
-    /// must not count it again); read once, under the lock the run held.
-    pub fn take_error_counted(&self) -> bool {
-        self.error_counted.swap(false, Ordering::AcqRel)
     }
 
     /// Whether the running script has called a write command yet.

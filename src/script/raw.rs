@@ -320,6 +320,8 @@ unsafe fn push_reply(l: *mut ffi::lua_State, r: &Reply, resp: u8) {
         }
         // Only commands scripts may not call (SUBSCRIBE...) answer this way.
         Reply::NoReply => ffi::lua_pushboolean(l, 0),
+        // Lua never sees attributes (redisProtocolToLuaType skips them).
+        Reply::Attributed(_, r) => push_reply(l, r, resp),
         Reply::BigNumber(s) => {
             push_bytes(l, s);
             if r3 {

@@ -210,15 +210,7 @@ impl Scripting {
         eng.slot.0.set(None);
         let resp = host.resp();
         let name = job.name;
-        let counted = match &result {
-            Ok((_, Value::Table(t))) => {
-                t.raw_get::<Value>("ignore_error_stats_update")
-                    .is_ok_and(|v| v.as_boolean() == Some(true))
-                    && t.raw_get::<Value>("err").is_ok_and(|v| !v.is_nil())
-            }
-            _ => false,
-        };
-        self.error_counted.store(counted, Ordering::Release);
+
         let reply = match (result, scalar) {
             // Interrupted inside a C call (see `HookState::kill`): the unwinding was a memory
             // error, but the client gets what the hook would have raised there.
@@ -231,8 +223,21 @@ impl Scripting {
             (Ok(_), raw::Scalar::Bool(b)) => convert::bool_reply(b, resp),
             (Ok(_), raw::Scalar::Int(n)) => Reply::Int(n),
             (Ok(_), raw::Scalar::Str(b)) => Reply::Bulk(b),
-            (Ok((true, v)), _) => convert::lua_to_reply(&v, resp, 0),
-            (Ok((false, Value::Table(t))), _) => Reply::Error(error_from_table(&t, name)),
+            (Ok((true, v)), _) => {
+                // A returned error table (`return redis.pcall(...)`) keeps its mark too.
+                if let Value::Table(t) = &v {
+                    if t.raw_get::<bool>("ignore_error_stats_update").unwrap_or(false) {
+                        host.error_counted();
+                    }
+                }
+                convert::lua_to_reply(&v, resp, 0)
+            }
+            (Ok((false, Value::Table(t))), _) => {
+                if t.raw_get::<bool>("ignore_error_stats_update").unwrap_or(false) {
+                    host.error_counted();
+                }
+                Reply::Error(error_from_table(&t, name))
+            }
             (Ok((false, v)), _) => {
                 let msg = match &v {
                     Value::String(s) => s.to_string_lossy(),

@@ -9,6 +9,36 @@ use indexmap::IndexMap;
 pub const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 pub const HASH_MAX_LISTPACK_VALUE: usize = 64;
 
+/// The configured hash-max-listpack-entries and hash-max-listpack-value a write converts a
+/// hash by. The listpack here stores a field count in a u16 and each length in a byte, so a
+/// configuration above those keeps the hash a listpack only up to them.
+#[derive(Clone, Copy, Debug)]
+pub struct HashLimits {
+    /// hash-max-listpack-entries.
+    pub max_listpack_entries: usize,
+    /// hash-max-listpack-value.
+    pub max_listpack_value: usize,
+}
+
+impl Default for HashLimits {
+    fn default() -> HashLimits {
+        HashLimits {
+            max_listpack_entries: HASH_MAX_LISTPACK_ENTRIES,
+            max_listpack_value: HASH_MAX_LISTPACK_VALUE,
+        }
+    }
+}
+
+impl HashLimits {
+    fn entries(self) -> usize {
+        self.max_listpack_entries.min(u16::MAX as usize)
+    }
+
+    fn value(self) -> usize {
+        self.max_listpack_value.min(u8::MAX as usize)
+    }
+}
+
 /// A hash, in Redis's two encodings. `Listpack` (small, short fields and values) is one
 /// buffer, as Redis's listpack: a u16 field count, then `[len u8][field][len u8][value]` per
 /// field in insertion order, searched linearly; deletion keeps the order. A Redisson lock
@@ -187,9 +217,15 @@ impl Hash {
         }
     }
 
-    /// Set a field; true if it is new.
+    /// Set a field under the default limits; true if it is new.
     pub fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
-        if field.len() > HASH_MAX_LISTPACK_VALUE || value.len() > HASH_MAX_LISTPACK_VALUE {
+        self.set_within(field, value, HashLimits::default())
+    }
+
+    /// Set a field; true if it is new. As Redis's hashTypeSet, a field or value longer than
+    /// the limit, or one field more than it allows, makes a listpack a table first.
+    pub fn set_within(&mut self, field: &[u8], value: &[u8], limits: HashLimits) -> bool {
+        if field.len() > limits.value() || value.len() > limits.value() {
             self.convert();
         }
         match self {
@@ -205,9 +241,9 @@ impl Hash {
                     return false;
                 }
                 let n = lp_count(b) + 1;
-                if n > HASH_MAX_LISTPACK_ENTRIES {
+                if n > limits.entries() {
                     self.convert();
-                    return self.set(field, value);
+                    return self.set_within(field, value, limits);
                 }
                 // Exact fit: a listpack grows a few bytes at a time and most stay tiny.
                 b.reserve_exact(if b.is_empty() { 2 } else { 0 } + 2 + field.len() + value.len());

@@ -59,6 +59,8 @@ pub fn frame_len(b: &[u8]) -> Option<usize> {
             b'*' | b'~' | b'>' | b'%' | b'|' => {
                 let n: i64 = head.parse().ok()?;
                 let n = if t == b'%' || t == b'|' { n * 2 } else { n };
+                // An attribute (`|`) comes with the reply it describes.
+                let n = if t == b'|' { n + 1 } else { n };
                 let mut p = next;
                 for _ in 0..n.max(0) {
                     p = one(b, p)?;

@@ -354,6 +354,9 @@ pub fn parse_frame(b: &[u8], pos: usize) -> Result<Node, ParseErr> {
         b'*' | b'~' | b'>' | b'%' | b'|' => {
             let n = count()?;
             let n = if ty == b'%' || ty == b'|' { n * 2 } else { n };
+            // An attribute (`|`) is not a reply by itself: the reply it describes follows,
+            // and is kept as its last child.
+            let n = if ty == b'|' { n + 1 } else { n };
             let mut p = next;
             for _ in 0..n.max(0) {
                 let c = parse_frame(b, p)?;

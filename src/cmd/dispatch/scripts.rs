@@ -10,7 +10,7 @@ use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::script_flags::ScriptFlags;
-use crate::cmd::runtime::script_runner::run_script;
+use crate::cmd::runtime::script_runner::{run_script, script_error_counted};
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::{Command, ScriptCall};
 use crate::error::{self, RedisError};
@@ -36,8 +36,7 @@ pub(super) async fn run_script_command(
         Err(e) => return Reply::error(e),
     };
     let debugging = debug.is_some();
-    let (reply, counted) = run_with(state, client, cmd, kind, args, script, debug).await;
-    client.error_counted = counted;
+    let reply = run_with(state, client, cmd, kind, args, script, debug).await;
     if debugging {
         // evalGenericCommandWithDebugging's end: the client is closed after this reply.
         crate::log::warning("Redis synchronous debugging eval session ended");
@@ -86,7 +85,7 @@ async fn run_with(
     args: Vec<Bytes>,
     mut script: ScriptFlags,
     debug: Option<crate::script::DebugSession>,
-) -> (Reply, bool) {
+) -> Reply {
     if handoff::runs_inline() {
         // The script runs on this worker: a thread handoff per script costs more than a
         // typical script. A long one hands the worker's other tasks off from the hook
@@ -100,11 +99,11 @@ async fn run_with(
                 }
                 held
             }
-            Ok((None, _)) => return (Reply::error(state.scripting.busy_error()), false),
-            Err(e) => return (Reply::error(e), false),
+            Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
+            Err(e) => return Reply::error(e),
         };
         if let Err(e) = before_script(state, cmd, script.get(state, &args)) {
-            return (Reply::error(e), false);
+            return Reply::error(e);
         }
         state.acl.script_user.lock().clone_from(&client.user);
         let started = Instant::now();
@@ -124,7 +123,7 @@ async fn run_with(
             began,
             debug,
         );
-        let counted = state.scripting.take_error_counted();
+        client.error_counted = script_error_counted(state);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -142,12 +141,12 @@ async fn run_with(
         );
         crate::cmd::runtime::blocking::serve_ready(state);
         drop(held);
-        return (reply, counted);
+        return reply;
     }
     // A current-thread runtime (embedded use) has no other worker to serve BUSY meanwhile:
     // the script takes the lock on a blocking thread instead.
     if script_busy(state) {
-        return (Reply::error(state.scripting.busy_error()), false);
+        return Reply::error(state.scripting.busy_error());
     }
     let sh = state.clone();
     let db = client.db;
@@ -167,7 +166,7 @@ async fn run_with(
             lock_history::before_script(&sh, &args);
         }
         let reply = run_script(&sh, db, origin, kind, &args, began, debug);
-        let counted = sh.scripting.take_error_counted();
+        let counted = script_error_counted(&sh);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);
@@ -176,11 +175,11 @@ async fn run_with(
         (reply, counted)
     });
     match task.await {
-        Ok(r) => r,
-        Err(_) => (
-            Reply::Error(Bytes::from_static(b"ERR script execution failed")),
-            false,
-        ),
+        Ok((r, counted)) => {
+            client.error_counted = counted;
+            r
+        }
+        Err(_) => Reply::Error(Bytes::from_static(b"ERR script execution failed")),
     }
 }
 

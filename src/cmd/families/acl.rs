@@ -291,7 +291,7 @@ fn acl_dryrun(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         Ok(()) => Ok(Reply::ok()),
         Err(Denied::Command) => Ok(Reply::bulk_str(&format!(
             "This user has no permissions to run the '{}' command",
-            crate::cmd::runtime::acl::acl_name(cmd, parent, args).0
+            crate::cmd::runtime::acl::acl_name(cmd, parent)
         ))),
         Err(Denied::Key(p)) => Ok(named(&args[p], "key")),
         Err(Denied::Channel(p)) => Ok(named(&args[p], "channel")),

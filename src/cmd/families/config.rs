@@ -52,7 +52,9 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .collect();
     let old = ctx.state.config.read().clone();
     let mut cfg = old.clone();
-    let changed = cfg.set_many(&pairs).map_err(error::err)?;
+    let changed = cfg
+        .set_many_from(&pairs, ctx.client.info.is_local())
+        .map_err(error::err)?;
     // What resplock cannot apply at runtime fails as Redis's apply functions fail, and the
     // configuration stays as it was.
     for name in &changed {
@@ -163,6 +165,13 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 }
 
 fn config_rewrite(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
+    rewrite_config(ctx, false).map_err(error::err)?;
+    Ok(Reply::ok())
+}
+
+/// CONFIG REWRITE, or with `force_all` DEBUG CONFIG-REWRITE-FORCE-ALL: the config file
+/// rewritten with the live ACL users (rewriteConfigUserOption), unless an aclfile keeps them.
+pub(crate) fn rewrite_config(ctx: &Ctx, force_all: bool) -> Result<(), String> {
     let cfg = ctx.state.config.read().clone();
     // rewriteConfigUserOption: the live users, unless an aclfile keeps them.
     let users: Vec<String> = if cfg.aclfile.is_some() {
@@ -174,8 +183,11 @@ fn config_rewrite(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
             .map(|(n, u)| format!("user {n} {}", u.describe()))
             .collect()
     };
-    cfg.rewrite_with_users(Some(&users)).map_err(error::err)?;
-    Ok(Reply::ok())
+    if force_all {
+        cfg.rewrite_all_with_users(Some(&users))
+    } else {
+        cfg.rewrite_with_users(Some(&users))
+    }
 }
 
 const CONFIG_HELP: &[&str] = &[

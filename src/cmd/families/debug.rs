@@ -242,6 +242,17 @@ fn debug(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     {
         // Nothing to change here: no replication, no RDB/AOF.
         Ok(Reply::ok())
+    } else if n == 2 && is(sub, "config-rewrite-force-all") {
+        crate::cmd::families::config::rewrite_config(ctx, true).map_err(|e| {
+            // Redis words it after strerror only; without a config file it opened a NULL path.
+            let why = if ctx.state.config.read().config_file.is_none() {
+                "Bad address"
+            } else {
+                e.rsplit(": ").next().unwrap_or(&e)
+            };
+            error::err(format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {why}"))
+        })?;
+        Ok(Reply::ok())
     } else if n == 2 && is(sub, "structsize") {
         Ok(Reply::bulk_str(
             "bits:64 robj:16 dictentry:24 sdshdr5:1 sdshdr8:3 sdshdr16:5 sdshdr32:9 sdshdr64:17 ",
@@ -428,8 +439,7 @@ fn populate(ctx: &Ctx, a: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// DEBUG PROTOCOL: one reply of each RESP type, for client tests. `attrib`'s attribute is not
-/// sent (resplock's replies have no attribute type); its following reply is.
+/// DEBUG PROTOCOL: one reply of each RESP type, for client tests.
 fn protocol(ctx: &Ctx, name: &[u8]) -> CmdResult {
     let ints = || (0..3).map(Reply::Int).collect::<Vec<_>>();
     Ok(match name {
@@ -449,7 +459,13 @@ fn protocol(ctx: &Ctx, name: &[u8]) -> CmdResult {
                 .map(|j| (Reply::Int(j), Reply::Bool(j == 1)))
                 .collect(),
         ),
-        n if is(n, "attrib") => Reply::bulk_str("Some real reply following the attribute"),
+        n if is(n, "attrib") => Reply::Attributed(
+            vec![(
+                Reply::bulk_str("key-popularity"),
+                Reply::Array(vec![Reply::bulk_str("key:123"), Reply::Int(90)]),
+            )],
+            Box::new(Reply::bulk_str("Some real reply following the attribute")),
+        ),
         n if is(n, "push") => {
             if ctx.client.resp < 3 {
                 return Err(RedisError::new(error::RESP2_NOT_SUPPORTED));

@@ -70,10 +70,11 @@ fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }));
     }
     let key = &a[1];
+    let limits = typed::hash_limits(ctx);
     let (created, _) = write(ctx, key, |h| {
         Ok(a[2..]
             .chunks_exact(2)
-            .filter(|p| h.set(&p[0], &p[1]))
+            .filter(|p| h.set_within(&p[0], &p[1], limits))
             .count())
     })?;
     ctx.signal_modified(key);
@@ -87,11 +88,12 @@ fn hset(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn hsetnx(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let key = &a[1];
+    let limits = typed::hash_limits(ctx);
     let (set, _) = write(ctx, key, |h| {
         Ok(if h.get(&a[2]).is_some() {
             false
         } else {
-            h.set(&a[2], &a[3])
+            h.set_within(&a[2], &a[3], limits)
         })
     })?;
     if set {
@@ -166,6 +168,7 @@ fn hstrlen(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let incr = args::int(&a[3])?;
     let key = &a[1];
+    let limits = typed::hash_limits(ctx);
     let (n, _) = write(ctx, key, |h| {
         let cur = match h.get(&a[2]) {
             None => 0,
@@ -175,7 +178,7 @@ fn hincrby(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             .checked_add(incr)
             .ok_or(RedisError::new(error::OVERFLOW))?;
         let mut buf = itoa::Buffer::new();
-        h.set(&a[2], buf.format(n).as_bytes());
+        h.set_within(&a[2], buf.format(n).as_bytes(), limits);
         Ok(n)
     })?;
     ctx.signal_modified(key);
@@ -190,6 +193,7 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         Some(Parsed::Finite(v)) => v,
     };
     let key = &a[1];
+    let limits = typed::hash_limits(ctx);
     let (s, _) = write(ctx, key, |h| {
         let cur = match h.get(&a[2]) {
             None => Parsed::Finite(F80::ZERO),
@@ -201,7 +205,7 @@ fn hincrbyfloat(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         .ok_or(RedisError::new(error::INCR_NAN_OR_INF))?;
         let s = sum.to_human();
-        h.set(&a[2], s.as_bytes());
+        h.set_within(&a[2], s.as_bytes(), limits);
         Ok(s)
     })?;
     ctx.signal_modified(key);

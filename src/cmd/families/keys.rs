@@ -358,13 +358,16 @@ fn scan(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         };
         visited += page.items.len();
         for (k, expired, t) in page.items {
-            if expired {
-                continue;
-            }
             if let Some(p) = &o.pattern {
                 if !p.matches(&k) {
                     continue;
                 }
+            }
+            if expired {
+                // A matching key found expired is deleted (and its DEL propagated), as
+                // scanGenericCommand's expireIfNeeded does; the lookup removes it.
+                let _ = db.lock(&k).peek(&k, ctx.now);
+                continue;
             }
             if let Some(want) = &o.type_name {
                 if !want.eq_ignore_ascii_case(t.as_bytes()) {

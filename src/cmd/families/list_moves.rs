@@ -196,7 +196,7 @@ fn pop_first(
         let Some((mut items, deleted)) = popped else {
             continue;
         };
-        ctx.propagate_as(pop_effect(key, end, count));
+        ctx.propagate_as(pop_effect(key, end, count.map(|_| items.len() as i64)));
         elements_removed(ctx, key, end, deleted);
         return Ok(Some(match count {
             Some(_) => key_and_elements(key, items),
@@ -210,7 +210,7 @@ fn pop_first(
 }
 
 /// What a pop from `key` propagates as (Redis rewrites BLPOP/BRPOP to LPOP/RPOP key, and
-/// LMPOP/BLMPOP to LPOP/RPOP key count): replicas and the AOF pop from the list that was
+/// LMPOP/BLMPOP to LPOP/RPOP key count, the count of elements it popped): replicas and the AOF pop from the list that was
 /// chosen, never block.
 fn pop_effect(key: &Bytes, end: End, count: Option<i64>) -> Vec<Bytes> {
     let name: &'static [u8] = if end == End::Left { b"LPOP" } else { b"RPOP" };
@@ -239,7 +239,7 @@ fn serve_pop(end: End, count: Option<i64>) -> Serve {
                 deleted: true,
             });
         };
-        ctx.also_propagate(pop_effect(key, end, count));
+        ctx.also_propagate(pop_effect(key, end, count.map(|_| items.len() as i64)));
         let reply = match count {
             Some(_) => {
                 elements_removed(ctx, key, end, deleted);

@@ -192,6 +192,10 @@ fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if ctx.state.cluster.is_some() {
         // Every other node delivers it to its own subscribers; the count is this node's.
         crate::cmd::runtime::cluster::hooks::publish_to_others(ctx.state, &a[1], &a[2], false);
+    } else {
+        // Replicas deliver it to their own subscribers (never the AOF), as publishCommand's
+        // forceCommandPropagation(PROPAGATE_REPL).
+        ctx.force_replication();
     }
     Ok(Reply::Int(n as i64))
 }
@@ -202,6 +206,8 @@ fn spublish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if ctx.state.cluster.is_some() {
         // The other nodes of this shard deliver it too.
         crate::cmd::runtime::cluster::hooks::publish_to_others(ctx.state, &a[1], &a[2], true);
+    } else {
+        ctx.force_replication();
     }
     Ok(Reply::Int(n as i64))
 }

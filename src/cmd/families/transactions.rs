@@ -113,8 +113,27 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     // Each queued command was counted in INFO's total_commands_processed when it was queued.
     for (i, q) in queued.iter().enumerate() {
         let cmd = state.commands.every_row()[q.row].0;
+        // Errors inside the transaction's reply are counted in INFO errorstats as each is
+        // answered (the EXEC reply itself is an array), except a script's error that repeats
+        // one its redis.call counted already.
+        let mut counted = false;
         let reply = match cmd.runs {
-            Runs::Script(call) => script_in_transaction(state, ctx.client, call, &q.args),
+            Runs::Script(call) => {
+                let started = std::time::Instant::now();
+                let r = script_in_transaction(state, ctx.client, call, &q.args);
+                counted = crate::cmd::runtime::script_runner::script_error_counted(state);
+                // Its calls, failures, latency and slow log, as call() counts any command
+                // EXEC runs.
+                crate::cmd::runtime::observe::after_script(
+                    state,
+                    ctx.client,
+                    cmd,
+                    &q.args,
+                    &r,
+                    started.elapsed(),
+                );
+                r
+            }
             // SCRIPT KILL and FUNCTION KILL find no script running: this transaction is
             // what runs.
             Runs::ScriptKill { .. } => Reply::error(RedisError::new(error::NOTBUSY)),
@@ -129,6 +148,11 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
                 crate::cmd::runtime::call::call(&mut sub, cmd, &q.args)
             }
         };
+        if let Reply::Error(e) = &reply {
+            if !counted {
+                crate::cmd::runtime::observe::count_error(state, e);
+            }
+        }
         let mut t = Taken::default();
         ctx.client.push.take(usize::MAX, &mut t);
         if !t.is_empty() {

@@ -2,7 +2,7 @@
 //! (`blocking.rs`), with the pop code ZPOPMIN/ZMPOP run (t_zset.c's blockingGenericZpopCommand
 //! and blocked.c's serveClientBlockedOnKey for sorted sets).
 
-use crate::cmd::families::zsets::{mpop_args, mpop_reply, pop_first, Popped};
+use crate::cmd::families::zsets::{mpop_args, mpop_reply, pop_effect, pop_first, Popped};
 use crate::cmd::runtime::blocking::{self, Kind, Serve, Served, Wait};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
@@ -25,6 +25,17 @@ enum Shape {
     Nested,
 }
 
+impl Shape {
+    /// The pop's effect: BZMPOP's carries the count of members popped.
+    fn effect(self, (key, items): &Popped, max: bool) -> Vec<Bytes> {
+        let n = match self {
+            Shape::Flat => None,
+            Shape::Nested => Some(items.len()),
+        };
+        pop_effect(key, max, n)
+    }
+}
+
 fn reply((key, items): Popped, shape: Shape) -> Reply {
     match shape {
         Shape::Nested => mpop_reply(key, items),
@@ -45,10 +56,13 @@ fn serve(max: bool, count: usize, shape: Shape) -> Serve {
         let popped = pop_first(ctx, std::slice::from_ref(key), max, count);
         let deleted = read(ctx, key, |z: Option<&ZSet>| z.is_none()).unwrap_or(true);
         Some(match popped {
-            Ok(Some(p)) => Served {
-                reply: reply(p, shape),
-                deleted,
-            },
+            Ok(Some(p)) => {
+                ctx.also_propagate(shape.effect(&p, max));
+                Served {
+                    reply: reply(p, shape),
+                    deleted,
+                }
+            }
             Ok(None) => Served {
                 reply: Reply::NilArray,
                 deleted: true,
@@ -72,6 +86,7 @@ fn blocking_zpop(
 ) -> CmdResult {
     let deadline = blocking::deadline(ctx, timeout)?;
     if let Some(p) = pop_first(ctx, keys, max, count)? {
+        ctx.propagate_as(shape.effect(&p, max));
         return Ok(reply(p, shape));
     }
     if !blocking::may_block(ctx) {

@@ -377,9 +377,25 @@ pub fn mpop_reply(key: Bytes, items: Vec<(Bytes, f64)>) -> Reply {
 fn zmpop(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let (keys, max, count) = mpop_args(a, 1)?;
     Ok(match pop_first(ctx, keys, max, count)? {
-        Some((key, items)) => mpop_reply(key, items),
+        Some((key, items)) => {
+            ctx.propagate_as(pop_effect(&key, max, Some(items.len())));
+            mpop_reply(key, items)
+        }
         None => Reply::NilArray,
     })
+}
+
+/// What a pop by ZMPOP, BZMPOP, BZPOPMIN or BZPOPMAX propagates as (genericZpopCommand,
+/// blockingGenericZpopCommand and serveClientBlockedOnSortedSet rewrite them): ZPOPMIN or
+/// ZPOPMAX of the key it popped from, with the number of members popped for the M forms, so
+/// that replicas and the AOF never block or choose a key themselves.
+pub fn pop_effect(key: &Bytes, max: bool, popped: Option<usize>) -> Vec<Bytes> {
+    let name: &'static [u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+    let mut v = vec![Bytes::from_static(name), key.clone()];
+    if let Some(n) = popped {
+        v.push(Bytes::from(n.to_string()));
+    }
+    v
 }
 
 /// A reply longer than this from a negative count is refused rather than built in memory

@@ -35,6 +35,8 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     // Timed on the system clock, as Redis's call() with ustime(). A client's own command
     // starts when `execute` read the clock; a script's or transaction's commands read it.
     let top = !ctx.in_script && !ctx.in_exec;
+    // A script's calls run as the script client: its caller is `acting_for`'s.
+    let _running = (!ctx.in_script).then(|| crate::cmd::runtime::tracking::running(ctx.client.id));
     let started = match std::mem::take(&mut ctx.client.started_us) {
         t if t != 0 && top => t,
         _ => crate::clock::system_us(),

@@ -118,12 +118,13 @@ impl ClientInfo {
         self.last_cmd.store(ptr(cmd), Ordering::Relaxed);
     }
 
-    /// Connected from 127.0.0.1 or ::1 (Redis's islocalClient), which
-    /// `enable-debug-command local` lets use DEBUG.
+    /// Connected through the unix socket or from 127.0.0.1 or ::1 (Redis's islocalClient),
+    /// which `enable-debug-command local` and `enable-protected-configs local` let in.
     pub fn is_local(&self) -> bool {
-        self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
-            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
-        })
+        self.is_unix_socket()
+            || self.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+                a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+            })
     }
 
     /// CLIENT LIST's cmd field: `get`, `client|list`, or `NULL` before any command.
@@ -154,6 +155,9 @@ pub struct Client {
     pub user: String,
     /// Close the connection once the pending replies are written (QUIT, protocol errors).
     pub close_after_reply: bool,
+    /// The reply being sent is an error already counted in INFO errorstats where a command
+    /// produced it (a script's error raised by its `redis.call`), so it is not counted again.
+    pub error_counted: bool,
     /// Out-of-band frames (pub/sub deliveries, subscribe confirmations) for this connection,
     /// written in order with its replies; its accounting enforces the pubsub output-buffer
     /// limits.
@@ -184,9 +188,6 @@ pub struct Client {
     /// The connection's socket descriptor, which a debugging session reads and writes
     /// itself (None over TLS, or without a connection).
     pub socket_fd: Option<i32>,
-    /// The error this request answers was already counted in INFO errorstats (a script's
-    /// error raised by a `redis.call`, counted when that command failed).
-    pub error_counted: bool,
 }
 
 /// SCRIPT DEBUG's mode for a client's next EVAL.
@@ -213,6 +214,7 @@ impl Client {
             authenticated,
             user: "default".into(),
             close_after_reply: false,
+            error_counted: false,
             push,
             pubsub: ClientSubs::default(),
             multi: None,
@@ -224,7 +226,6 @@ impl Client {
             replica: None,
             lua_debug: LuaDebug::Off,
             socket_fd: None,
-            error_counted: false,
         }
     }
 

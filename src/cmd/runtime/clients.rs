@@ -26,9 +26,8 @@ pub fn request_started(client: &Client, buffered: usize) {
 /// After a network client's request: count an error reply (INFO errorstats) and say whether
 /// the reply is written (CLIENT REPLY OFF/SKIP drop it).
 pub fn reply_goes_out(state: &ServerState, client: &mut Client, reply: &Reply) -> bool {
-    let counted = std::mem::take(&mut client.error_counted);
     if let Reply::Error(e) = reply {
-        if !counted {
+        if !std::mem::take(&mut client.error_counted) {
             crate::cmd::runtime::observe::count_error(state, e);
         }
     }

@@ -73,7 +73,6 @@ pub(crate) fn script_in_transaction(
 /// cluster flags (READONLY, ASKING), which its `redis.call`s are routed with on a cluster
 /// node. `started_us` is the system time the script's clock is frozen at: the caller's
 /// reading, so what the lock history records for the script is on the script's time.
-/// `debug`: an EVAL under the Lua debugger (SCRIPT DEBUG).
 pub(crate) fn run_script(
     state: &ServerState,
     db: usize,
@@ -89,6 +88,7 @@ pub(crate) fn run_script(
     client.resp = 2;
     client.authenticated = true;
     client.close_after_reply = false;
+    client.error_counted = false;
     let mut host = ScriptHost {
         state,
         client: &mut client,
@@ -117,6 +117,19 @@ pub(crate) fn run_script(
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
     reply
+}
+
+/// A refusal's error in INFO errorstats: its own code after a leading `-`, else ERR (as
+/// afterErrorReply reads scriptCall's texts).
+fn count_refusal(state: &ServerState, msg: &str) {
+    let e = msg.strip_prefix('-').unwrap_or("ERR");
+    crate::cmd::runtime::observe::count_error(state, e.as_bytes());
+}
+
+/// Whether the script that just ran (the caller still holds the server lock) failed with an
+/// error already counted in INFO errorstats (see `Client::error_counted`).
+pub(crate) fn script_error_counted(state: &ServerState) -> bool {
+    state.script_client.lock().error_counted
 }
 
 /// The command layer seen from a running script.
@@ -216,24 +229,17 @@ impl ScriptHost<'_> {
 impl Host for ScriptHost<'_> {
     fn call(&mut self, args: &[Bytes]) -> Result<Reply, &'static str> {
         let Some((c, parent)) = script_lookup(self.state, args) else {
-            let msg = "Unknown Redis command called from script";
-            crate::cmd::runtime::observe::count_error(self.state, format!("ERR {msg}").as_bytes());
-            return Err(msg);
+            count_refusal(self.state, "Unknown Redis command called from script");
+            return Err("Unknown Redis command called from script");
         };
         if let Some(refused) = self.refusal(c, parent, args) {
-            // scriptCall's error path: the command counts a rejected call, and the error
-            // counts in errorstats (afterErrorReply) whether the script catches it or not.
+            // scriptCall's error path: the command counts a rejected call, and the error is
+            // counted (afterErrorReply) whether or not the script catches it.
             crate::cmd::runtime::observe::count_rejected(self.state, c, parent);
             match &refused {
                 Ok(Reply::Error(e)) => crate::cmd::runtime::observe::count_error(self.state, e),
-                Err(msg) => {
-                    let text = msg.strip_prefix('-').map_or_else(
-                        || format!("ERR {msg}"),
-                        str::to_string,
-                    );
-                    crate::cmd::runtime::observe::count_error(self.state, text.as_bytes());
-                }
                 Ok(_) => {}
+                Err(msg) => count_refusal(self.state, msg),
             }
             return refused;
         }
@@ -248,6 +254,8 @@ impl Host for ScriptHost<'_> {
             in_exec: false,
         };
         let reply = call(&mut ctx, c, args);
+        // Counted as it is answered, as Redis's afterErrorReply on the script's client does:
+        // also when the script catches it (redis.pcall).
         if let Reply::Error(e) = &reply {
             crate::cmd::runtime::observe::count_error(self.state, e);
         }
@@ -273,6 +281,10 @@ impl Host for ScriptHost<'_> {
 
     fn set_readonly(&mut self, readonly: bool) {
         self.readonly = readonly;
+    }
+
+    fn error_counted(&mut self) {
+        self.client.error_counted = true;
     }
 
     fn set_repl(&mut self, flags: u8) {

@@ -200,6 +200,39 @@ pub fn command_done(state: &ServerState, id: u64, was_client_cmd: bool) {
     }
 }
 
+thread_local! {
+    /// The client whose command this thread runs (0: none). An invalidation for that client
+    /// waits until after its reply whatever caused it, as Redis 7.0 defers a tracking message
+    /// for the current client: also one for a key its own read found expired.
+    static RUNNING: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Until the guard goes, this thread runs a command of client `id` (see `RUNNING`).
+pub fn running(id: u64) -> Running {
+    Running(RUNNING.replace(id))
+}
+
+/// Restores the thread's previous running client when dropped (see [`running`]).
+pub struct Running(u64);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.set(self.0);
+    }
+}
+
+/// The client an invalidation caused by `by` is sent "during": `by` itself, else the client
+/// whose command (or script) this thread runs.
+fn current_of(state: &ServerState, by: u64) -> u64 {
+    if by != 0 {
+        return by;
+    }
+    match RUNNING.get() {
+        0 => state.tracking.acting_for.load(Ordering::Relaxed),
+        id => id,
+    }
+}
+
 /// A key was changed by client `by` (0: no client, e.g. expiry): invalidate it for the
 /// clients that read it, and queue it for the broadcasting prefixes it falls under.
 pub fn key_modified(state: &ServerState, by: u64, key: &[u8]) {
@@ -236,8 +269,9 @@ fn invalidate_readers(state: &ServerState, by: u64, key: &[u8]) {
     }
     drop(t);
     let keys = array_of(&[Bytes::copy_from_slice(key)]);
+    let current = current_of(state, by);
     for id in sends {
-        send(state, id, by, Payload::Keys(&keys));
+        send(state, id, current, Payload::Keys(&keys));
     }
 }
 

@@ -100,6 +100,15 @@ pub fn zset_limits(ctx: &Ctx) -> ZSetLimits {
     limits_of(&ctx.state.config.read())
 }
 
+/// The configured hash listpack limits a hash write converts by.
+pub fn hash_limits(ctx: &Ctx) -> crate::types::hash::HashLimits {
+    let c = ctx.state.config.read();
+    crate::types::hash::HashLimits {
+        max_listpack_entries: c.hash_max_listpack_entries as usize,
+        max_listpack_value: c.hash_max_listpack_value as usize,
+    }
+}
+
 fn limits_of(c: &Config) -> ZSetLimits {
     ZSetLimits {
         max_listpack_entries: c.zset_max_listpack_entries as usize,

@@ -304,5 +304,6 @@ fn show(r: &Reply) -> String {
         Reply::HumanDouble(d) => d.to_string(),
         Reply::Bool(b) => b.to_string(),
         Reply::NoReply => "(no reply)".into(),
+        Reply::Attributed(_, r) => show(r),
     }
 }

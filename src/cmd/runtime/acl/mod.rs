@@ -73,22 +73,11 @@ type KeyTargets = Vec<(usize, u8)>;
 /// Channel positions, with whether each is a pattern.
 type ChannelTargets = Vec<(usize, bool)>;
 
-/// The name the ACL knows the command by: its full name, or for a command resplock runs
-/// whole that Redis splits into subcommands (COMMAND DOCS), the subcommand's.
-pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>, args: &[Bytes]) -> (String, bool) {
-    let name = crate::cmd::runtime::table::fullname(parent, cmd);
-    if parent.is_none() && args.len() >= 2 {
-        let u = universe::universe();
-        if let Some(id) = u.id(&name) {
-            if u.has_children(id) {
-                let sub = format!("{name}|{}", String::from_utf8_lossy(&args[1]));
-                if let Some(s) = u.id(&sub) {
-                    return (u.names[s].to_string(), true);
-                }
-            }
-        }
-    }
-    (name, parent.is_some())
+/// The name the ACL knows the command by: its full name (`client|kill`). Every command Redis
+/// splits into subcommands is a container row here (a test below keeps it so), so the row that
+/// runs is the one the ACL names.
+pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>) -> String {
+    crate::cmd::runtime::table::fullname(parent, cmd)
 }
 
 /// What `args` asks of the ACL: the keys with the access each needs (from the flags of the
@@ -162,7 +151,7 @@ pub fn check_command(
             Err(match d {
                 Denied::Command => error::err(format!(
                     "NOPERM this user has no permissions to run the '{}' command",
-                    acl_name(cmd, parent, args).0
+                    acl_name(cmd, parent)
                 )),
                 Denied::Key(_) => RedisError::new(error::NOPERM_KEY),
                 Denied::Channel(_) => RedisError::new(error::NOPERM_CHANNEL),
@@ -224,7 +213,7 @@ pub(crate) fn check_user(
     let Some(u) = users.get(user) else {
         return Err(Denied::Command);
     };
-    let (name, is_sub) = acl_name(cmd, parent, args);
+    let (name, is_sub) = (acl_name(cmd, parent), parent.is_some());
     let (keys, channels) = targets(&name, cmd, args);
     let no_auth = cmd.has(NO_AUTH) || parent.is_some_and(|p| p.has(NO_AUTH));
     u.check(&name, is_sub, no_auth, args, &keys, &channels)
@@ -242,7 +231,7 @@ fn log_denied(
     d: Denied,
 ) {
     let (reason, object) = match d {
-        Denied::Command => ("command", Bytes::from(acl_name(cmd, parent, args).0)),
+        Denied::Command => ("command", Bytes::from(acl_name(cmd, parent))),
         Denied::Key(p) => ("key", args[p].clone()),
         Denied::Channel(p) => ("channel", args[p].clone()),
     };
@@ -422,8 +411,26 @@ pub fn full_key_read_access(state: &ServerState, user: &str, args: &[Bytes]) -> 
     let Some(u) = users.get(user) else {
         return false;
     };
-    let (name, is_sub) = acl_name(cmd, parent, args);
+    let (name, is_sub) = (acl_name(cmd, parent), parent.is_some());
     let (keys, channels) = targets(&name, cmd, args);
     let no_auth = cmd.has(NO_AUTH) || parent.is_some_and(|p| p.has(NO_AUTH));
     u.reads_every_key(&name, is_sub, no_auth, args, &keys, &channels)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every command Redis splits into subcommands is a container row of the table, so a
+    /// subcommand always reaches the ACL with its parent: the ACL needs no second way to find
+    /// a subcommand's name from the arguments.
+    #[test]
+    fn every_container_the_acl_knows_is_a_container_row_of_the_table() {
+        let u = super::universe::universe();
+        for (id, name) in u.names.iter().enumerate() {
+            if u.has_children(id) {
+                if let Some(c) = crate::cmd::lookup(name.as_bytes()) {
+                    assert!(!c.subcommands.is_empty(), "{name} runs whole");
+                }
+            }
+        }
+    }
 }

@@ -298,6 +298,13 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
         if w.kind == Kind::Replicas {
             state.replication.wait_ended(id);
         }
+        // Counted as an error and a failed call of the blocked command
+        // (updateStatsOnUnblock).
+        crate::cmd::runtime::observe::count_unblocked_error(
+            state,
+            &w.info.last_cmd_name(),
+            error::UNBLOCKED_BY_CLIENT.as_bytes(),
+        );
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
         timeout_reply(state, id, w.kind)

@@ -133,9 +133,11 @@ fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, too
     if matches!(reply, Reply::Error(_)) {
         c.failed_calls.fetch_add(1, r);
     }
-    let ns = took.as_nanos().max(1) as u64;
-    let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
-    c.buckets[bucket.min(31)].fetch_add(1, r);
+    if state.observe.latency_tracking() {
+        let ns = took.as_nanos().max(1) as u64;
+        let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
+        c.buckets[bucket.min(31)].fetch_add(1, r);
+    }
 }
 
 /// A request that named no runnable command: a known command (not EXEC, whose refusal is
@@ -218,6 +220,11 @@ pub fn errorstats_info(state: &ServerState, out: &mut String) {
 
 /// INFO latencystats lines: p50, p99 and p99.9 of each command's run time.
 pub fn latencystats_info(state: &ServerState, out: &mut String) {
+    // With latency-tracking off the section is empty; the histograms kept stay for later.
+    if !state.observe.latency_tracking() {
+        return;
+    }
+    let percentiles = state.observe.percentiles();
     for (name, s) in cmdstats(state).iter() {
         let total: u64 = s.buckets.iter().sum();
         if total == 0 {
@@ -234,13 +241,12 @@ pub fn latencystats_info(state: &ServerState, out: &mut String) {
             }
             0.0
         };
-        let _ = write!(
-            out,
-            "latency_percentiles_usec_{name}:p50={:.3},p99={:.3},p99.9={:.3}\r\n",
-            pct(50.0),
-            pct(99.0),
-            pct(99.9)
-        );
+        let _ = write!(out, "latency_percentiles_usec_{name}:");
+        for (i, p) in percentiles.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = write!(out, "{sep}p{}={:.3}", p, pct(*p));
+        }
+        out.push_str("\r\n");
     }
 }
 

@@ -80,6 +80,10 @@ pub struct Observe {
     slowlog_slower_than_us: AtomicI64,
     /// slowlog-max-len, copied as above.
     slowlog_max_len: AtomicU64,
+    /// latency-tracking: whether commands feed the latency histograms, copied as above.
+    latency_tracking: std::sync::atomic::AtomicBool,
+    /// latency-tracking-info-percentiles, copied as above (INFO latencystats).
+    percentiles: Mutex<Vec<f64>>,
 }
 
 impl Observe {
@@ -96,6 +100,8 @@ impl Observe {
             latency_threshold_ms: Default::default(),
             slowlog_slower_than_us: Default::default(),
             slowlog_max_len: Default::default(),
+            latency_tracking: Default::default(),
+            percentiles: Default::default(),
         };
         o.refresh(&config);
         o
@@ -120,6 +126,24 @@ impl Observe {
         self.slowlog_slower_than_us
             .store(config.slowlog_log_slower_than, r);
         self.slowlog_max_len.store(config.slowlog_max_len, r);
+        self.latency_tracking
+            .store(config.get("latency-tracking").as_deref() != Some("no"), r);
+        *self.percentiles.lock() = config
+            .get("latency-tracking-info-percentiles")
+            .unwrap_or_default()
+            .split(' ')
+            .filter_map(|p| p.parse().ok())
+            .collect();
+    }
+
+    /// latency-tracking: whether a command's duration goes into its histogram.
+    pub fn latency_tracking(&self) -> bool {
+        self.latency_tracking.load(Ordering::Relaxed)
+    }
+
+    /// latency-tracking-info-percentiles, in order.
+    pub fn percentiles(&self) -> Vec<f64> {
+        self.percentiles.lock().clone()
     }
 
     /// latency-monitor-threshold in ms (0: off).

@@ -60,7 +60,13 @@ pub fn leave(state: &ServerState, entered: bool, db: usize, args: &[Bytes], itse
         inner.frames.is_empty()
     };
     if outermost {
-        flush(state);
+        // SCAN and RANDOMKEY run by a client only delete keys they found expired: those DELs
+        // go unwrapped, as active expiry's (Redis's CMD_TOUCHES_ARBITRARY_KEYS).
+        let arbitrary = itself
+            && args.first().is_some_and(|a| {
+                a.eq_ignore_ascii_case(b"scan") || a.eq_ignore_ascii_case(b"randomkey")
+            });
+        flush_wrapped(state, !arbitrary);
     }
 }
 
@@ -115,11 +121,16 @@ pub fn expired(state: &ServerState, db: usize, key: &Bytes) {
 /// propagatePendingCommands: the unit's effects, wrapped in MULTI/EXEC when there is more
 /// than one, to the AOF and replicas.
 fn flush(state: &ServerState) {
+    flush_wrapped(state, true);
+}
+
+/// [`flush`], wrapping several effects in MULTI/EXEC only if `may_wrap`.
+fn flush_wrapped(state: &ServerState, may_wrap: bool) {
     let ops = std::mem::take(&mut state.propagation.inner.lock().ops);
     if ops.is_empty() {
         return;
     }
-    let wrap = ops.len() > 1;
+    let wrap = may_wrap && ops.len() > 1;
     if wrap {
         let db = ops[0].0.db;
         feed(state, db, &[Bytes::from_static(b"MULTI")], TO_ALL);
