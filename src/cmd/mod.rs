@@ -74,10 +74,7 @@ mod tests {
         let get = super::lookup(b"get").expect("get");
         assert_eq!(t.row_number(get), t.row_named("get"));
     }
-}
 
-#[cfg(test)]
-mod tests {
     /// Every command Redis splits into subcommands is a container row of the table, so a
     /// subcommand always reaches the ACL with its parent: the ACL needs no second way to find
     /// a subcommand's name from the arguments.
