@@ -220,10 +220,10 @@ impl Membership {
             inner.truth.assign(s as u16, o);
         }
         inner.truth.refresh();
-        for i in 0..inner.own.len() {
+        for (i, own) in inner.own.iter_mut().enumerate() {
             if connected[i] {
-                inner.own[i].refresh();
-                self.set_view(i, Arc::new(inner.own[i].clone()));
+                own.refresh();
+                self.set_view(i, Arc::new(own.clone()));
             }
         }
     }
