@@ -5,6 +5,7 @@
 //! acknowledgements; and WAIT, which counts them. The replica's socket is the connection
 //! layer's (`connection/replica.rs`): this module never waits on anything.
 
+pub mod failover;
 pub mod link;
 pub mod registry;
 pub mod role;
@@ -79,7 +80,7 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
 /// attached: it moves the offset, so an idle master's replicas see it alive. The caller
 /// holds the server lock.
 pub fn ping(state: &ServerState) {
-    if !state.replication.replicas.lock().is_empty() {
+    if !state.replication.replicas.lock().is_empty() && !failover::holds_pings(state) {
         feed_in(state, None, &[b"PING"]);
     }
 }
@@ -104,6 +105,7 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     crate::log::notice(&format!("Replica {name} asks for synchronization"));
     if let Some((replid, offset)) = &req.psync {
         if let Some(a) = try_partial(state, client, hs, &ip, &name, replid, *offset, now) {
+            state.stats.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
             return a;
         }
     }
@@ -112,8 +114,14 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
         let mut b = r.backlog.lock();
         let created = b.is_none();
         if created {
+            // The offset goes on from master_repl_offset; the history gets a new id
+            // (changeReplicationId, clearReplicationId2), as no replica can share the old.
             let size = backlog_size(state);
-            *b = Some(Backlog::new(size, 0));
+            *b = Some(Backlog::new(size, r.base_offset.load(Ordering::Relaxed)));
+            let mut ids = r.ids.lock();
+            ids.replid = crate::repl::backlog::new_replid();
+            ids.replid2 = registry::NO_REPLID.to_string();
+            ids.second_offset = -1;
         }
         created
     };
@@ -139,6 +147,12 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     if req.psync.is_some() {
         crate::log::notice(&format!("Full resync requested by replica {name}"));
     }
+    // Counted once the resynchronization starts (a busy attempt is tried again); a replica
+    // that asks with `?` wants a full one on purpose.
+    if req.psync.as_ref().is_some_and(|(id, _)| id[..] != b"?"[..]) {
+        state.stats.sync_partial_err.fetch_add(1, Ordering::Relaxed);
+    }
+    state.stats.sync_full.fetch_add(1, Ordering::Relaxed);
     crate::log::notice("Starting BGSAVE for SYNC with target: replicas sockets");
     let replica = Arc::new(Replica::new(
         client.id,
@@ -173,6 +187,56 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
         line,
         rdb: rx,
         abandon,
+    }
+}
+
+/// rdbPopulateSaveInfo: the replication history a saved file carries (aux fields
+/// repl-stream-db, repl-id, repl-offset), so that after a restart from it this server's
+/// replicas, or its master, continue with a partial resynchronization. A master has one once
+/// its backlog exists; a replica once it has a history to PSYNC with. The caller holds the
+/// server lock, so the offset matches the dataset the snapshot captures.
+pub fn save_info(state: &ServerState) -> Option<ReplAux> {
+    let r = &state.replication;
+    let has = if r.is_replica() {
+        r.has_history.load(Ordering::Relaxed)
+    } else {
+        r.has_backlog()
+    };
+    if !has {
+        return None;
+    }
+    let stream_db = r.stream_db.lock().unwrap_or(0) as i64;
+    Some(ReplAux {
+        stream_db,
+        id: r.replid(),
+        offset: r.offset(),
+    })
+}
+
+/// The history an RDB file loaded at start carried (rdbLoad's repl-stream-db, repl-id,
+/// repl-offset; loadDataFromDisk): a replica takes it as its own, to PSYNC its master from
+/// there; a master keeps it as its second id with a backlog going on from its offset, so
+/// its former replicas continue. A file without it (or with Redis's invalid -1 stream db)
+/// leaves everything as it was.
+pub fn restore_history(state: &ServerState, id: &str, offset: i64, stream_db: i64, master: bool) {
+    let r = &state.replication;
+    if id.len() != 40 || offset < 0 || stream_db < 0 {
+        return;
+    }
+    if !master {
+        r.ids.lock().replid = id.to_string();
+        r.base_offset.store(offset, Ordering::Relaxed);
+        r.has_history.store(true, Ordering::Relaxed);
+        *r.stream_db.lock() = Some(stream_db as usize);
+    } else {
+        {
+            let mut ids = r.ids.lock();
+            ids.replid2 = id.to_string();
+            ids.second_offset = offset + 1;
+        }
+        let size = backlog_size(state);
+        *r.backlog.lock() = Some(Backlog::new(size, offset));
+        state.propagation.set_active(true);
     }
 }
 

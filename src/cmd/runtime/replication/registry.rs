@@ -215,6 +215,31 @@ pub struct MasterLink {
     pub cancel: tokio_util::sync::CancellationToken,
 }
 
+/// Where a FAILOVER is (Redis's failover_state), as INFO's master_failover_state words it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FailoverState {
+    /// None runs.
+    #[default]
+    None,
+    /// Writes are paused until a replica acknowledged the whole stream.
+    WaitForSync,
+    /// This server follows the target and asks it, with PSYNC ... FAILOVER, to take over.
+    InProgress,
+}
+
+/// A FAILOVER's parameters (server.target_replica_host and the rest).
+#[derive(Clone, Debug, Default)]
+pub struct Failover {
+    /// Its state.
+    pub state: FailoverState,
+    /// The replica it fails over to: named by TO, or the first one found caught up.
+    pub target: Option<(String, u16)>,
+    /// Server clock (ms) when waiting ends (0: TIMEOUT not given).
+    pub end_ms: i64,
+    /// FORCE: at the end of the wait, fail over even to a replica that did not catch up.
+    pub force: bool,
+}
+
 /// Replication's state.
 pub struct Replication {
     /// The replication ids.
@@ -244,6 +269,16 @@ pub struct Replication {
     limits: [AtomicU64; 3],
     /// min-replicas-to-write and min-replicas-max-lag, refreshed with `limits`.
     pub min_replicas: [AtomicU64; 2],
+    /// The FAILOVER running, if any.
+    pub failover: Mutex<Failover>,
+    /// `failover`'s state is not None: one atomic load for the cron and the ACK path.
+    pub failing_over: std::sync::atomic::AtomicBool,
+    /// master_repl_offset while there is no backlog (a replica that loaded its history
+    /// from its RDB file keeps it here until its master lets it continue).
+    pub base_offset: AtomicI64,
+    /// A replica PSYNCs with its own history (Redis's cached master: it was a master, or
+    /// synchronized, or loaded its history from its RDB); false asks `PSYNC ? -1`.
+    pub has_history: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Replication {
@@ -264,6 +299,10 @@ impl Default for Replication {
             waits: Mutex::new(HashMap::new()),
             limits: Default::default(),
             min_replicas: Default::default(),
+            failover: Mutex::new(Failover::default()),
+            failing_over: Default::default(),
+            base_offset: AtomicI64::new(0),
+            has_history: std::sync::atomic::AtomicBool::new(true),
         }
     }
 }
@@ -409,7 +448,10 @@ impl Replication {
 
     /// master_repl_offset.
     pub fn offset(&self) -> i64 {
-        self.backlog.lock().as_ref().map_or(0, |b| b.offset())
+        self.backlog
+            .lock()
+            .as_ref()
+            .map_or_else(|| self.base_offset.load(Ordering::Relaxed), |b| b.offset())
     }
 }
 

@@ -30,9 +30,11 @@ pub fn set_master(state: &ServerState, host: &str, port: u16) {
         cancel: tokio_util::sync::CancellationToken::new(),
     }));
     state.config.write().set_replicaof(Some((host, port)));
-    // Our replicas resync with us (partially if they can): they learn of the change.
-    r.disconnect_replicas();
+    // Our replicas stay: they follow the new master's stream through us if it lets us
+    // continue our history, and are disconnected (to resync) when it changes it.
     if was_master {
+        // replicationCacheMasterUsingMyself: we PSYNC with our own history.
+        r.has_history.store(true, Ordering::Relaxed);
         // A master's writes stop at once; the history it had stays ours to PSYNC with.
         *r.stream_db.lock() = None;
     }
@@ -98,6 +100,12 @@ pub fn start_from_config(state: &Arc<ServerState>) {
         return;
     };
     set_master(state, host.trim_matches('"'), port);
+    // Configured, not turned from a master: no history to PSYNC with unless the RDB file
+    // loaded next carries one (its link waits for the load).
+    state
+        .replication
+        .has_history
+        .store(false, Ordering::Relaxed);
 }
 
 /// ROLE's and INFO's view of a replica's link: (host, port, status, has a master client,
