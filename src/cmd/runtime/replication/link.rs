@@ -71,7 +71,12 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
         });
         match was_up {
             None => return,
-            Some(true) => crate::log::notice("Connection with master lost."),
+            Some(true) => {
+                // replicationHandleMasterDisconnection reconnects at once: waiting risks
+                // the backlog moving past our offset.
+                crate::log::notice("Connection with master lost.");
+                continue;
+            }
             Some(false) => {}
         }
         // replicationCron tries again within a second.
