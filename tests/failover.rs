@@ -37,7 +37,10 @@ async fn until_info(c: &mut Raw, field: &str, want: &str) {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("{field} never became {want} (it is {})", info(c, field).await);
+    panic!(
+        "{field} never became {want} (it is {})",
+        info(c, field).await
+    );
 }
 
 /// A replica that synchronized (it announced `port`) and then never acknowledges: a
@@ -79,7 +82,10 @@ async fn failover_refusals_are_redis_errors() {
         cmd!(m, "FAILOVER", "TO", "127.0.0.1", "port"),
         b"-ERR value is not an integer or out of range\r\n"
     );
-    assert_eq!(cmd!(m, "FAILOVER", "FORCE", "FORCE"), b"-ERR syntax error\r\n");
+    assert_eq!(
+        cmd!(m, "FAILOVER", "FORCE", "FORCE"),
+        b"-ERR syntax error\r\n"
+    );
     assert_eq!(
         cmd!(m, "PSYNC", "?", "-1", "FAILOVER"),
         b"-ERR PSYNC FAILOVER can't be sent to a master.\r\n"
@@ -102,7 +108,13 @@ async fn failover_refusals_are_redis_errors() {
         b"-ERR FAILOVER is not valid when server is a replica.\r\n"
     );
     assert_eq!(
-        cmd!(r, "PSYNC", "0123456789012345678901234567890123456789", "1", "FAILOVER"),
+        cmd!(
+            r,
+            "PSYNC",
+            "0123456789012345678901234567890123456789",
+            "1",
+            "FAILOVER"
+        ),
         b"-ERR PSYNC FAILOVER replid must match my replid.\r\n"
     );
     assert_eq!(info(&mut m, "master_failover_state").await, "no-failover");
@@ -163,7 +175,10 @@ async fn failover_abort_ends_the_wait_and_the_paused_writes_run() {
         cmd!(m, "FAILOVER", "TO", "127.0.0.1", "1", "TIMEOUT", "60000"),
         b"+OK\r\n"
     );
-    assert_eq!(info(&mut m, "master_failover_state").await, "waiting-for-sync");
+    assert_eq!(
+        info(&mut m, "master_failover_state").await,
+        "waiting-for-sync"
+    );
     assert_eq!(
         cmd!(m, "FAILOVER"),
         b"-ERR FAILOVER already in progress.\r\n"
@@ -207,7 +222,16 @@ async fn failover_force_follows_the_target_after_the_timeout_until_aborted() {
     let replid = info(&mut m, "master_replid").await;
     cmd!(m, "SET", "k", "1");
     assert_eq!(
-        cmd!(m, "FAILOVER", "TO", "127.0.0.1", "1", "TIMEOUT", "100", "FORCE"),
+        cmd!(
+            m,
+            "FAILOVER",
+            "TO",
+            "127.0.0.1",
+            "1",
+            "TIMEOUT",
+            "100",
+            "FORCE"
+        ),
         b"+OK\r\n"
     );
     // Nothing listens on the target's port: the failover stays in progress.
@@ -311,5 +335,8 @@ async fn a_master_restarted_from_its_rdb_keeps_its_history_for_its_replicas() {
     assert_eq!(info(&mut m, "sync_partial_ok").await, "1");
     assert_eq!(info(&mut m, "sync_full").await, "0");
     assert_eq!(cmd!(r, "GET", "after"), b"$7\r\nrestart\r\n");
-    assert_eq!(info(&mut r, "master_replid").await, info(&mut m, "master_replid").await);
+    assert_eq!(
+        info(&mut r, "master_replid").await,
+        info(&mut m, "master_replid").await
+    );
 }

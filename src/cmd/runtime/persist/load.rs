@@ -163,7 +163,14 @@ pub fn load_at_start(state: &ServerState) -> Result<(), ()> {
                 started.elapsed().as_secs_f64()
             ));
             let (id, offset, db) = state.persist.load_info.lock().repl.clone();
-            crate::cmd::runtime::replication::restore_history(state, &id, offset, db, master);
+            let size =
+                crate::cmd::runtime::replication::registry::backlog_size(&state.config.read());
+            if state
+                .replication
+                .restore_history(&id, offset, db, master, size)
+            {
+                state.propagation.set_active(true);
+            }
             Ok(())
         }
         Err((e, offset)) => {

@@ -36,7 +36,7 @@ pub fn plan(state: &ServerState, aof_base: bool) -> Plan {
             repl: if aof_base {
                 None
             } else {
-                crate::cmd::runtime::replication::save_info(state)
+                state.replication.save_info()
             },
         },
         checksum: settings::checksum(&c),

@@ -27,21 +27,6 @@ pub fn running(state: &ServerState) -> bool {
     state.replication.failing_over.load(Ordering::Acquire)
 }
 
-/// The failover is past waiting: this server follows the target and its PSYNC carries
-/// FAILOVER.
-pub fn in_progress(state: &ServerState) -> bool {
-    running(state) && state.replication.failover.lock().state == FailoverState::InProgress
-}
-
-/// A FAILOVER with a TIMEOUT waits while writes are paused: the stream's PING would move
-/// the offset the replicas must reach, so it is not sent (replicationCron's
-/// manual_failover_in_progress).
-pub fn holds_pings(state: &ServerState) -> bool {
-    running(state)
-        && state.replication.failover.lock().end_ms != 0
-        && crate::cmd::runtime::pause::is_paused(state)
-}
-
 /// FAILOVER [TO host port [FORCE]] [TIMEOUT ms], its arguments parsed: the checks in
 /// Redis's order, then the wait starts with writes paused.
 pub fn start(
@@ -102,28 +87,9 @@ fn find_replica(state: &ServerState, host: &str, port: i64) -> Option<bool> {
         .map(|r| r.state() == LinkState::Online)
 }
 
-/// clearFailoverState: no failover any more; the writes it held go on.
-pub fn clear(state: &ServerState) {
-    *state.replication.failover.lock() = Failover::default();
-    state.replication.failing_over.store(false, Ordering::Release);
-    state.pause.unpause_for(PausePurpose::Failover);
-}
-
-/// abortFailover: log why, become a master again if this server already followed the
-/// target, and clear the failover. Nothing when none runs.
+/// abortFailover (`role.rs` keeps it with the role changes it makes).
 pub fn abort(state: &ServerState, why: &str) {
-    if !running(state) {
-        return;
-    }
-    let f = state.replication.failover.lock().clone();
-    match &f.target {
-        Some((h, p)) => crate::log::notice(&format!("FAILOVER to {h}:{p} aborted: {why}")),
-        None => crate::log::notice(&format!("FAILOVER to any replica aborted: {why}")),
-    }
-    if f.state == FailoverState::InProgress {
-        role::unset_master(state);
-    }
-    clear(state);
+    role::abort_failover(state, why);
 }
 
 /// updateFailoverStatus, after replicas' acknowledgements and every 100 ms while waiting:
@@ -180,17 +146,4 @@ pub fn update(state: &ServerState) {
         "Failover target {host}:{port} is synced, failing over."
     ));
     role::set_master(state, &host, port);
-}
-
-/// The target answered the link's PSYNC ... FAILOVER: accepted (+CONTINUE or +FULLRESYNC)
-/// ends the failover with this server its replica; anything else aborts it.
-pub fn psync_answered(state: &ServerState, accepted: bool) {
-    if !in_progress(state) {
-        return;
-    }
-    if accepted {
-        clear(state);
-    } else {
-        abort(state, "Failover target rejected psync request");
-    }
 }

@@ -11,7 +11,7 @@
 use crate::cmd::runtime::call::call;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::persist::load;
-use crate::cmd::runtime::replication::failover;
+use crate::cmd::runtime::replication::role;
 use crate::cmd::runtime::replication::registry::{Ids, LinkStatus, NO_REPLID};
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::repl::backlog::Backlog;
@@ -175,7 +175,7 @@ async fn session(
         ("?".to_string(), "-1".to_string())
     };
     // A master failing over to this target asks it to take over with the same PSYNC.
-    let failing_over = failover::in_progress(state);
+    let failing_over = role::failing_over_to_master(state);
     let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), offset.as_bytes()];
     if failing_over {
         psync.push(b"FAILOVER");
@@ -183,7 +183,7 @@ async fn session(
     if let Err(e) = c.send(&psync).await {
         if failing_over {
             let held = crate::cmd::runtime::cluster::follow::lock_async(state).await;
-            failover::abort(state, "Write error to failover target");
+            role::abort_failover(state, "Write error to failover target");
             drop(held);
         }
         return Err(e);
@@ -202,7 +202,7 @@ async fn session(
             ));
         }
         let held = crate::cmd::runtime::cluster::follow::lock_async(state).await;
-        failover::psync_answered(state, accepted);
+        role::failover_psync_answered(state, accepted);
         drop(held);
         if !accepted {
             return Err(String::new());

@@ -80,9 +80,19 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
 /// attached: it moves the offset, so an idle master's replicas see it alive. The caller
 /// holds the server lock.
 pub fn ping(state: &ServerState) {
-    if !state.replication.replicas.lock().is_empty() && !failover::holds_pings(state) {
+    if !state.replication.replicas.lock().is_empty() && !holds_pings(state) {
         feed_in(state, None, &[b"PING"]);
     }
+}
+
+/// A FAILOVER with a TIMEOUT waits while writes are paused: the stream's PING would move
+/// the offset the replicas must reach, so it is not sent (replicationCron's
+/// manual_failover_in_progress).
+fn holds_pings(state: &ServerState) -> bool {
+    use crate::cmd::runtime::pause::registry::PauseKind;
+    state.replication.failing_over.load(Ordering::Acquire)
+        && state.replication.failover.lock().end_ms != 0
+        && state.pause.in_force_at(|| state.clock.now_ms()).0 != PauseKind::Off
 }
 
 /// A replica is asked for its offset (REPLCONF GETACK *), so a WAIT is answered as soon as
@@ -187,56 +197,6 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
         line,
         rdb: rx,
         abandon,
-    }
-}
-
-/// rdbPopulateSaveInfo: the replication history a saved file carries (aux fields
-/// repl-stream-db, repl-id, repl-offset), so that after a restart from it this server's
-/// replicas, or its master, continue with a partial resynchronization. A master has one once
-/// its backlog exists; a replica once it has a history to PSYNC with. The caller holds the
-/// server lock, so the offset matches the dataset the snapshot captures.
-pub fn save_info(state: &ServerState) -> Option<ReplAux> {
-    let r = &state.replication;
-    let has = if r.is_replica() {
-        r.has_history.load(Ordering::Relaxed)
-    } else {
-        r.has_backlog()
-    };
-    if !has {
-        return None;
-    }
-    let stream_db = r.stream_db.lock().unwrap_or(0) as i64;
-    Some(ReplAux {
-        stream_db,
-        id: r.replid(),
-        offset: r.offset(),
-    })
-}
-
-/// The history an RDB file loaded at start carried (rdbLoad's repl-stream-db, repl-id,
-/// repl-offset; loadDataFromDisk): a replica takes it as its own, to PSYNC its master from
-/// there; a master keeps it as its second id with a backlog going on from its offset, so
-/// its former replicas continue. A file without it (or with Redis's invalid -1 stream db)
-/// leaves everything as it was.
-pub fn restore_history(state: &ServerState, id: &str, offset: i64, stream_db: i64, master: bool) {
-    let r = &state.replication;
-    if id.len() != 40 || offset < 0 || stream_db < 0 {
-        return;
-    }
-    if !master {
-        r.ids.lock().replid = id.to_string();
-        r.base_offset.store(offset, Ordering::Relaxed);
-        r.has_history.store(true, Ordering::Relaxed);
-        *r.stream_db.lock() = Some(stream_db as usize);
-    } else {
-        {
-            let mut ids = r.ids.lock();
-            ids.replid2 = id.to_string();
-            ids.second_offset = offset + 1;
-        }
-        let size = backlog_size(state);
-        *r.backlog.lock() = Some(Backlog::new(size, offset));
-        state.propagation.set_active(true);
     }
 }
 

@@ -446,6 +446,60 @@ impl Replication {
         )
     }
 
+    /// rdbPopulateSaveInfo: the replication history a saved file carries (aux fields
+    /// repl-stream-db, repl-id, repl-offset), so that after a restart from it this server's
+    /// replicas, or its master, continue with a partial resynchronization. A master has one
+    /// once its backlog exists; a replica once it has a history to PSYNC with. Called under
+    /// the server lock, so the offset matches the dataset the snapshot captures.
+    pub fn save_info(&self) -> Option<crate::rdb::file::ReplAux> {
+        let has = if self.is_replica() {
+            self.has_history.load(Ordering::Relaxed)
+        } else {
+            self.has_backlog()
+        };
+        if !has {
+            return None;
+        }
+        Some(crate::rdb::file::ReplAux {
+            stream_db: self.stream_db.lock().unwrap_or(0) as i64,
+            id: self.replid(),
+            offset: self.offset(),
+        })
+    }
+
+    /// The history an RDB file loaded at start carried (loadDataFromDisk): a replica
+    /// (`master` false) takes it as its own, to PSYNC its master from there; a master keeps
+    /// it as its second id with a backlog of `backlog_size` going on from its offset, so its
+    /// former replicas continue. A file without it (or with an invalid -1 stream db) leaves
+    /// everything as it was. True when the master's backlog was created (the stream must be
+    /// produced from now on).
+    pub fn restore_history(
+        &self,
+        id: &str,
+        offset: i64,
+        stream_db: i64,
+        master: bool,
+        backlog_size: usize,
+    ) -> bool {
+        if id.len() != 40 || offset < 0 || stream_db < 0 {
+            return false;
+        }
+        if !master {
+            self.ids.lock().replid = id.to_string();
+            self.base_offset.store(offset, Ordering::Relaxed);
+            self.has_history.store(true, Ordering::Relaxed);
+            *self.stream_db.lock() = Some(stream_db as usize);
+            return false;
+        }
+        {
+            let mut ids = self.ids.lock();
+            ids.replid2 = id.to_string();
+            ids.second_offset = offset + 1;
+        }
+        *self.backlog.lock() = Some(Backlog::new(backlog_size, offset));
+        true
+    }
+
     /// master_repl_offset.
     pub fn offset(&self) -> i64 {
         self.backlog
