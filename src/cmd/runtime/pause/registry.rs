@@ -29,13 +29,16 @@ pub enum PausePurpose {
 
 const PURPOSES: usize = 2;
 
+/// Each purpose's (kind, end), then the aggregate in force.
+type Slots = ([(PauseKind, i64); PURPOSES], (PauseKind, i64));
+
 /// The server's pause: each purpose's kind and end (server clock, ms), what is in force, and
 /// the clients waiting.
 pub struct Pause {
     /// A pause may be in force (every command reads this; the mutex only when set).
     pub(super) any: std::sync::atomic::AtomicBool,
     /// Per purpose, then the aggregate in force.
-    pub(super) current: Mutex<([(PauseKind, i64); PURPOSES], (PauseKind, i64))>,
+    pub(super) current: Mutex<Slots>,
     pub(super) changed: Notify,
     /// Clients waiting for the pause to end (counted in INFO's blocked_clients).
     pub waiting: AtomicUsize,
