@@ -204,6 +204,8 @@ async fn read_acks<I: Requests>(
         let acked = || {
             replication::ack(state, replica, offset);
             crate::cmd::runtime::blocking::serve_replica_waits(state);
+            // A FAILOVER waits for this acknowledgement.
+            replication::failover::update(state);
         };
         if with_lock(state, client, acked).await.is_none() {
             return false;

@@ -259,9 +259,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("instantaneous_input_repl_kbps", &"0.00");
             kv("instantaneous_output_repl_kbps", &"0.00");
             kv("rejected_connections", &l(&st.rejected_connections));
-            kv("sync_full", &0);
-            kv("sync_partial_ok", &0);
-            kv("sync_partial_err", &0);
+            kv("sync_full", &l(&st.sync_full));
+            kv("sync_partial_ok", &l(&st.sync_partial_ok));
+            kv("sync_partial_err", &l(&st.sync_partial_err));
             kv("expired_keys", &l(&state.keyspace.expired_keys));
             kv("expired_stale_perc", &"0.00");
             kv("expired_time_cap_reached_count", &0);
@@ -390,7 +390,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     ),
                 );
             }
-            kv("master_failover_state", &"no-failover");
+            kv(
+                "master_failover_state",
+                &replication::failover::state_name(state),
+            );
             let ids = state.replication.ids.lock().clone();
             kv("master_replid", &ids.replid);
             kv("master_replid2", &ids.replid2);

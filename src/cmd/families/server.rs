@@ -231,6 +231,9 @@ fn replicaof(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if ctx.state.cluster.is_some() {
         return Err(RedisError::new(error::REPLICAOF_IN_CLUSTER));
     }
+    if replication::failover::running(ctx.state) {
+        return Err(RedisError::new(error::REPLICAOF_FAILING_OVER));
+    }
     if is(&a[1], "no") && is(&a[2], "one") {
         if replication::role::link(ctx.state).is_some() {
             replication::role::unset_master(ctx.state);

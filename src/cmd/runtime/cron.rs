@@ -1,5 +1,6 @@
 //! Background work on the server's state, as Redis's serverCron does it: active expiry, the
-//! idle-client timeout (and MIGRATE's idle connections), and a master's replication PING. The
+//! idle-client timeout (and MIGRATE's idle connections), a master's replication PING, and a
+//! FAILOVER's progress. The
 //! server layer spawns
 //! [`run`].
 
@@ -13,6 +14,7 @@ pub async fn run(state: Arc<ServerState>) {
     tokio::join!(
         active_expiry(state.clone()),
         replication_ping(state.clone()),
+        failover(state.clone()),
         idle_clients(state.clone()),
         persistence(state)
     );
@@ -102,6 +104,25 @@ async fn replication_ping(state: Arc<ServerState>) {
                 crate::cmd::runtime::cluster::hooks::redirect_blocked(&state);
                 drop(held);
             }
+        }
+    }
+}
+
+/// A FAILOVER's progress, every 100 ms while one waits (replicationCron runs that often
+/// then): its timeout, or a replica that caught up without a new acknowledgement.
+async fn failover(state: Arc<ServerState>) {
+    use crate::cmd::runtime::replication::failover;
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        if !failover::running(&state) {
+            continue;
+        }
+        if let Some(held) = state.lock.lock_briefly() {
+            failover::update(&state);
+            drop(held);
         }
     }
 }

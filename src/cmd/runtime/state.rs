@@ -23,6 +23,13 @@ pub struct Stats {
     pub net_output_bytes: AtomicU64,
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
+    /// Full resynchronizations served (INFO's sync_full).
+    pub sync_full: AtomicU64,
+    /// PSYNCs answered with +CONTINUE (sync_partial_ok).
+    pub sync_partial_ok: AtomicU64,
+    /// PSYNCs that named a history (not `?`) and got a full resynchronization instead
+    /// (sync_partial_err).
+    pub sync_partial_err: AtomicU64,
 }
 
 pub struct ServerState {

@@ -32,7 +32,12 @@ pub fn plan(state: &ServerState, aof_base: bool) -> Plan {
             ctime: now / 1000,
             used_mem: crate::alloc::used_memory().unwrap_or(0) as u64,
             aof_base,
-            repl: None,
+            // An AOF's base carries no replication history (Redis saves it without rsi).
+            repl: if aof_base {
+                None
+            } else {
+                state.replication.save_info()
+            },
         },
         checksum: settings::checksum(&c),
         format: KeyFormat {

@@ -11,10 +11,12 @@
 use crate::cmd::runtime::call::call;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::persist::load;
+use crate::cmd::runtime::replication::role;
 use crate::cmd::runtime::replication::registry::{Ids, LinkStatus, NO_REPLID};
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::repl::backlog::Backlog;
 use bytes::{Bytes, BytesMut};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,6 +34,14 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
     else {
         return;
     };
+    // replicationCron runs once the dataset is loaded (the RDB may carry our history).
+    while state.persist.starting.load(Ordering::Acquire) {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            _ = cancel.cancelled() => return,
+            _ = state.shutdown.cancelled() => return,
+        }
+    }
     loop {
         let Some((host, port)) = state.replication.with_link(generation, |l| {
             l.status = LinkStatus::Connecting;
@@ -45,8 +55,9 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
             _ = cancel.cancelled() => return,
             _ = state.shutdown.cancelled() => return,
         };
-        if let Err(why) = r {
-            crate::log::warning(&why);
+        match r {
+            Err(why) if !why.is_empty() => crate::log::warning(&why),
+            _ => {}
         }
         let now_s = state.clock.now_ms() / 1000;
         let was_up = state.replication.with_link(generation, |l| {
@@ -60,7 +71,12 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
         });
         match was_up {
             None => return,
-            Some(true) => crate::log::notice("Connection with master lost."),
+            Some(true) => {
+                // replicationHandleMasterDisconnection reconnects at once: waiting risks
+                // the backlog moving past our offset.
+                crate::log::notice("Connection with master lost.");
+                continue;
+            }
             Some(false) => {}
         }
         // replicationCron tries again within a second.
@@ -146,25 +162,51 @@ async fn session(
         timeout,
     };
     handshake(state, &mut c).await?;
-    let (replid, offset) = {
+    let (replid, offset) = if state.replication.has_history.load(Ordering::Relaxed) {
         let ids = state.replication.ids.lock().clone();
-        (ids.replid, state.replication.offset())
+        let offset = (state.replication.offset() + 1).to_string();
+        crate::log::notice(&format!(
+            "Trying a partial resynchronization (request {}:{offset}).",
+            ids.replid
+        ));
+        (ids.replid, offset)
+    } else {
+        crate::log::notice("Partial resynchronization not possible (no cached master)");
+        ("?".to_string(), "-1".to_string())
     };
-    crate::log::notice(&format!(
-        "Trying a partial resynchronization (request {replid}:{}).",
-        offset + 1
-    ));
-    let psync = c
-        .ask(&[
-            b"PSYNC",
-            replid.as_bytes(),
-            (offset + 1).to_string().as_bytes(),
-        ])
-        .await?;
-    let mut reply = psync;
+    // A master failing over to this target asks it to take over with the same PSYNC.
+    let failing_over = role::failing_over_to_master(state);
+    let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), offset.as_bytes()];
+    if failing_over {
+        psync.push(b"FAILOVER");
+    }
+    if let Err(e) = c.send(&psync).await {
+        if failing_over {
+            let held = crate::cmd::runtime::cluster::follow::lock_async(state).await;
+            role::abort_failover(state, "Write error to failover target");
+            drop(held);
+        }
+        return Err(e);
+    }
+    let mut reply = c.line().await?;
     while reply.is_empty() {
         // Newlines keep the link alive while the master prepares.
         reply = c.line().await?;
+    }
+    if failing_over {
+        let accepted = reply.starts_with(b"+FULLRESYNC") || reply.starts_with(b"+CONTINUE");
+        if !accepted {
+            crate::log::warning(&format!(
+                "Unexpected reply to PSYNC from master: {}",
+                String::from_utf8_lossy(&reply)
+            ));
+        }
+        let held = crate::cmd::runtime::cluster::follow::lock_async(state).await;
+        role::failover_psync_answered(state, accepted);
+        drop(held);
+        if !accepted {
+            return Err(String::new());
+        }
     }
     if let Some(rest) = reply.strip_prefix(b"+FULLRESYNC") {
         let text = String::from_utf8_lossy(rest).trim().to_string();
@@ -372,6 +414,7 @@ async fn full_sync(
     let size = crate::cmd::runtime::replication::registry::backlog_size(&state.config.read());
     *r.backlog.lock() = Some(Backlog::new(size, master_offset));
     *r.stream_db.lock() = Some(stream_db);
+    r.has_history.store(true, Ordering::Relaxed);
     state.propagation.set_active(true);
     // Our replicas must resync from the new history.
     r.disconnect_replicas();
