@@ -161,6 +161,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     .unwrap_or_default(),
             );
             kv("io_threads_active", &0);
+            if let Some(ms) = state.stopping.remaining_ms(state.clock.now_ms()) {
+                kv("shutdown_in_milliseconds", &ms);
+            }
         }
         "clients" => {
             // Replicas' links are not counted as clients, as in Redis.

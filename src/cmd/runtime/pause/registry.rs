@@ -21,6 +21,9 @@ pub struct Pause {
     /// A pause may be in force (every command reads this; the mutex only when set).
     pub(super) any: std::sync::atomic::AtomicBool,
     pub(super) current: Mutex<(PauseKind, i64)>,
+    /// Writes paused while a shutdown waits for the replicas (PAUSE_DURING_SHUTDOWN): kept
+    /// apart from CLIENT PAUSE's, which UNPAUSE ends without ending this one.
+    during_shutdown: std::sync::atomic::AtomicBool,
     pub(super) changed: Notify,
     /// Clients waiting for the pause to end (counted in INFO's blocked_clients).
     pub waiting: AtomicUsize,
@@ -31,6 +34,7 @@ impl Default for Pause {
         Pause {
             any: std::sync::atomic::AtomicBool::new(false),
             current: Mutex::new((PauseKind::Off, 0)),
+            during_shutdown: std::sync::atomic::AtomicBool::new(false),
             changed: Notify::new(),
             waiting: AtomicUsize::new(0),
         }
@@ -51,7 +55,19 @@ impl Pause {
     /// CLIENT UNPAUSE.
     pub fn unpause(&self) {
         *self.current.lock() = (PauseKind::Off, 0);
-        self.any.store(false, Ordering::Relaxed);
+        self.any
+            .store(self.during_shutdown.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.changed.notify_waiters();
+    }
+
+    /// A shutdown waiting for lagging replicas pauses writes (`on`) until it ends or is
+    /// cancelled.
+    pub fn pause_for_shutdown(&self, on: bool) {
+        let c = self.current.lock();
+        self.during_shutdown.store(on, Ordering::Relaxed);
+        self.any
+            .store(on || c.0 != PauseKind::Off, Ordering::Relaxed);
+        drop(c);
         self.changed.notify_waiters();
     }
 
@@ -64,9 +80,13 @@ impl Pause {
         }
         let now_ms = now_ms();
         let mut c = self.current.lock();
+        let shutdown = self.during_shutdown.load(Ordering::Relaxed);
         if c.0 != PauseKind::Off && c.1 < now_ms {
             *c = (PauseKind::Off, 0);
-            self.any.store(false, Ordering::Relaxed);
+            self.any.store(shutdown, Ordering::Relaxed);
+        }
+        if shutdown && c.0 < PauseKind::Write {
+            return (PauseKind::Write, i64::MAX);
         }
         *c
     }

@@ -30,6 +30,8 @@ pub fn set_master(state: &ServerState, host: &str, port: u16) {
         cancel: tokio_util::sync::CancellationToken::new(),
     }));
     state.config.write().set_replicaof(Some((host, port)));
+    // Clients blocked on the master it was (or on the old master's data) are told.
+    crate::cmd::runtime::blocking::disconnect_all(state);
     // Our replicas resync with us (partially if they can): they learn of the change.
     r.disconnect_replicas();
     if was_master {
