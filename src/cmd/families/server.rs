@@ -4,7 +4,7 @@
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::runtime::blocking;
-use crate::cmd::runtime::persist::{self, aof, registry::JobKind, save};
+use crate::cmd::runtime::persist::{aof, registry::JobKind, save};
 use crate::cmd::runtime::replication;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
