@@ -169,6 +169,13 @@ pub const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 pub const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 pub const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+/// disconnectAllBlockedClients: a blocked client of a master that became a replica.
+pub const UNBLOCKED_ROLE_CHANGED: &str =
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
+/// A SHUTDOWN whose final save failed, or that was aborted while it waited.
+pub const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+/// SHUTDOWN ABORT with no shutdown in progress.
+pub const NO_SHUTDOWN: &str = "ERR No shutdown in progress.";
 
 /// `ERR value is out of range, value must between MIN and MAX` (getRangeLongFromObject
 /// without a message of its own).

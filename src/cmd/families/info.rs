@@ -161,6 +161,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     .unwrap_or_default(),
             );
             kv("io_threads_active", &0);
+            if let Some(ms) = state.stopping.remaining_ms(state.clock.now_ms()) {
+                kv("shutdown_in_milliseconds", &ms);
+            }
         }
         "clients" => {
             // Replicas' links are not counted as clients, as in Redis.
@@ -232,10 +235,11 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("mem_fragmentation_ratio", &"1.00");
             kv("mem_fragmentation_bytes", &0);
             kv("mem_not_counted_for_evict", &0);
-            // No replication backlog, replica buffers or cluster bus.
-            kv("mem_replication_backlog", &0);
-            kv("mem_total_replication_buffers", &0);
-            kv("mem_clients_slaves", &0);
+            let (repl_total, repl_backlog, repl_replicas) =
+                crate::cmd::runtime::replication::buffer_memory(state);
+            kv("mem_replication_backlog", &repl_backlog);
+            kv("mem_total_replication_buffers", &repl_total);
+            kv("mem_clients_slaves", &repl_replicas);
             kv("mem_clients_normal", &0);
             kv("mem_cluster_links", &0);
             kv("mem_aof_buffer", &0);

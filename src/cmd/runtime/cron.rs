@@ -20,7 +20,8 @@ pub async fn run(state: Arc<ServerState>) {
     );
 }
 
-/// serverCron's persistence part, `hz` times a second: a scheduled BGSAVE or a `save` point
+/// serverCron's persistence part, `hz` times a second: a shutdown a signal asked for, or
+/// one waiting for replicas, goes on (`shutdown::cron`); a scheduled BGSAVE or a `save` point
 /// reached starts a background save, a scheduled or due AOF rewrite starts one. Starting
 /// takes the server lock (a snapshot begins with no command running).
 async fn persistence(state: Arc<ServerState>) {
@@ -33,6 +34,22 @@ async fn persistence(state: Arc<ServerState>) {
         }
         if state.cron_paused.load(Ordering::Relaxed) {
             continue;
+        }
+        if crate::cmd::runtime::shutdown::pending(&state) {
+            // The final save may take long: the worker's other tasks move meanwhile.
+            loop {
+                if let Some(guard) = state.lock.lock_briefly() {
+                    crate::cmd::runtime::handoff::blocking(|| {
+                        crate::cmd::runtime::shutdown::cron(&state)
+                    });
+                    drop(guard);
+                    break;
+                }
+                state.lock.released().await;
+            }
+            if state.shutdown.is_cancelled() {
+                return;
+            }
         }
         let rdb = save::due(&state);
         let rewrite = rdb.is_none() && aof::due(&state);

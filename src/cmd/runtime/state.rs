@@ -80,6 +80,8 @@ pub struct ServerState {
     pub active_expire_enabled: std::sync::atomic::AtomicBool,
     /// Command and error statistics, slow log, latency events, monitors.
     pub observe: crate::cmd::runtime::observe::registry::Observe,
+    /// A shutdown asked for by a signal or waiting for the replicas.
+    pub stopping: crate::cmd::runtime::shutdown::registry::Stopping,
     /// CLIENT PAUSE.
     pub pause: crate::cmd::runtime::pause::registry::Pause,
     /// CLIENT TRACKING.
@@ -166,6 +168,7 @@ impl ServerState {
                 commands.every_row().len(),
             ),
             pause: Default::default(),
+            stopping: Default::default(),
             tracking: Default::default(),
             lastsave: std::sync::atomic::AtomicI64::new(0),
             client_limits: Default::default(),

@@ -25,9 +25,12 @@ pub enum PausePurpose {
     Client = 0,
     /// FAILOVER, from its start until it ends or is aborted.
     Failover = 1,
+    /// A shutdown waiting for lagging replicas (PAUSE_DURING_SHUTDOWN): writes, until it ends
+    /// or is cancelled.
+    Shutdown = 2,
 }
 
-const PURPOSES: usize = 2;
+const PURPOSES: usize = 3;
 
 /// Each purpose's (kind, end), then the aggregate in force.
 type Slots = ([(PauseKind, i64); PURPOSES], (PauseKind, i64));
@@ -108,6 +111,16 @@ impl Pause {
         self.any.store(c.1 .0 != PauseKind::Off, Ordering::Relaxed);
         drop(c);
         self.changed.notify_waiters();
+    }
+
+    /// A shutdown waiting for lagging replicas pauses writes (`on`) until it ends or is
+    /// cancelled; CLIENT UNPAUSE leaves this pause alone.
+    pub fn pause_for_shutdown(&self, on: bool) {
+        if on {
+            self.pause_for(PausePurpose::Shutdown, PauseKind::Write, i64::MAX);
+        } else {
+            self.unpause_for(PausePurpose::Shutdown);
+        }
     }
 
     /// The pause in force now (an expired one is cleared), reading the time only when a pause

@@ -480,22 +480,48 @@ const BATCH: usize = 256;
 async fn follow(state: &Arc<ServerState>, generation: u64, c: Conn) -> Result<(), Failed> {
     let Conn {
         stream,
-        mut buf,
+        buf,
         timeout,
     } = c;
+    let addr = |a: std::io::Result<std::net::SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+    let (peer, local) = (addr(stream.peer_addr()), addr(stream.local_addr()));
     let (mut rd, mut wr) = stream.into_split();
-    // The master client: its database follows the stream's SELECTs.
+    // The master client: its database follows the stream's SELECTs; CLIENT LIST shows it
+    // (flags=M, user (superuser)), MONITOR names its commands by the master's address, and
+    // CLIENT KILL of it drops the link (the replica then reconnects).
     let db = state.replication.stream_db.lock().unwrap_or(0);
-    let mut master = Client::detached(0, db, 2);
+    let mut master = crate::cmd::runtime::clients::connect(state, state.next_client_id(), peer, local);
+    master.info.extra.master.store(true, std::sync::atomic::Ordering::Relaxed);
+    *master.info.user.lock() = "(superuser)".to_string();
+    master.select(db);
+    let r = follow_as(state, generation, &mut master, &mut rd, &mut wr, buf, timeout).await;
+    crate::cmd::runtime::clients::disconnect(state, &master);
+    r
+}
+
+/// [`follow`] with the master client registered.
+async fn follow_as(
+    state: &Arc<ServerState>,
+    generation: u64,
+    master: &mut Client,
+    rd: &mut tokio::net::tcp::OwnedReadHalf,
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    mut buf: BytesMut,
+    timeout: Duration,
+) -> Result<(), Failed> {
+    let kill = master.info.kill.clone();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut last_read = tokio::time::Instant::now();
-    ack(state, &mut wr).await?;
+    ack(state, wr).await?;
     loop {
-        let (acks, blocked) = apply_ready(state, generation, &mut master, &mut buf)?;
+        let (acks, blocked) = apply_ready(state, generation, master, &mut buf)?;
         for offset in acks {
-            send_ack(&mut wr, offset).await?;
+            send_ack(wr, offset).await?;
         }
         tokio::select! {
+            // CLIENT KILL of the master client: the link drops ("Connection with master
+            // lost." follows) and is made again.
+            _ = kill.cancelled() => return Err(String::new()),
             // A script held the lock: the commands read wait for its end.
             _ = state.lock.released(), if blocked => {}
             r = rd.read_buf(&mut buf) => match r {
@@ -514,7 +540,7 @@ async fn follow(state: &Arc<ServerState>, generation: u64, c: Conn) -> Result<()
                 if last_read.elapsed() > timeout {
                     return Err("MASTER timeout: no data nor PING received...".into());
                 }
-                ack(state, &mut wr).await?;
+                ack(state, wr).await?;
             }
         }
     }
@@ -597,8 +623,9 @@ fn apply_ready(
                     .is_some_and(|a| a.eq_ignore_ascii_case(b"getack"))
             {
                 acks.push(base + done);
-            } else if is("ping") {
             } else if is("multi") {
+                // MONITOR shows the transaction as Redis runs it: MULTI, the commands, EXEC.
+                crate::cmd::runtime::observe::feed(state, master, false, args);
                 queued = Some(Vec::new());
             } else if is("exec") {
                 if let Some(q) = queued.take() {
@@ -608,6 +635,7 @@ fn apply_ready(
                         }
                     });
                 }
+                crate::cmd::runtime::observe::feed(state, master, false, args);
             } else if is("discard") {
                 queued = None;
             } else if let Some(q) = queued.as_mut() {
@@ -628,13 +656,17 @@ fn apply_ready(
 
 /// Run one command of the master's stream as its client (replies are dropped).
 fn apply_one(state: &ServerState, master: &mut Client, args: &[Bytes]) {
-    let Ok((cmd, _)) = state.commands.resolve(args) else {
+    let Ok((cmd, parent)) = state.commands.resolve(args) else {
         crate::log::warning(&format!(
             "Unknown command '{}' from master",
             String::from_utf8_lossy(&args[0])
         ));
         return;
     };
+    // CLIENT LIST's cmd and idle of the master client.
+    master
+        .info
+        .touch(parent.map(|p| &p.name), &cmd.name, state.clock.now_ms());
     let mut ctx = Ctx {
         state,
         client: master,

@@ -81,7 +81,8 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
 /// holds the server lock.
 pub fn ping(state: &ServerState) {
     if !state.replication.replicas.lock().is_empty() && !holds_pings(state) {
-        feed_in(state, None, &[b"PING"]);
+        // Redis's shared.ping: lower case in the stream.
+        feed_in(state, None, &[b"ping"]);
     }
 }
 
@@ -487,6 +488,30 @@ pub fn backlog_figures(state: &ServerState) -> (bool, usize, i64, usize, i64) {
             b.offset(),
         ),
         None => (false, backlog_size(state), 0, 0, 0),
+    }
+}
+
+/// Replication buffer memory as Redis 7.0 counts its shared buffer (repl_buffer_mem):
+/// (total, the backlog's part, the replicas' part). The backlog and every replica's
+/// unsent bytes end at the stream's end, so together they span the longest of them.
+pub fn buffer_memory(state: &ServerState) -> (usize, usize, usize) {
+    let r = &state.replication;
+    let (histlen, size) = r
+        .backlog
+        .lock()
+        .as_ref()
+        .map_or((0, 0), |b| (b.histlen(), b.capacity()));
+    let replicas = r.replicas.lock();
+    let pending = replicas
+        .iter()
+        .map(|x| x.pending.lock().len())
+        .max()
+        .unwrap_or(0);
+    let total = histlen.max(pending);
+    if !replicas.is_empty() && total > size {
+        (total, size, total - size)
+    } else {
+        (total, total, 0)
     }
 }
 

@@ -31,6 +31,8 @@ pub fn set_master(state: &ServerState, host: &str, port: u16) {
         cancel: tokio_util::sync::CancellationToken::new(),
     }));
     state.config.write().set_replicaof(Some((host, port)));
+    // Clients blocked on the master it was (or on the old master's data) are told.
+    crate::cmd::runtime::blocking::disconnect_all(state);
     // Our replicas stay: they follow the new master's stream through us if it lets us
     // continue our history, and are disconnected (to resync) when it changes it.
     if was_master {
