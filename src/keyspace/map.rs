@@ -109,6 +109,13 @@ impl Chunks {
         self.chunks.iter().flatten()
     }
 
+    /// Free the empty chunks kept past the one `len` ends in (the spare that spares a shard
+    /// hovering at a boundary from reallocating).
+    fn release_spare(&mut self) {
+        let needed = self.len.div_ceil(CHUNK).max(1);
+        self.chunks.truncate(needed);
+    }
+
     /// Give back the first chunk's unused capacity (the only slack the chunks can have beyond
     /// one chunk).
     fn shrink_to(&mut self, min: usize) {
@@ -293,6 +300,15 @@ impl Map {
 
     pub fn shrink_to_fit(&mut self) {
         self.shrink_to(0);
+    }
+
+    /// Give every slot and index bucket not in use back to the allocator. Eviction calls it
+    /// after removing a key: maxmemory is judged by the allocator's count, and a removal that
+    /// only left a free slot behind would not lower it (eviction would go on until the
+    /// database was empty, as it did).
+    pub fn release_slack(&mut self) {
+        self.entries.release_spare();
+        self.shrink_to(self.len());
     }
 
     pub fn shrink_to(&mut self, min: usize) {

@@ -231,12 +231,32 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             }
             kv("mem_fragmentation_ratio", &"1.00");
             kv("mem_fragmentation_bytes", &0);
-            kv("mem_not_counted_for_evict", &0);
-            // No replication backlog, replica buffers or cluster bus.
-            kv("mem_replication_backlog", &0);
-            kv("mem_total_replication_buffers", &0);
-            kv("mem_clients_slaves", &0);
-            kv("mem_clients_normal", &0);
+            // Clients' memory as CLIENT LIST's tot-mem counts it, replicas apart; a replica's
+            // stream buffer is its output buffer (Redis's shared replication buffer).
+            let repl_bufs = crate::cmd::runtime::evict::replica_buffers(state);
+            let (mut normal, mut replicas) = (0usize, 0usize);
+            for c in state.clients.lock().values() {
+                let m = crate::cmd::runtime::client_mem::total(state, c);
+                if c.extra.replica.load(Ordering::Relaxed) {
+                    replicas += m;
+                } else {
+                    normal += m;
+                }
+            }
+            let backlog = state
+                .replication
+                .backlog
+                .lock()
+                .as_ref()
+                .map_or(0, |b| b.histlen());
+            kv(
+                "mem_not_counted_for_evict",
+                &crate::cmd::runtime::evict::not_counted_memory(state),
+            );
+            kv("mem_replication_backlog", &backlog);
+            kv("mem_total_replication_buffers", &(backlog + repl_bufs));
+            kv("mem_clients_slaves", &(replicas + repl_bufs));
+            kv("mem_clients_normal", &normal);
             kv("mem_cluster_links", &0);
             kv("mem_aof_buffer", &0);
             kv("mem_allocator", &"libc");

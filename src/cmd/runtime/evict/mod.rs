@@ -61,7 +61,8 @@ pub fn queuing_refused(state: &ServerState) -> bool {
     let max = ev.maxmemory.load(Ordering::Relaxed) as usize;
     max != 0
         && ev.policy() == Policy::NoEviction
-        && crate::alloc::used_memory().is_some_and(|used| used > max)
+        && crate::alloc::used_memory()
+            .is_some_and(|used| used.saturating_sub(not_counted_memory(state)) > max)
 }
 
 /// processCommand's maxmemory step for EVAL and friends: a script declared with flags is
@@ -99,9 +100,15 @@ pub fn script_call_refused(state: &ServerState, cmd: &Command, wrote: bool) -> b
 fn perform_evictions(state: &ServerState) -> bool {
     let ev = &state.eviction;
     let max = ev.maxmemory.load(Ordering::Relaxed) as usize;
-    let Some(mut used) = crate::alloc::used_memory() else {
+    let Some(reported) = crate::alloc::used_memory() else {
         return false;
     };
+    if reported <= max {
+        return false;
+    }
+    // getMaxmemoryState: what replicas have not been sent yet (and the AOF buffer) is left
+    // out, or a slow replica would have every key evicted to make room for its own backlog.
+    let mut used = reported.saturating_sub(not_counted_memory(state));
     if used <= max {
         return false;
     }
@@ -132,7 +139,12 @@ fn perform_evictions(state: &ServerState) -> bool {
             return true;
         };
         let d = state.keyspace.db(db);
-        d.lock(&key).remove(&key, now);
+        {
+            let mut shard = d.lock(&key);
+            let gone = shard.remove(&key, now);
+            drop(gone);
+            shard.map.release_slack();
+        }
         state.keyspace.report_pending();
         ev.evicted_keys.fetch_add(1, Ordering::Relaxed);
         // Redis's signalModifiedKey: WATCH fails, and tracking clients are told before the
@@ -144,9 +156,31 @@ fn perform_evictions(state: &ServerState) -> bool {
             crate::cmd::runtime::lock_history::removed(state, db, &key, true);
         }
         evicted += 1;
-        used = crate::alloc::used_memory().unwrap_or(0);
+        used = crate::alloc::used_memory()
+            .unwrap_or(0)
+            .saturating_sub(not_counted_memory(state));
     }
     false
+}
+
+/// freeMemoryGetNotCountedMemory: the bytes maxmemory does not count, the replicas' output
+/// buffers (INFO's mem_not_counted_for_evict). Each replica's stream buffer is its own here
+/// (Redis shares one among the backlog and the replicas), so all of it is left out; the
+/// backlog, fixed in size once created, stays counted as Redis counts it.
+pub fn not_counted_memory(state: &ServerState) -> usize {
+    replica_buffers(state)
+}
+
+/// The memory of the replicas' stream buffers, as allocated (capacity, which the allocator's
+/// count sees).
+pub fn replica_buffers(state: &ServerState) -> usize {
+    state
+        .replication
+        .replicas
+        .lock()
+        .iter()
+        .map(|r| r.pending.lock().capacity())
+        .sum()
 }
 
 /// How strongly an entry asks to be evicted (higher first), for the sampling policies.
