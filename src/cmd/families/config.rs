@@ -155,6 +155,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &st.keyspace_misses,
         &ctx.state.keyspace.expired_keys,
         &ctx.state.client_limits.evicted,
+        &ctx.state.eviction.evicted_keys,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -115,6 +115,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         let _ = write!(out, "{k}:{v}\r\n");
     };
     let st = &state.stats;
+    // Used memory is read before this section's copy of the configuration is made: that
+    // transient copy (some kilobytes) is not the server's, and counting it put INFO's figure
+    // above what maxmemory's check, run before each command, sees.
+    let used_now = crate::alloc::used_memory();
     let cfg = state.config.read().clone();
     match name {
         "server" => {
@@ -187,7 +191,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             let rss = crate::alloc::rss_bytes();
             let total = total_system_memory();
             // The allocator's count when the process keeps one (the binary does), as Redis.
-            let used = crate::alloc::used_memory().map_or(rss, |u| u as u64);
+            let used = used_now.map_or(rss, |u| u as u64);
             kv("used_memory", &used);
             kv("used_memory_human", &human_bytes(used));
             kv("used_memory_rss", &rss);

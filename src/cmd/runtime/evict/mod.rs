@@ -152,6 +152,7 @@ fn perform_evictions(state: &ServerState) -> bool {
         crate::cmd::runtime::watch::key_modified(state, db, &key);
         crate::cmd::runtime::tracking::key_modified(state, 0, &key);
         notify::keyspace_event(state, notify::EVICTED, "evicted", &key, db);
+        crate::cmd::runtime::propagate::evicted(state, db, &key);
         if crate::cmd::runtime::lock_history::on(state) {
             crate::cmd::runtime::lock_history::removed(state, db, &key, true);
         }
