@@ -380,6 +380,38 @@ mod tests {
     }
 
     #[test]
+    fn release_slack_gives_back_the_slots_and_buckets_removed_keys_left() {
+        let mut m = Map::with_hasher(RandomState::new(), 6);
+        for i in 0..200 {
+            m.insert(format!("k{i}").as_bytes(), e(i));
+        }
+        for i in 0..190 {
+            m.swap_remove(format!("k{i}").as_bytes()).expect("present");
+        }
+        // Removal alone keeps the capacity (a shard refilling reuses it).
+        assert!(m.entries.chunks[0].capacity() >= 200);
+        m.release_slack();
+        assert_eq!(m.entries.chunks[0].capacity(), 10);
+        assert!(m.index.capacity() < 32, "index of {}", m.index.capacity());
+        for i in 190..200 {
+            assert_eq!(m.get(format!("k{i}").as_bytes()).map(|e| e.expires_at()), Some(i));
+        }
+        // Past one chunk: the emptied spare chunk goes too.
+        for i in 0..(2 * CHUNK) {
+            m.insert(format!("c{i}").as_bytes(), e(0));
+        }
+        for i in 0..(CHUNK + 20) {
+            m.swap_remove(format!("c{i}").as_bytes()).expect("present");
+        }
+        m.release_slack();
+        assert_eq!(m.entries.chunks.len(), 1);
+        assert_eq!(m.len(), CHUNK - 10);
+        for (i, (k, _)) in m.iter().enumerate() {
+            assert_eq!(m.get_index_of(k), Some(i));
+        }
+    }
+
+    #[test]
     fn a_full_index_grows_as_hashbrown_would_and_keeps_every_key() {
         let mut m = Map::with_hasher(RandomState::new(), 6);
         let mut buckets = Vec::new();

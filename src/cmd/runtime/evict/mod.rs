@@ -108,7 +108,7 @@ fn perform_evictions(state: &ServerState) -> bool {
     }
     // getMaxmemoryState: what replicas have not been sent yet (and the AOF buffer) is left
     // out, or a slow replica would have every key evicted to make room for its own backlog.
-    let mut used = reported.saturating_sub(not_counted_memory(state));
+    let used = reported.saturating_sub(not_counted_memory(state));
     if used <= max {
         return false;
     }
@@ -128,10 +128,15 @@ fn perform_evictions(state: &ServerState) -> bool {
         return true;
     }
     let now = state.clock.now_ms();
+    // Redis frees what was over at the start, counting only what each deletion itself gave
+    // back: the effects of telling others (tracking invalidations, keyspace events) are not
+    // set against it, so a deletion that makes other memory grow cannot keep the loop going.
+    let to_free = used - max;
+    let mut freed = 0usize;
     let mut evicted = 0;
-    // Redis bounds one round by time (maxmemory-eviction-tenacity); a bound on keys does the
-    // same job here.
-    while used > max {
+    while freed < to_free {
+        // Redis bounds one round by time (maxmemory-eviction-tenacity); a bound on keys does
+        // the same job here.
         if evicted >= 1024 {
             return false;
         }
@@ -139,12 +144,14 @@ fn perform_evictions(state: &ServerState) -> bool {
             return true;
         };
         let d = state.keyspace.db(db);
+        let before = crate::alloc::used_memory().unwrap_or(0);
         {
             let mut shard = d.lock(&key);
             let gone = shard.remove(&key, now);
             drop(gone);
             shard.map.release_slack();
         }
+        freed += before.saturating_sub(crate::alloc::used_memory().unwrap_or(0));
         state.keyspace.report_pending();
         ev.evicted_keys.fetch_add(1, Ordering::Relaxed);
         // Redis's signalModifiedKey: WATCH fails, and tracking clients are told before the
@@ -157,9 +164,17 @@ fn perform_evictions(state: &ServerState) -> bool {
             crate::cmd::runtime::lock_history::removed(state, db, &key, true);
         }
         evicted += 1;
-        used = crate::alloc::used_memory()
-            .unwrap_or(0)
-            .saturating_sub(not_counted_memory(state));
+        // Every 16 keys, the whole count is looked at again (as Redis does with lazy
+        // eviction): other threads allocate and free meanwhile, so the per-deletion deltas
+        // are only an estimate.
+        if evicted % 16 == 0
+            && crate::alloc::used_memory()
+                .unwrap_or(0)
+                .saturating_sub(not_counted_memory(state))
+                <= max
+        {
+            break;
+        }
     }
     false
 }
@@ -169,19 +184,18 @@ fn perform_evictions(state: &ServerState) -> bool {
 /// (Redis shares one among the backlog and the replicas), so all of it is left out; the
 /// backlog, fixed in size once created, stays counted as Redis counts it.
 pub fn not_counted_memory(state: &ServerState) -> usize {
-    replica_buffers(state)
+    let replicas = state.replication.replicas.lock();
+    replicas
+        .iter()
+        .map(|r| r.pending.lock().capacity() + crate::cmd::runtime::client_mem::output_bytes(&r.info))
+        .sum()
 }
 
-/// The memory of the replicas' stream buffers, as allocated (capacity, which the allocator's
-/// count sees).
+/// The replicas' stream buffers waiting to be written, as allocated (capacity, which the
+/// allocator's count sees); what a link is writing is its client's output buffer.
 pub fn replica_buffers(state: &ServerState) -> usize {
-    state
-        .replication
-        .replicas
-        .lock()
-        .iter()
-        .map(|r| r.pending.lock().capacity())
-        .sum()
+    let replicas = state.replication.replicas.lock();
+    replicas.iter().map(|r| r.pending.lock().capacity()).sum()
 }
 
 /// How strongly an entry asks to be evicted (higher first), for the sampling policies.
