@@ -537,10 +537,7 @@ async fn multi_key_and_blocking_pops_propagate_as_the_pop_they_did() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     cmd!(m, "ZADD", "w", "5", "m");
-    assert_eq!(
-        waiter.reply().await,
-        b"*3\r\n$1\r\nw\r\n$1\r\nm\r\n$1\r\n5\r\n"
-    );
+    assert_eq!(waiter.reply().await, b"*3\r\n$1\r\nw\r\n$1\r\nm\r\n$1\r\n5\r\n");
     let want = [
         resp(&["SELECT", "0"]),
         resp(&["ZADD", "z", "1", "a", "2", "b"]),
