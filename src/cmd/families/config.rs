@@ -160,6 +160,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &st.sync_partial_err,
         &ctx.state.keyspace.expired_keys,
         &ctx.state.client_limits.evicted,
+        &ctx.state.eviction.evicted_keys,
     ] {
         c.store(0, Ordering::Relaxed);
     }
