@@ -76,6 +76,7 @@ fn main() {
             },
             functions: Vec::new(),
             sizes: snapshot::sizes(&ks),
+            key_delay_us: 0,
         };
         let base = rss();
         let peak = Arc::new(AtomicU64::new(base));

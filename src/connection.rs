@@ -180,7 +180,12 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                     break;
                 }
                 if blocked && !client.is_blocked() {
-                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                    if info.extra.close_after_unblock.swap(false, Ordering::Acquire) {
+                        // -UNBLOCKED of a master turned replica: written, then closed.
+                        client.close_after_reply = true;
+                    } else {
+                        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                    }
                 }
             }
             // Redis times a client out once its deadline is strictly in the past.

@@ -114,6 +114,21 @@ fn write_out(line: &str) {
     }
 }
 
+/// A warning as Redis's signal handler writes it (serverLogFromHandler), with no date:
+/// `PID:signal-handler (UNIX-SECONDS) msg`.
+pub fn from_signal_handler(msg: &str) {
+    if !enabled(Level::Warning) {
+        return;
+    }
+    let secs = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    write_out(&format!(
+        "{}:signal-handler ({secs}) {msg}\n",
+        std::process::id()
+    ));
+}
+
 /// Write `text` as it is, without the line prefix (Redis's LL_RAW: the ASCII logo).
 pub fn raw(level: Level, text: &str) {
     if !enabled(level) {

@@ -73,11 +73,18 @@ impl<'a> Message<'a> {
 
     /// Queue this message for every subscriber in `subs` that is not being closed; returns
     /// how many there were (Redis counts a receiver even if this append closes it).
-    fn deliver(&mut self, subs: &Subscribers, limits: Limits, now_ms: i64) -> usize {
+    fn deliver(
+        &mut self,
+        subs: &Subscribers,
+        limits: Limits,
+        now_ms: i64,
+        noted: &mut dyn FnMut(u64),
+    ) -> usize {
         let mut receivers = 0;
-        for q in subs.values() {
+        for (&id, q) in subs {
             if !q.is_closing() {
                 q.deliver(self.encoded(q.resp()), limits, now_ms);
+                noted(id);
                 receivers += 1;
             }
         }
@@ -274,12 +281,25 @@ impl PubSub {
     /// use and copied into (or shared with) each subscriber's queue, so a backlog never pins
     /// request buffers.
     pub fn publish(&self, channel: &[u8], msg: &[u8], limits: Limits, now_ms: i64) -> usize {
+        self.publish_noting(channel, msg, limits, now_ms, &mut |_| {})
+    }
+
+    /// [`PubSub::publish`], telling `noted` the id of every client a message was queued for
+    /// (whose output buffer grew: the caller may count it against a memory limit).
+    pub fn publish_noting(
+        &self,
+        channel: &[u8],
+        msg: &[u8],
+        limits: Limits,
+        now_ms: i64,
+        noted: &mut dyn FnMut(u64),
+    ) -> usize {
         let mut receivers = 0;
         {
             let m = self.map(Kind::Channel, channel).read();
             if let Some(subs) = m.get(channel) {
-                receivers +=
-                    Message::new(b"message", None, channel, msg).deliver(subs, limits, now_ms);
+                receivers += Message::new(b"message", None, channel, msg)
+                    .deliver(subs, limits, now_ms, noted);
             }
         }
         if self.npatterns.load(Ordering::Acquire) > 0 {
@@ -287,7 +307,7 @@ impl PubSub {
             for (pat, p) in m.iter() {
                 if p.glob.matches(channel) {
                     receivers += Message::new(b"pmessage", Some(pat), channel, msg)
-                        .deliver(&p.subs, limits, now_ms);
+                        .deliver(&p.subs, limits, now_ms, noted);
                 }
             }
         }
@@ -300,7 +320,7 @@ impl PubSub {
         let Some(subs) = m.get(channel) else {
             return 0;
         };
-        Message::new(b"smessage", None, channel, msg).deliver(subs, limits, now_ms)
+        Message::new(b"smessage", None, channel, msg).deliver(subs, limits, now_ms, &mut |_| {})
     }
 
     /// Active channels (with at least one subscriber) matching `pattern`, if given.

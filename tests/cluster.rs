@@ -112,6 +112,93 @@ async fn a_key_served_elsewhere_is_moved_to_its_master() {
     assert_eq!(s(&cmd!(r, "DBSIZE")), ":0\r\n");
 }
 
+/// The first line of `node`'s CLUSTER NODES about the node at `port`.
+async fn nodes_line(r: &mut Raw, port: u16) -> String {
+    let nodes = s(&cmd!(r, "CLUSTER", "NODES"));
+    nodes
+        .lines()
+        .find(|l| l.contains(&format!(":{port}@")))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delslots_is_seen_only_by_the_node_that_ran_it() {
+    let c = cluster(3, 0).await;
+    let (owner, other) = owner_and_other(&c, "foo");
+    let port = c.addrs()[owner].port();
+    let mut o = raw(&c, owner).await;
+    let mut r = raw(&c, other).await;
+    assert_eq!(s(&cmd!(o, "SET", "foo", "bar")), "+OK\r\n");
+    assert_eq!(s(&cmd!(o, "CLUSTER", "DELSLOTS", "12182")), "+OK\r\n");
+    // The owner forgot the slot: it no longer serves it, and its cluster is down.
+    assert_eq!(
+        s(&cmd!(o, "GET", "foo")),
+        "-CLUSTERDOWN Hash slot not served\r\n"
+    );
+    let info = s(&cmd!(o, "CLUSTER", "INFO"));
+    assert!(
+        info.contains("cluster_state:fail\r\ncluster_slots_assigned:16383\r\n"),
+        "{info}"
+    );
+    assert!(
+        nodes_line(&mut o, port)
+            .await
+            .ends_with(" connected 10923-12181 12183-16383"),
+        "{}",
+        nodes_line(&mut o, port).await
+    );
+    // The others still send clients to it.
+    let moved = format!("-MOVED 12182 127.0.0.1:{port}\r\n");
+    assert_eq!(s(&cmd!(r, "GET", "foo")), moved);
+    let info = s(&cmd!(r, "CLUSTER", "INFO"));
+    assert!(
+        info.contains("cluster_state:ok\r\ncluster_slots_assigned:16384\r\n"),
+        "{info}"
+    );
+    assert!(nodes_line(&mut r, port)
+        .await
+        .ends_with(" connected 10923-16383"));
+    assert_eq!(
+        s(&cmd!(r, "CLUSTER", "ADDSLOTS", "12182")),
+        "-ERR Slot 12182 is already busy\r\n"
+    );
+    assert_eq!(c.owner(12182), None, "no master claims it");
+    // Claiming it back is learnt by every node.
+    assert_eq!(s(&cmd!(o, "CLUSTER", "ADDSLOTS", "12182")), "+OK\r\n");
+    assert_eq!(s(&cmd!(o, "GET", "foo")), "$3\r\nbar\r\n");
+    assert!(s(&cmd!(o, "CLUSTER", "INFO")).contains("cluster_state:ok\r\n"));
+    assert_eq!(c.owner(12182), Some(owner));
+    // A node that forgets a slot its owner still claims learns it back from the owner (at
+    // once here; after the owner's next ping on a real cluster).
+    assert_eq!(s(&cmd!(r, "CLUSTER", "DELSLOTS", "12182")), "+OK\r\n");
+    assert_eq!(s(&cmd!(r, "GET", "foo")), moved);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_its_owner_forgot_is_served_by_the_next_node_that_adds_it() {
+    let c = cluster(3, 0).await;
+    let (owner, other) = owner_and_other(&c, "foo");
+    let mut o = raw(&c, owner).await;
+    let mut r = raw(&c, other).await;
+    assert_eq!(s(&cmd!(o, "CLUSTER", "DELSLOTS", "12182")), "+OK\r\n");
+    // The other node still binds it to the owner: it must forget it too before adding it.
+    assert_eq!(s(&cmd!(r, "CLUSTER", "DELSLOTS", "12182")), "+OK\r\n");
+    assert_eq!(s(&cmd!(r, "CLUSTER", "ADDSLOTS", "12182")), "+OK\r\n");
+    // Its owner no longer claimed it: every node binds it to the node that does, whatever
+    // the epochs.
+    let moved = format!("-MOVED 12182 127.0.0.1:{}\r\n", c.addrs()[other].port());
+    for i in c.masters() {
+        if i != other {
+            let mut x = raw(&c, i).await;
+            assert_eq!(s(&cmd!(x, "GET", "foo")), moved, "node {i}");
+        }
+    }
+    assert_eq!(s(&cmd!(r, "SET", "foo", "1")), "+OK\r\n");
+    assert_eq!(c.owner(12182), Some(other));
+    assert!(s(&cmd!(o, "CLUSTER", "INFO")).contains("cluster_state:ok\r\n"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn getkeysinslot_returns_at_most_count_keys() {
     // What resharding tools page through a slot with (GETKEYSINSLOT, then MIGRATE them).

@@ -559,3 +559,42 @@ async fn a_scripts_set_repl_keeps_its_commands_from_the_replica() {
         b"*5\r\n$1\r\n1\r\n$-1\r\n$-1\r\n$1\r\n4\r\n$1\r\n5\r\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_of_redis_server_restarted_from_its_rdb_continues_with_psync() {
+    let Some(master) = RedisMaster::start() else {
+        return;
+    };
+    // A directory that outlives the first server (an ephemeral one goes with it).
+    let dir = std::env::temp_dir()
+        .join(format!("resplock-replica-rdb-{}", std::process::id()))
+        .join("r");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = |port: u16| {
+        let mut c = Config::ephemeral();
+        c.dir = Some(dir.clone());
+        c.port = port;
+        c.set_replicaof(Some(("127.0.0.1", master.addr.port())));
+        c
+    };
+    let mut m = Raw::connect_to(master.addr).await;
+    let replica = server_with(config(0)).await;
+    let mut r = Raw::connect(&replica).await;
+    until_linked(&mut r).await;
+    cmd!(m, "SET", "lock", "tok");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(cmd!(r, "SAVE"), b"+OK\r\n");
+    let port = replica.local_addr().port();
+    replica.shutdown().await;
+    cmd!(m, "SET", "while", "down");
+    let replica = server_with(config(port)).await;
+    let mut r = Raw::connect(&replica).await;
+    until_linked(&mut r).await;
+    until_caught_up(&mut m, &mut r).await;
+    let stats = cmd!(m, "INFO", "stats");
+    assert_eq!(info_field(&stats, "sync_full").as_deref(), Some("1"));
+    assert_eq!(info_field(&stats, "sync_partial_ok").as_deref(), Some("1"));
+    assert_eq!(cmd!(r, "GET", "while"), b"$4\r\ndown\r\n");
+    replica.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+}

@@ -383,13 +383,20 @@ fn sigterm_logs_and_exits_0_removing_the_pidfile() {
     srv.wait_line("Ready to accept connections tcp");
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     assert_eq!(pid.trim(), srv.child.id().to_string());
+    let srv_pid = srv.child.id();
     // SAFETY: sends a signal to the child this test started.
-    unsafe { libc::kill(srv.child.id() as i32, libc::SIGTERM) };
+    unsafe { libc::kill(srv_pid as i32, libc::SIGTERM) };
     let (lines, code) = srv.finish();
     assert_eq!(code, Some(0));
-    assert!(lines
-        .iter()
-        .any(|l| l.ends_with("# Received SIGTERM scheduling shutdown...")));
+    // Redis's signal handler writes its own line: `PID:signal-handler (SECONDS) msg`.
+    let pid = srv_pid.to_string();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("{pid}:signal-handler ("))
+                && l.ends_with(") Received SIGTERM scheduling shutdown...")),
+        "{lines:#?}"
+    );
     assert!(!pidfile.exists());
 }
 
@@ -716,4 +723,136 @@ fn oom_score_adj_sets_the_process_score_and_restores_it() {
     assert_eq!(score(), base);
     let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
     assert_eq!(wait_exit(&mut srv.child), Some(0));
+}
+
+/// Wait (bounded) until `cond` holds.
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_second_sigint_during_the_final_save_exits_1_and_removes_the_temp_file() {
+    let dir = TempDir::new("insist");
+    let mut srv = Server::start(&[
+        "--port",
+        "0",
+        "--save",
+        "900 1",
+        "--dir",
+        dir.0.to_str().unwrap(),
+    ]);
+    srv.wait_line("Ready to accept connections tcp");
+    let port = srv.port();
+    let mut c = tcp(port);
+    for i in 0..20 {
+        assert_eq!(call(&mut c, &["SET", &i.to_string(), "v"]), "+OK");
+    }
+    // 100 ms a key: the final save lasts two seconds.
+    assert_eq!(
+        call(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "100000"]),
+        "+OK"
+    );
+    let pid = srv.child.id();
+    let temp = dir.path(&format!("temp-{pid}.rdb"));
+    // SAFETY: sends a signal to the child this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    wait_until("the final save's temp file", || temp.exists());
+    // SAFETY: as above.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let (lines, code) = srv.finish();
+    assert_eq!(code, Some(1), "{lines:#?}");
+    assert!(!temp.exists());
+    assert!(lines
+        .iter()
+        .any(|l| l.ends_with(") You insist... exiting now.")));
+    assert!(!lines.iter().any(|l| l.contains("bye bye")));
+}
+
+#[test]
+fn shutdown_abort_cancels_a_sigterm_the_cron_has_not_acted_on() {
+    let mut srv = Server::start(&["--port", "0", "--save", "", "--enable-debug-command", "yes"]);
+    srv.wait_line("Ready to accept connections tcp");
+    let mut c = tcp(srv.port());
+    assert_eq!(call(&mut c, &["DEBUG", "PAUSE-CRON", "1"]), "+OK");
+    // SAFETY: sends a signal to the child this test started.
+    unsafe { libc::kill(srv.child.id() as i32, libc::SIGTERM) };
+    srv.wait_line("Received SIGTERM scheduling shutdown...");
+    assert_eq!(call(&mut c, &["SHUTDOWN", "ABORT"]), "+OK");
+    assert_eq!(
+        call(&mut c, &["SHUTDOWN", "ABORT"]),
+        "-ERR No shutdown in progress."
+    );
+    assert_eq!(call(&mut c, &["DEBUG", "PAUSE-CRON", "0"]), "+OK");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(call(&mut c, &["PING"]), "+PONG");
+    srv.wait_line("Shutdown manually aborted.");
+}
+
+#[test]
+fn a_failed_final_save_keeps_the_server_up_until_shutdown_nosave() {
+    let dir = TempDir::new("failsave");
+    let mut srv = Server::start(&[
+        "--port",
+        "0",
+        "--save",
+        "900 1",
+        "--dir",
+        dir.0.to_str().unwrap(),
+    ]);
+    srv.wait_line("Ready to accept connections tcp");
+    let mut c = tcp(srv.port());
+    assert_eq!(call(&mut c, &["SET", "k", "v"]), "+OK");
+    // A directory where the file goes: the rename of the final save fails.
+    std::fs::create_dir(dir.path("dump.rdb")).unwrap();
+    // SAFETY: sends a signal to the child this test started.
+    unsafe { libc::kill(srv.child.id() as i32, libc::SIGINT) };
+    srv.wait_line("Error trying to save the DB, can't exit.");
+    assert_eq!(
+        call(&mut c, &["SHUTDOWN"]),
+        "-ERR Errors trying to SHUTDOWN. Check logs."
+    );
+    assert_eq!(call(&mut c, &["PING"]), "+PONG");
+    let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
+    let (lines, code) = srv.finish();
+    assert_eq!(code, Some(0));
+    assert!(lines
+        .iter()
+        .any(|l| l.ends_with("Redis is now ready to exit, bye bye...")));
+}
+
+#[test]
+fn replicaof_answers_blocked_clients_unblocked_and_closes_them() {
+    let mut srv = Server::start(&["--port", "0", "--save", ""]);
+    srv.wait_line("Ready to accept connections tcp");
+    let port = srv.port();
+    let mut blocked = tcp(port);
+    blocked
+        .write_all(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n*1\r\n$4\r\nPING\r\n")
+        .unwrap();
+    let mut c = tcp(port);
+    wait_until("the client to block", || {
+        let head = call(&mut c, &["INFO", "clients"]);
+        let n: usize = head[1..].parse().unwrap();
+        let mut body = vec![0u8; n + 2];
+        c.read_exact(&mut body).unwrap();
+        String::from_utf8_lossy(&body).contains("blocked_clients:1")
+    });
+    assert_eq!(
+        call(
+            &mut c,
+            &["REPLICAOF", "127.0.0.1", &free_port().to_string()]
+        ),
+        "+OK"
+    );
+    let mut got = Vec::new();
+    let _ = blocked.read_to_end(&mut got);
+    // The error, then the close: the PING behind the BLPOP is never answered.
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
+    );
 }

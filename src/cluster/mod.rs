@@ -1,17 +1,27 @@
 //! Redis Cluster's data model for an in-process cluster: hash slots (`slot`), a node's view
-//! of the configuration (`topology`), and [`Membership`], how the views of the nodes of one
-//! process relate. No commands, sockets or keyspace: the command layer
-//! (`cmd/runtime/cluster/`) routes requests with it and the server starts the nodes.
+//! of the configuration (`topology`), how the nodes' slot tables converge (`gossip`), and
+//! [`Membership`], how the views of the nodes of one process relate. No commands, sockets or
+//! keyspace: the command layer (`cmd/runtime/cluster/`) routes requests with it and the
+//! server starts the nodes.
 //!
-//! # One truth instead of gossip
+//! # Shared roles, a slot table per node, gossip at once
 //!
 //! Real nodes converge on one configuration by gossip over the cluster bus. Nodes in one
-//! process share it instead: a change made through any node (CLUSTER SETSLOT, a failover) is
-//! the truth every connected node sees at once. A *partitioned* node keeps its own view,
-//! frozen when it was cut off, with every other node flagged `fail?` and its state down (it
-//! cannot reach a majority); the connected nodes flag it `fail`. When it comes back it takes
-//! the truth again, as a real node adopts the configuration with the greater epochs.
+//! process share the node-level part of it instead (roles, config epochs, failure flags, the
+//! slots each is migrating or importing): a change made through any node (a failover, a
+//! bumped epoch) is seen by every connected node at once. Each node keeps its own slot
+//! table, as a real node does: CLUSTER ADDSLOTS, DELSLOTS, FLUSHSLOTS and SETSLOT change the
+//! table of the node that ran them, and the others learn from it by Redis's rules
+//! (`gossip`), at once rather than after a ping: a slot a node claims with a greater config
+//! epoch is rebound everywhere, a slot its owner stopped claiming (DELSLOTS) stays bound to
+//! it in the others' tables.
+//!
+//! A *partitioned* node keeps its own view, frozen when it was cut off, with every other
+//! node flagged `fail?` and its state down (it cannot reach a majority); the connected nodes
+//! flag it `fail`. When it comes back it takes the shared roles again and the slots the
+//! connected masters claim, as a real node adopts the configuration with the greater epochs.
 
+pub mod gossip;
 pub mod slot;
 pub mod topology;
 
@@ -25,8 +35,7 @@ use std::sync::Arc;
 /// The configuration of the nodes of one process (see the module documentation).
 pub struct Membership {
     inner: Mutex<Inner>,
-    /// What each node sees now: the truth, or its own view while partitioned. Read by every
-    /// request a node routes.
+    /// What each node sees now. Read by every request a node routes.
     views: Vec<RwLock<Arc<Topology>>>,
     /// Bumped whenever a node's view changes: a request checked against an older view is
     /// checked again.
@@ -34,7 +43,12 @@ pub struct Membership {
 }
 
 struct Inner {
+    /// The roles, epochs and flags the connected nodes share, with the slot table of who
+    /// serves what: each slot's claimer with the greatest epoch.
     truth: Topology,
+    /// Each node's own view: the shared roles and its own slot table, or, while it is
+    /// partitioned, everything frozen.
+    own: Vec<Topology>,
     partitioned: Vec<bool>,
 }
 
@@ -47,6 +61,7 @@ impl Membership {
             views: (0..n).map(|_| RwLock::new(shared.clone())).collect(),
             versions: (0..n).map(|_| AtomicU64::new(1)).collect(),
             inner: Mutex::new(Inner {
+                own: vec![truth.clone(); n],
                 truth,
                 partitioned: vec![false; n],
             }),
@@ -79,7 +94,8 @@ impl Membership {
         self.versions[node].fetch_add(1, Ordering::AcqRel);
     }
 
-    /// The configuration of the connected majority.
+    /// The configuration of the connected majority: the shared roles, and each slot served
+    /// by the master claiming it with the greatest epoch (None: no master claims it).
     pub fn truth(&self) -> Topology {
         self.inner.lock().truth.clone()
     }
@@ -89,18 +105,23 @@ impl Membership {
         self.inner.lock().partitioned[node]
     }
 
-    /// Change the configuration through `node`: the truth, seen by every connected node at
-    /// once, or only `node`'s own view while it is partitioned. `f`'s result is returned.
+    /// Change the configuration through `node`: `f` changes `node`'s own view; its roles,
+    /// epochs and flags are shared with every connected node at once and its slot table is
+    /// learnt from by Redis's rules; while `node` is partitioned only its own view changes.
+    /// `f`'s result is returned.
     pub fn update<R>(&self, node: NodeIx, f: impl FnOnce(&mut Topology) -> R) -> R {
         let mut inner = self.inner.lock();
+        let mut view = inner.own[node].clone();
+        let r = f(&mut view);
         if inner.partitioned[node] {
-            let mut view = (*self.views[node].read().clone()).clone();
-            let r = f(&mut view);
             view.refresh();
+            inner.own[node] = view.clone();
             self.set_view(node, Arc::new(view));
             return r;
         }
-        let r = f(&mut inner.truth);
+        inner.truth.nodes = view.nodes.clone();
+        inner.truth.current_epoch = view.current_epoch;
+        inner.own[node] = view;
         self.publish(&mut inner);
         r
     }
@@ -113,7 +134,7 @@ impl Membership {
             return false;
         }
         inner.partitioned[node] = true;
-        let mut own = inner.truth.clone();
+        let own = &mut inner.own[node];
         for (i, n) in own.nodes.iter_mut().enumerate() {
             if i != node && !n.unreachable() {
                 n.pfail = true;
@@ -121,7 +142,8 @@ impl Membership {
             }
         }
         own.refresh();
-        self.set_view(node, Arc::new(own));
+        let own = Arc::new(own.clone());
+        self.set_view(node, own);
         let reporters: Vec<NodeIx> = (0..inner.truth.nodes.len())
             .filter(|&i| {
                 let x = &inner.truth.nodes[i];
@@ -136,8 +158,9 @@ impl Membership {
         true
     }
 
-    /// Bring `node` back at `now_ms`: it sees the truth again and the others stop flagging
-    /// it. False if it was not partitioned.
+    /// Bring `node` back at `now_ms`: it takes the shared roles again, and the slots the
+    /// connected masters claim; the others stop flagging it. False if it was not
+    /// partitioned.
     pub fn heal(&self, node: NodeIx, now_ms: i64) -> bool {
         let mut inner = self.inner.lock();
         if !inner.partitioned[node] {
@@ -162,17 +185,45 @@ impl Membership {
                 n.importing.clear();
             }
         }
-        self.publish(&mut inner);
+        // Its table: what the connected masters claim; a slot none claims stays as it had
+        // it if bound to a master.
+        let inner = &mut *inner;
+        inner.own[node].nodes = inner.truth.nodes.clone();
+        let connected: Vec<bool> = inner.partitioned.iter().map(|p| !p).collect();
+        let best = gossip::best_claims(&inner.own, &inner.truth, &connected);
+        for s in 0..SLOTS as u16 {
+            let keep = inner.own[node]
+                .owner(s)
+                .filter(|&o| inner.truth.nodes[o].is_master());
+            let to = best[s as usize].or(keep);
+            inner.own[node].assign(s, to);
+        }
+        self.publish(inner);
         true
     }
 
-    /// Hand the truth to every connected node.
+    /// Give every connected node the shared roles, let their slot tables converge, and
+    /// show each its view.
     fn publish(&self, inner: &mut Inner) {
+        let connected: Vec<bool> = inner.partitioned.iter().map(|p| !p).collect();
+        for (i, own) in inner.own.iter_mut().enumerate() {
+            if connected[i] {
+                own.nodes = inner.truth.nodes.clone();
+                own.current_epoch = inner.truth.current_epoch;
+            }
+        }
+        gossip::converge(&mut inner.own, &inner.truth, &connected);
+        // Who serves what: every master's claim, cut off or not, the greatest epoch's.
+        let everyone = vec![true; connected.len()];
+        let best = gossip::best_claims(&inner.own, &inner.truth, &everyone);
+        for (s, o) in best.into_iter().enumerate() {
+            inner.truth.assign(s as u16, o);
+        }
         inner.truth.refresh();
-        let shared = Arc::new(inner.truth.clone());
-        for i in 0..self.views.len() {
-            if !inner.partitioned[i] {
-                self.set_view(i, shared.clone());
+        for (i, own) in inner.own.iter_mut().enumerate() {
+            if connected[i] {
+                own.refresh();
+                self.set_view(i, Arc::new(own.clone()));
             }
         }
     }

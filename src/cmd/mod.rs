@@ -74,4 +74,19 @@ mod tests {
         let get = super::lookup(b"get").expect("get");
         assert_eq!(t.row_number(get), t.row_named("get"));
     }
+
+    /// Every command Redis splits into subcommands is a container row of the table, so a
+    /// subcommand always reaches the ACL with its parent: the ACL needs no second way to find
+    /// a subcommand's name from the arguments.
+    #[test]
+    fn every_container_the_acl_knows_is_a_container_row_of_the_table() {
+        let u = crate::cmd::runtime::acl::universe::universe();
+        for (id, name) in u.names.iter().enumerate() {
+            if u.has_children(id) {
+                if let Some(c) = super::lookup(name.as_bytes()) {
+                    assert!(!c.subcommands.is_empty(), "{name} runs whole");
+                }
+            }
+        }
+    }
 }

@@ -187,6 +187,12 @@ async fn read_acks<I: Requests>(
             args.get(i)
                 .is_some_and(|a| a.eq_ignore_ascii_case(w.as_bytes()))
         };
+        // CLIENT LIST's cmd of a replica's link: what it sent last (`replconf`).
+        if let Ok((cmd, parent)) = state.commands.resolve(&args) {
+            client
+                .info
+                .touch(parent.map(|p| &p.name), &cmd.name, state.clock.recent_ms());
+        }
         if !(is(0, "replconf") && is(1, "ack")) {
             continue;
         }
@@ -204,6 +210,8 @@ async fn read_acks<I: Requests>(
         let acked = || {
             replication::ack(state, replica, offset);
             crate::cmd::runtime::blocking::serve_replica_waits(state);
+            // A FAILOVER waits for this acknowledgement.
+            replication::failover::update(state);
         };
         if with_lock(state, client, acked).await.is_none() {
             return false;

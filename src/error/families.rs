@@ -174,6 +174,13 @@ pub const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 pub const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 pub const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+/// disconnectAllBlockedClients: a blocked client of a master that became a replica.
+pub const UNBLOCKED_ROLE_CHANGED: &str =
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
+/// A SHUTDOWN whose final save failed, or that was aborted while it waited.
+pub const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+/// SHUTDOWN ABORT with no shutdown in progress.
+pub const NO_SHUTDOWN: &str = "ERR No shutdown in progress.";
 
 /// `ERR value is out of range, value must between MIN and MAX` (getRangeLongFromObject
 /// without a message of its own).
@@ -261,6 +268,26 @@ pub const FAILOVER_NOT_IN_PROGRESS: &str = "ERR No failover in progress.";
 pub const FAILOVER_TIMEOUT: &str = "ERR FAILOVER timeout must be greater than 0";
 pub const FAILOVER_NO_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
 pub const PSYNC_FAILOVER_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
+/// PSYNC ... FAILOVER naming a history that is not this replica's.
+pub const PSYNC_FAILOVER_REPLID: &str = "ERR PSYNC FAILOVER replid must match my replid.";
+/// FAILOVER on a node of a cluster.
+pub const FAILOVER_IN_CLUSTER: &str =
+    "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.";
+/// FAILOVER while one runs.
+pub const FAILOVER_IN_PROGRESS: &str = "ERR FAILOVER already in progress.";
+/// FAILOVER on a replica.
+pub const FAILOVER_ON_REPLICA: &str = "ERR FAILOVER is not valid when server is a replica.";
+/// FAILOVER ... FORCE without both TIMEOUT and TO.
+pub const FAILOVER_FORCE_ARGS: &str =
+    "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
+/// FAILOVER TO an address no attached replica has.
+pub const FAILOVER_NOT_A_REPLICA: &str = "ERR FAILOVER target HOST and PORT is not a replica.";
+/// FAILOVER TO a replica still synchronizing.
+pub const FAILOVER_NOT_ONLINE: &str = "ERR FAILOVER target replica is not online.";
+/// REPLICAOF while a FAILOVER runs.
+pub const REPLICAOF_FAILING_OVER: &str = "ERR REPLICAOF not allowed while failing over.";
+/// SYNC/PSYNC while this master fails over.
+pub const NOMASTERLINK_FAILING_OVER: &str = "NOMASTERLINK Can't SYNC while failing over";
 /// What a would-be replica is told when the master cannot produce its RDB.
 pub const REPLICATION_BGSAVE_FAILED: &str = "ERR BGSAVE failed, replication can't continue";
 pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";

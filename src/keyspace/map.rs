@@ -109,6 +109,13 @@ impl Chunks {
         self.chunks.iter().flatten()
     }
 
+    /// Free the empty chunks kept past the one `len` ends in (the spare that spares a shard
+    /// hovering at a boundary from reallocating).
+    fn release_spare(&mut self) {
+        let needed = self.len.div_ceil(CHUNK).max(1);
+        self.chunks.truncate(needed);
+    }
+
     /// Give back the first chunk's unused capacity (the only slack the chunks can have beyond
     /// one chunk).
     fn shrink_to(&mut self, min: usize) {
@@ -295,6 +302,15 @@ impl Map {
         self.shrink_to(0);
     }
 
+    /// Give every slot and index bucket not in use back to the allocator. Eviction calls it
+    /// after removing a key: maxmemory is judged by the allocator's count, and a removal that
+    /// only left a free slot behind would not lower it (eviction would go on until the
+    /// database was empty, as it did).
+    pub fn release_slack(&mut self) {
+        self.entries.release_spare();
+        self.shrink_to(self.len());
+    }
+
     pub fn shrink_to(&mut self, min: usize) {
         self.entries.shrink_to(min);
         let Map {
@@ -361,6 +377,38 @@ mod tests {
             assert_eq!(m.get_index_of(k), Some(i));
         }
         assert_eq!(m.iter().count(), m.len());
+    }
+
+    #[test]
+    fn release_slack_gives_back_the_slots_and_buckets_removed_keys_left() {
+        let mut m = Map::with_hasher(RandomState::new(), 6);
+        for i in 0..200 {
+            m.insert(format!("k{i}").as_bytes(), e(i));
+        }
+        for i in 0..190 {
+            m.swap_remove(format!("k{i}").as_bytes()).expect("present");
+        }
+        // Removal alone keeps the capacity (a shard refilling reuses it).
+        assert!(m.entries.chunks[0].capacity() >= 200);
+        m.release_slack();
+        assert_eq!(m.entries.chunks[0].capacity(), 10);
+        assert!(m.index.capacity() < 32, "index of {}", m.index.capacity());
+        for i in 190..200 {
+            assert_eq!(m.get(format!("k{i}").as_bytes()).map(|e| e.expires_at()), Some(i));
+        }
+        // Past one chunk: the emptied spare chunk goes too.
+        for i in 0..(2 * CHUNK) {
+            m.insert(format!("c{i}").as_bytes(), e(0));
+        }
+        for i in 0..(CHUNK + 20) {
+            m.swap_remove(format!("c{i}").as_bytes()).expect("present");
+        }
+        m.release_slack();
+        assert_eq!(m.entries.chunks.len(), 1);
+        assert_eq!(m.len(), CHUNK - 10);
+        for (i, (k, _)) in m.iter().enumerate() {
+            assert_eq!(m.get_index_of(k), Some(i));
+        }
     }
 
     #[test]

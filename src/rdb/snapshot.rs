@@ -33,6 +33,10 @@ pub struct Plan {
     /// Per database, (keys, keys with a TTL) at the start; databases without keys are left
     /// out of the file, as Redis leaves them.
     pub sizes: Vec<(u64, u64)>,
+    /// rdb-key-save-delay: microseconds the writer waits per key written (negative -N:
+    /// one microsecond every N keys, as Redis's debugDelay sleeps with odds 1/N). Tests
+    /// use it to make a save last.
+    pub key_delay_us: i64,
 }
 
 /// Counters of a snapshot, for INFO and for measuring what it cost.
@@ -201,14 +205,35 @@ fn write_rdb<W: Write>(
             }
             // A database without keys still has its shards captured, so the capture ends
             // with every shard seen.
+            let before = sink.stats.keys_written.load(Ordering::Relaxed);
             if let Some(bytes) = take(ks, sink, db, idx) {
                 w.write(&bytes)?;
             }
+            let keys = sink.stats.keys_written.load(Ordering::Relaxed) - before;
+            delay_keys(plan.key_delay_us, keys, stop)?;
         }
     }
     let written = w.written();
     let out = w.finish()?;
     Ok((out, written + 9))
+}
+
+/// rdb-key-save-delay's wait after `keys` keys were written, in slices short enough that a
+/// cancelled save stops within about 10 ms.
+fn delay_keys(delay_us: i64, keys: u64, stop: &dyn Fn() -> bool) -> io::Result<()> {
+    let total_us = match delay_us {
+        0 => return Ok(()),
+        d if d > 0 => (d as u64).saturating_mul(keys),
+        d => keys / d.unsigned_abs(),
+    };
+    let end = Instant::now() + std::time::Duration::from_micros(total_us);
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        if stop() {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -230,6 +255,7 @@ mod tests {
             },
             functions: vec![b"#!lua name=x\n".to_vec()],
             sizes: sizes(ks),
+            key_delay_us: 0,
         }
     }
 

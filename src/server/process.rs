@@ -4,6 +4,7 @@
 //! `Ready to accept connections`), so their text and order are Redis's.
 
 use super::daemon;
+use crate::cmd::runtime::shutdown::Signal;
 use crate::config::{Config, Startup};
 use crate::log::{self, Level};
 use std::path::PathBuf;
@@ -113,7 +114,7 @@ pub fn run_many(startup: Startup, n: usize) -> i32 {
         let states: Vec<_> = servers.iter().map(|s| s.state().clone()).collect();
         tokio::spawn(async move {
             let mut signals = signals;
-            log::warning(wait_signal(&mut signals).await);
+            log::warning(signal_line(wait_signal(&mut signals).await));
             for s in states {
                 s.shutdown.cancel();
             }
@@ -170,7 +171,7 @@ pub fn run_cluster(startup: Startup, masters: usize, replicas: usize) -> i32 {
         let states = cluster.states();
         tokio::spawn(async move {
             let mut signals = signals;
-            log::warning(wait_signal(&mut signals).await);
+            log::warning(signal_line(wait_signal(&mut signals).await));
             for s in states {
                 s.shutdown.cancel();
             }
@@ -252,23 +253,10 @@ async fn serve(config: Config) -> i32 {
     tokio::spawn(async move {
         let mut signals = signals;
         loop {
-            let msg = wait_signal(&mut signals).await;
-            log::warning(msg);
-            let flags = state
-                .config
-                .read()
-                .shutdown_on_signal(msg.contains("SIGINT"));
-            // prepareForShutdown with shutdown-on-sigint/-sigterm's flags: the AOF synced, a
-            // final RDB saved when `save` points are set (or `save`, never with `nosave`);
-            // if that fails the server keeps running (unless `force`), as redis-server does.
-            if prepare_shutdown(&state, flags).await {
-                state.shutdown.cancel();
-                return;
-            }
-            log::warning(&format!(
-                "{} received but errors trying to shut down the server, check the logs for more information",
-                if msg.contains("SIGINT") { "SIGINT" } else { "SIGTERM" }
-            ));
+            // sigShutdownHandler: the cron starts the shutdown (prepareForShutdown with
+            // shutdown-on-sigint/-sigterm's flags); a second SIGINT exits at once.
+            let sig = wait_signal(&mut signals).await;
+            crate::cmd::runtime::shutdown::signal(&state, sig);
         }
     });
     server.wait().await;
@@ -290,29 +278,22 @@ fn shutdown_signals() -> Signals {
     }
 }
 
-/// Persistence's part of stopping, holding the server lock, with Redis's SHUTDOWN_* `flags`
-/// (1 SAVE, 2 NOSAVE, 8 FORCE); false if the server must stay up.
-async fn prepare_shutdown(state: &crate::cmd::runtime::state::ServerState, flags: u32) -> bool {
-    let (save, nosave, force) = (flags & 1 != 0, flags & 2 != 0, flags & 8 != 0);
-    loop {
-        if let Some(held) = state.lock.lock_briefly() {
-            let ok =
-                crate::cmd::runtime::persist::prepare_shutdown(state, save, nosave, force).is_ok();
-            drop(held);
-            return ok;
-        }
-        state.lock.released().await;
-    }
-}
-
-/// Wait for SIGINT or SIGTERM; the log line Redis writes for it.
-async fn wait_signal(signals: &mut Signals) -> &'static str {
+/// Wait for SIGINT or SIGTERM.
+async fn wait_signal(signals: &mut Signals) -> Signal {
     let Some((int, term)) = signals else {
         return std::future::pending().await;
     };
     tokio::select! {
-        _ = int.recv() => "Received SIGINT scheduling shutdown...",
-        _ = term.recv() => "Received SIGTERM scheduling shutdown...",
+        _ = int.recv() => Signal::Int,
+        _ = term.recv() => Signal::Term,
+    }
+}
+
+/// The log line Redis writes for a signal that stops every instance of the process.
+fn signal_line(sig: Signal) -> &'static str {
+    match sig {
+        Signal::Int => "Received SIGINT scheduling shutdown...",
+        Signal::Term => "Received SIGTERM scheduling shutdown...",
     }
 }
 

@@ -11,7 +11,8 @@ ping/pong times, replication offsets, bus message counts.
 Needs redis-server and redis-cli 7.0 on the PATH. Prints one line per step that differs
 and a summary; exits 1 if any differs. Scenarios: topology commands, redirections
 (MOVED, CROSSSLOT, hash tags, READONLY replicas, transactions, scripts, sharded pub/sub),
-a slot migration (IMPORTING/MIGRATING, ASK, ASKING, TRYAGAIN, SETSLOT NODE), a manual
+who serves a slot after DELSLOTS/ADDSLOTS on one node, a slot migration (IMPORTING/MIGRATING,
+ASK, ASKING, TRYAGAIN, SETSLOT NODE), a manual
 failover, and a master failing and coming back.
 """
 
@@ -586,6 +587,63 @@ def scenario_notifications(run):
     run.same("keyspace notifications: the key's master and its replica, no one else", *results)
 
 
+def scenario_slot_ownership(run):
+    """DELSLOTS and ADDSLOTS change the table of the node that ran them; the others learn a
+    slot a master claims, and keep a slot its owner forgot bound to it."""
+    key = "{own}k"
+    slot = run.sides[0].cmd("M0", "CLUSTER", "KEYSLOT", key)
+    plan = run.each(lambda side: (owner_sym(side, key), other_master(side, key)))
+    assert plan[0] == plan[1], plan
+    o, x = plan[0]
+    six = ("M0", "M1", "M2", "R0", "R1", "R2")
+
+    def settle(owner, what):
+        for side in run.sides:
+            wait_until(lambda side=side: all(owner_sym_from(side, sym, slot) == owner
+                                             for sym in six), 20, step=0.1, what=what)
+
+    run.step(o, "SET", key, "v", label="ownership: SET on the slot's master")
+    run.step(o, "CLUSTER", "DELSLOTS", slot, label="ownership: DELSLOTS on the slot's master")
+    run.step(o, "GET", key, label="ownership: GET on the master that forgot its slot")
+    run.step(x, "GET", key, label="ownership: GET on another master -> MOVED to it still")
+    for sym in (o, x):
+        run.step(sym, "CLUSTER", "INFO", norm=n_info, label="ownership: %s CLUSTER INFO" % sym)
+        run.step(sym, "CLUSTER", "NODES", norm=n_nodes, label="ownership: %s CLUSTER NODES" % sym)
+        run.step(sym, "CLUSTER", "SLOTS", norm=n_slots, label="ownership: %s CLUSTER SLOTS" % sym)
+        run.step(sym, "CLUSTER", "SHARDS", norm=n_shards, label="ownership: %s CLUSTER SHARDS" % sym)
+    run.step(x, "CLUSTER", "ADDSLOTS", slot, label="ownership: ADDSLOTS on another master: busy")
+    run.step(o, "CLUSTER", "ADDSLOTS", slot, label="ownership: ADDSLOTS back on its master")
+    run.step(o, "GET", key, label="ownership: GET once it serves it again")
+    run.step(o, "CLUSTER", "INFO", norm=n_info, label="ownership: CLUSTER INFO once it serves it again")
+    # A node forgetting a slot its master still claims learns it back (at once on resplock,
+    # at the master's next ping on Redis).
+    run.step(x, "CLUSTER", "DELSLOTS", slot, label="ownership: DELSLOTS of a slot another master claims")
+    settle(o, "the node to learn the slot back")
+    run.step(x, "GET", key, label="ownership: GET on the node that learnt it back")
+    # The master forgets it and another takes it: every node learns the new owner. (Redis's
+    # nodes must first hear the old owner's ping without the slot, or they would keep it
+    # and tell the new one so: a second, as cluster-node-timeout is 2 s here.)
+    run.step(o, "CLUSTER", "DELSLOTS", slot, label="ownership: the master forgets it again")
+    time.sleep(2.5)
+    run.step(x, "CLUSTER", "DELSLOTS", slot, label="ownership: another master forgets it too")
+    run.step(x, "CLUSTER", "ADDSLOTS", slot, label="ownership: and claims it")
+    settle(x, "every node to learn the new owner")
+    run.step(o, "GET", key, label="ownership: GET on the old owner -> MOVED")
+    run.step(x, "GET", key, label="ownership: GET on the new owner (the key stayed behind)")
+    for sym in (o, x):
+        run.step(sym, "CLUSTER", "INFO", norm=n_info, label="ownership: %s CLUSTER INFO after the move" % sym)
+    # And back, the same way.
+    run.step(x, "CLUSTER", "DELSLOTS", slot, label="ownership: the new owner forgets it")
+    time.sleep(2.5)
+    run.step(o, "CLUSTER", "DELSLOTS", slot, label="ownership: the old owner forgets it")
+    run.step(o, "CLUSTER", "ADDSLOTS", slot, label="ownership: the old owner claims it back")
+    settle(o, "every node to learn the slot is back")
+    run.step(o, "GET", key, label="ownership: GET on its master again")
+    run.step(x, "GET", key, label="ownership: GET elsewhere -> MOVED again")
+    run.step(o, "DEL", key, label="ownership: DEL")
+    topology(run, "after slot ownership changes")
+
+
 def scenario_migration(run):
     key_in, key_out = "{mig}in", "{mig}out"
     slot = [s.cmd("M0", "CLUSTER", "KEYSLOT", key_in) for s in run.sides][0]
@@ -785,7 +843,8 @@ def main():
         print("redis cluster: %s" % ", ".join("%s=%d" % (s, a[1]) for s, a in sorted(redis.addr_of_sym.items())))
         print("resplock cluster: %s" % ", ".join("%s=%d" % (s, a[1]) for s, a in sorted(resplock.addr_of_sym.items())))
         run = Run(redis, resplock)
-        for sc in (scenario_topology, scenario_redirections, scenario_notifications, scenario_migration,
+        for sc in (scenario_topology, scenario_redirections, scenario_notifications,
+                   scenario_slot_ownership, scenario_migration,
                    scenario_failover, scenario_failure):
             print("== %s" % sc.__name__[len("scenario_"):])
             sc(run)

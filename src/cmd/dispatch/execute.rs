@@ -103,29 +103,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
     {
         Some((cmd, parent, e))
-    } else if let Some(e) = {
-        let writes = writes(state, client, cmd, parent);
-        crate::cmd::runtime::persist::disk_error(state, writes, cmd)
-            .or_else(|| crate::cmd::runtime::replication::write_refused(state, writes))
-            .or_else(|| {
-                // A script that declares its flags writes unless `no-writes`
-                // (evalGetCommandFlags).
-                crate::cmd::runtime::replication::readonly_refused(state, || {
-                    if multi::is_exec(cmd, parent) {
-                        return client.multi.as_ref().is_some_and(|m| {
-                            m.queued.iter().any(|q| {
-                                let c = state.commands.every_row()[q.row].0;
-                                let mut script = ScriptFlags::of(c);
-                                pause::script_writes(state, c, &q.args, &mut script)
-                                    .unwrap_or(c.has(flags::WRITE))
-                            })
-                        });
-                    }
-                    let mut script = ScriptFlags::of(cmd);
-                    pause::script_writes(state, cmd, &args, &mut script).unwrap_or(writes)
-                })
-            })
-    } {
+    } else if let Some(e) = write_refusal(state, client, cmd, parent, &args) {
         Some((cmd, parent, e))
     } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
         && denies_stale(state, client, cmd, parent, &args)
@@ -205,6 +183,38 @@ fn writes(state: &ServerState, client: &Client, cmd: &Command, parent: Option<&C
             }))
 }
 
+/// processCommand's refusals of a write: a disk error, too few good replicas, a read-only
+/// replica.
+fn write_refusal(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    parent: Option<&Command>,
+    args: &[Bytes],
+) -> Option<RedisError> {
+    let writes = writes(state, client, cmd, parent);
+    crate::cmd::runtime::persist::disk_error(state, writes, cmd)
+        .or_else(|| crate::cmd::runtime::replication::write_refused(state, writes))
+        .or_else(|| {
+            // A script that declares its flags writes unless `no-writes`
+            // (evalGetCommandFlags).
+            crate::cmd::runtime::replication::readonly_refused(state, || {
+                if multi::is_exec(cmd, parent) {
+                    return client.multi.as_ref().is_some_and(|m| {
+                        m.queued.iter().any(|q| {
+                            let c = state.commands.every_row()[q.row].0;
+                            let mut script = ScriptFlags::of(c);
+                            pause::script_writes(state, c, &q.args, &mut script)
+                                .unwrap_or(c.has(flags::WRITE))
+                        })
+                    });
+                }
+                let mut script = ScriptFlags::of(cmd);
+                pause::script_writes(state, cmd, args, &mut script).unwrap_or(writes)
+            })
+        })
+}
+
 /// A request that passed the checks: queued inside MULTI, or run holding the server lock.
 pub(super) async fn run_checked(
     state: &Arc<ServerState>,
@@ -225,8 +235,17 @@ pub(super) async fn run_checked(
         });
     // A script's flags are looked up once for the checks below (pause, maxmemory).
     let mut script = ScriptFlags::of(cmd);
-    if !pause::wait_if_paused(state, client, cmd, &args, exec_writes, &mut script).await {
-        return Reply::NoReply;
+    match pause::wait_if_paused(state, client, cmd, &args, exec_writes, &mut script).await {
+        pause::Waited::Gone => return Reply::NoReply,
+        pause::Waited::NotHeld => {}
+        // Redis processes a request the pause held back again: meanwhile this server may
+        // have become a replica (FAILOVER pauses writes until it is one), and its writes are
+        // refused now.
+        pause::Waited::Released => {
+            if let Some(e) = write_refusal(state, client, cmd, parent, &args) {
+                return reject(state, client, Some((cmd, parent)), e);
+            }
+        }
     }
     if client.multi.is_some() && !multi::runs_in_multi(cmd, parent) {
         // Queuing touches nothing shared, so it takes no lock; a busy script still refuses

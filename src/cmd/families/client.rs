@@ -107,7 +107,7 @@ fn is_pubsub(c: &ClientInfo) -> bool {
 enum ClientType {
     Normal,
     Replica,
-    /// A link to this server's master: resplock follows no master, so none.
+    /// A replica's link to its master.
     Master,
     PubSub,
 }
@@ -127,7 +127,9 @@ fn client_type(name: &[u8]) -> Option<ClientType> {
 }
 
 fn type_of(c: &ClientInfo) -> ClientType {
-    if c.extra.replica.load(Ordering::Relaxed) && !c.extra.monitor.load(Ordering::Relaxed) {
+    if c.extra.master.load(Ordering::Relaxed) {
+        ClientType::Master
+    } else if c.extra.replica.load(Ordering::Relaxed) && !c.extra.monitor.load(Ordering::Relaxed) {
         ClientType::Replica
     } else if is_pubsub(c) {
         ClientType::PubSub

@@ -155,8 +155,12 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &st.net_output_bytes,
         &st.keyspace_hits,
         &st.keyspace_misses,
+        &st.sync_full,
+        &st.sync_partial_ok,
+        &st.sync_partial_err,
         &ctx.state.keyspace.expired_keys,
         &ctx.state.client_limits.evicted,
+        &ctx.state.eviction.evicted_keys,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -115,6 +115,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
         let _ = write!(out, "{k}:{v}\r\n");
     };
     let st = &state.stats;
+    // Used memory is read before this section's copy of the configuration is made: that
+    // transient copy (some kilobytes) is not the server's, and counting it put INFO's figure
+    // above what maxmemory's check, run before each command, sees.
+    let used_now = crate::alloc::used_memory();
     let cfg = state.config.read().clone();
     match name {
         "server" => {
@@ -161,6 +165,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     .unwrap_or_default(),
             );
             kv("io_threads_active", &0);
+            if let Some(ms) = state.stopping.remaining_ms(state.clock.now_ms()) {
+                kv("shutdown_in_milliseconds", &ms);
+            }
         }
         "clients" => {
             // Replicas' links are not counted as clients, as in Redis.
@@ -187,7 +194,7 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             let rss = crate::alloc::rss_bytes();
             let total = total_system_memory();
             // The allocator's count when the process keeps one (the binary does), as Redis.
-            let used = crate::alloc::used_memory().map_or(rss, |u| u as u64);
+            let used = used_now.map_or(rss, |u| u as u64);
             kv("used_memory", &used);
             kv("used_memory_human", &human_bytes(used));
             kv("used_memory_rss", &rss);
@@ -231,12 +238,26 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             }
             kv("mem_fragmentation_ratio", &"1.00");
             kv("mem_fragmentation_bytes", &0);
-            kv("mem_not_counted_for_evict", &0);
-            // No replication backlog, replica buffers or cluster bus.
-            kv("mem_replication_backlog", &0);
-            kv("mem_total_replication_buffers", &0);
-            kv("mem_clients_slaves", &0);
-            kv("mem_clients_normal", &0);
+            // Clients' memory as CLIENT LIST's tot-mem counts it, replicas apart.
+            let normal: usize = state
+                .clients
+                .lock()
+                .values()
+                .filter(|c| !c.extra.replica.load(Ordering::Relaxed))
+                .map(|c| crate::cmd::runtime::client_mem::total(state, c))
+                .sum();
+            kv(
+                "mem_not_counted_for_evict",
+                &crate::cmd::runtime::evict::not_counted_memory(state),
+            );
+            // Redis's shared replication buffer: the backlog's part, and what replicas hold
+            // beyond it.
+            let (repl_total, repl_backlog, repl_replicas) =
+                crate::cmd::runtime::replication::buffer_memory(state);
+            kv("mem_replication_backlog", &repl_backlog);
+            kv("mem_total_replication_buffers", &repl_total);
+            kv("mem_clients_slaves", &repl_replicas);
+            kv("mem_clients_normal", &normal);
             kv("mem_cluster_links", &0);
             kv("mem_aof_buffer", &0);
             kv("mem_allocator", &"libc");
@@ -259,9 +280,9 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("instantaneous_input_repl_kbps", &"0.00");
             kv("instantaneous_output_repl_kbps", &"0.00");
             kv("rejected_connections", &l(&st.rejected_connections));
-            kv("sync_full", &0);
-            kv("sync_partial_ok", &0);
-            kv("sync_partial_err", &0);
+            kv("sync_full", &l(&st.sync_full));
+            kv("sync_partial_ok", &l(&st.sync_partial_ok));
+            kv("sync_partial_err", &l(&st.sync_partial_err));
             kv("expired_keys", &l(&state.keyspace.expired_keys));
             kv("expired_stale_perc", &"0.00");
             kv("expired_time_cap_reached_count", &0);
@@ -390,7 +411,10 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     ),
                 );
             }
-            kv("master_failover_state", &"no-failover");
+            kv(
+                "master_failover_state",
+                &replication::failover::state_name(state),
+            );
             let ids = state.replication.ids.lock().clone();
             kv("master_replid", &ids.replid);
             kv("master_replid2", &ids.replid2);

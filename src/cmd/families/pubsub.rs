@@ -188,7 +188,18 @@ fn punsubscribe(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn publish(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let limits = ctx.state.pubsub.limits();
-    let n = ctx.state.pubsub.publish(&a[1], &a[2], limits, ctx.now);
+    let state = ctx.state;
+    // With maxmemory-clients on, each subscriber's grown output buffer is counted once this
+    // command is over (Redis's evictClients after the command), or subscribers that never
+    // send a command would never be evicted.
+    let n = if state.client_limits.eviction_limit() != 0 {
+        let mut noted = |id| state.client_limits.mark_grown(id);
+        state
+            .pubsub
+            .publish_noting(&a[1], &a[2], limits, ctx.now, &mut noted)
+    } else {
+        state.pubsub.publish(&a[1], &a[2], limits, ctx.now)
+    };
     if ctx.state.cluster.is_some() {
         // Every other node delivers it to its own subscribers; the count is this node's.
         crate::cmd::runtime::cluster::hooks::publish_to_others(ctx.state, &a[1], &a[2], false);

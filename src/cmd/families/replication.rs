@@ -1,7 +1,7 @@
 //! The replication handshake as a master answers it: REPLCONF's options (kept for the
-//! replica's link), FAILOVER's checks (a failover to a replica is not supported: it needs a
-//! connected replica it could hand over to), and SYNC/PSYNC, which turn the connection into
-//! a replica's (the work is `runtime::replication`'s and the connection's).
+//! replica's link), FAILOVER's arguments (the failover itself is
+//! `runtime::replication::failover`'s), and SYNC/PSYNC, which turn the connection into a
+//! replica's (the work is `runtime::replication`'s and the connection's).
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::runtime::replication::SyncRequest;
@@ -19,12 +19,20 @@ pub const COMMANDS: &[Row] = &[
 ];
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: the options are checked as Redis
-/// checks them; then a master without replicas has nothing to fail over to.
-fn failover(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    if a.len() == 2 && is(&a[1], "abort") {
-        return Err(RedisError::new(error::FAILOVER_NOT_IN_PROGRESS));
+/// checks them, then `runtime::replication::failover` starts (or aborts) the failover.
+fn failover(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    use crate::cmd::runtime::replication::failover;
+    if ctx.state.cluster.is_some() {
+        return Err(RedisError::new(error::FAILOVER_IN_CLUSTER));
     }
-    let (mut timeout, mut force, mut host) = (0i64, false, false);
+    if a.len() == 2 && is(&a[1], "abort") {
+        if !failover::running(ctx.state) {
+            return Err(RedisError::new(error::FAILOVER_NOT_IN_PROGRESS));
+        }
+        failover::abort(ctx.state, "Failover manually aborted");
+        return Ok(Reply::ok());
+    }
+    let (mut timeout, mut force, mut target) = (0i64, false, None);
     let mut j = 1;
     while j < a.len() {
         if is(&a[j], "timeout") && j + 1 < a.len() && timeout == 0 {
@@ -33,9 +41,9 @@ fn failover(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 return Err(RedisError::new(error::FAILOVER_TIMEOUT));
             }
             j += 1;
-        } else if is(&a[j], "to") && j + 2 < a.len() && !host {
-            args::int(&a[j + 2])?;
-            host = true;
+        } else if is(&a[j], "to") && j + 2 < a.len() && target.is_none() {
+            let port = args::int(&a[j + 2])?;
+            target = Some((String::from_utf8_lossy(&a[j + 1]).into_owned(), port));
             j += 2;
         } else if is(&a[j], "force") && !force {
             force = true;
@@ -44,15 +52,18 @@ fn failover(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
         }
         j += 1;
     }
-    Err(RedisError::new(error::FAILOVER_NO_REPLICAS))
+    failover::start(ctx.state, target, timeout, force)?;
+    Ok(Reply::ok())
 }
 
-/// SYNC and PSYNC replid offset: PSYNC's FAILOVER form and offset are checked, then the
-/// client becomes a replica: its connection attaches it (`runtime::replication::attach`),
-/// answers `+FULLRESYNC` or `+CONTINUE` and streams the RDB and the writes. On a node of an
-/// in-process cluster (which replicates inside the process) it is refused as a master
-/// whose save fails refuses it.
+/// SYNC and PSYNC replid offset [FAILOVER]: PSYNC's FAILOVER form, sent by a master that
+/// fails over to this replica, promotes it first (when it names this replica's history);
+/// then the client becomes a replica: its connection attaches it
+/// (`runtime::replication::attach`), answers `+FULLRESYNC` or `+CONTINUE` and streams the RDB
+/// and the writes. On a node of an in-process cluster (which replicates inside the process)
+/// it is refused as a master whose save fails refuses it.
 fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
+    use crate::cmd::runtime::replication::{failover, role};
     let mut psync = None;
     if a[0].eq_ignore_ascii_case(b"psync") {
         if a.len() > 3 && is(&a[3], "failover") {
@@ -60,9 +71,22 @@ fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
                 "Failover request received for replid {}.",
                 String::from_utf8_lossy(&a[1])
             ));
-            return Err(RedisError::new(error::PSYNC_FAILOVER_MASTER));
+            if !ctx.state.replication.is_replica() {
+                return Err(RedisError::new(error::PSYNC_FAILOVER_MASTER));
+            }
+            if !a[1].eq_ignore_ascii_case(ctx.state.replication.replid().as_bytes()) {
+                return Err(RedisError::new(error::PSYNC_FAILOVER_REPLID));
+            }
+            role::unset_master(ctx.state);
+            crate::log::notice(&format!(
+                "MASTER MODE enabled (failover request from 'id={} addr={}')",
+                ctx.client.id, ctx.client.info.addr
+            ));
         }
-        psync = Some((a[1].clone(), args::int(&a[2])?));
+        psync = Some(a[1].clone());
+    }
+    if failover::running(ctx.state) {
+        return Err(RedisError::new(error::NOMASTERLINK_FAILING_OVER));
     }
     if ctx.state.cluster.is_some() {
         crate::log::notice("Replica asks for synchronization");
@@ -70,11 +94,15 @@ fn sync(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         ctx.client.close_after_reply = true;
         return Err(RedisError::new(error::REPLICATION_BGSAVE_FAILED));
     }
-    if let Some(l) = crate::cmd::runtime::replication::role::link(ctx.state) {
+    if let Some(l) = role::link(ctx.state) {
         if l.status != crate::cmd::runtime::replication::registry::LinkStatus::Connected {
             return Err(RedisError::new(error::NOMASTERLINK));
         }
     }
+    let psync = match psync {
+        Some(id) => Some((id, args::int(&a[2])?)),
+        None => None,
+    };
     let hs = ctx.client.replica.get_or_insert_with(Default::default);
     if hs.sync.is_none() {
         hs.sync = Some(SyncRequest { psync });

@@ -4,7 +4,7 @@
 
 use crate::cmd::base::args::{self, is};
 use crate::cmd::runtime::blocking;
-use crate::cmd::runtime::persist::{self, aof, registry::JobKind, save};
+use crate::cmd::runtime::persist::{aof, registry::JobKind, save};
 use crate::cmd::runtime::replication;
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::table::Row;
@@ -72,44 +72,62 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     Ok(reply)
 }
 
-/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the AOF synced and, with `save` points
-/// (or SAVE), a final RDB written, then the server stops; the caller's connection closes
-/// without a reply, as in Redis. A failed final save keeps the server up (unless FORCE).
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] (shutdownCommand): the caller blocks while
+/// a master waits for lagging replicas (`shutdown-timeout`), then the AOF is synced and,
+/// with `save` points (or SAVE), a final RDB written, and the server stops; the caller's
+/// connection closes without a reply, as in Redis. A failed final save keeps the server up
+/// (unless FORCE) and answers the error; ABORT cancels a shutdown in progress.
 fn shutdown(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
-    let (mut save, mut nosave, mut abort, mut now, mut force) = (false, false, false, false, false);
+    use crate::cmd::runtime::shutdown::{self as stop, Outcome};
+    let (mut flags, mut abort) = (0u32, false);
     for o in &a[1..] {
         if is(o, "nosave") {
-            nosave = true;
+            flags |= stop::NOSAVE;
         } else if is(o, "save") {
-            save = true;
+            flags |= stop::SAVE;
         } else if is(o, "now") {
-            now = true;
+            flags |= stop::NOW;
         } else if is(o, "force") {
-            force = true;
+            flags |= stop::FORCE;
         } else if is(o, "abort") {
             abort = true;
         } else {
             return Err(RedisError::new(error::SYNTAX));
         }
     }
-    if (abort && (save || nosave || now || force)) || (save && nosave) {
+    if (abort && flags != 0) || (flags & stop::SAVE != 0 && flags & stop::NOSAVE != 0) {
         return Err(RedisError::new(error::SYNTAX));
     }
     if abort {
-        return Err(error::err("ERR No shutdown in progress."));
+        return if stop::abort(ctx.state) {
+            Ok(Reply::ok())
+        } else {
+            Err(RedisError::new(error::NO_SHUTDOWN))
+        };
     }
-    crate::log::warning("User requested shutdown...");
-    let busy = crate::cmd::runtime::lock::script_busy(ctx.state);
     // Inside a script past busy-reply-threshold only SHUTDOWN NOSAVE may stop the server.
-    if (busy && !nosave) || persist::prepare_shutdown(ctx.state, save, nosave, force).is_err() {
-        return Err(error::err("ERR Errors trying to SHUTDOWN. Check logs."));
+    if flags & stop::NOSAVE == 0 && crate::cmd::runtime::lock::script_busy(ctx.state) {
+        return Err(ctx.state.scripting.busy_error());
     }
-    // A busy script (even one that wrote, which KILL refuses) is stopped: the server is going
-    // away, as Redis exits from inside the script's event processing.
-    ctx.state.scripting.abort();
-    ctx.state.shutdown.cancel();
-    ctx.client.close_after_reply = true;
-    Ok(Reply::NoReply)
+    match stop::prepare(ctx.state, flags) {
+        Outcome::Exit => {
+            // A busy script (even one that wrote, which KILL refuses) is stopped: the server
+            // is going away, as Redis exits from inside the script's event processing.
+            ctx.state.scripting.abort();
+            ctx.client.close_after_reply = true;
+            Ok(Reply::NoReply)
+        }
+        Outcome::Waiting => Ok(blocking::block(
+            ctx,
+            blocking::Wait {
+                kind: blocking::Kind::Shutdown,
+                keys: Vec::new(),
+                deadline: 0,
+                serve: Box::new(|_, _| None),
+            },
+        )),
+        Outcome::Failed => Err(RedisError::new(error::SHUTDOWN_FAILED)),
+    }
 }
 
 fn lastsave(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
@@ -230,6 +248,9 @@ fn role(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 fn replicaof(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if ctx.state.cluster.is_some() {
         return Err(RedisError::new(error::REPLICAOF_IN_CLUSTER));
+    }
+    if replication::failover::running(ctx.state) {
+        return Err(RedisError::new(error::REPLICAOF_FAILING_OVER));
     }
     if is(&a[1], "no") && is(&a[2], "one") {
         if replication::role::link(ctx.state).is_some() {

@@ -290,6 +290,11 @@ pub struct ClientExtra {
     pub monitor: AtomicBool,
     /// A replica's link (CLIENT LIST's `S` flag, CLIENT KILL TYPE replica).
     pub replica: AtomicBool,
+    /// This replica's link to its master (CLIENT LIST's `M` flag, CLIENT KILL TYPE master).
+    pub master: AtomicBool,
+    /// Unblocked with an error that closes the connection once written (a master that
+    /// became a replica: Redis's CLIENT_CLOSE_AFTER_REPLY).
+    pub close_after_unblock: AtomicBool,
     /// [`reply_flags`] bits.
     pub reply: AtomicU8,
     /// Bytes in the query buffer when the current command started (CLIENT LIST's qbuf).

@@ -39,6 +39,7 @@ pub fn reply_goes_out(state: &ServerState, client: &mut Client, reply: &Reply) -
 }
 
 /// CLIENT LIST's flags in Redis 7.0's order, for the states resplock has: S (replica), O (monitor),
+/// M (the link to this replica's master),
 /// P (subscribed), x (in MULTI), b (blocked), t R B (tracking, broken redirect, broadcast),
 /// d (a watched key changed), U (unix socket), e (no-evict); N when none applies.
 pub fn flags_string(state: &ServerState, c: &ClientInfo) -> String {
@@ -48,6 +49,9 @@ pub fn flags_string(state: &ServerState, c: &ClientInfo) -> String {
         f.push('O');
     } else if c.extra.replica.load(Ordering::Relaxed) {
         f.push('S');
+    }
+    if c.extra.master.load(Ordering::Relaxed) {
+        f.push('M');
     }
     if c.subscriptions.load(Ordering::Relaxed)
         + c.pattern_subscriptions.load(Ordering::Relaxed)

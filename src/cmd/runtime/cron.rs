@@ -1,5 +1,6 @@
 //! Background work on the server's state, as Redis's serverCron does it: active expiry, the
-//! idle-client timeout (and MIGRATE's idle connections), and a master's replication PING. The
+//! idle-client timeout (and MIGRATE's idle connections), a master's replication PING, and a
+//! FAILOVER's progress. The
 //! server layer spawns
 //! [`run`].
 
@@ -13,12 +14,14 @@ pub async fn run(state: Arc<ServerState>) {
     tokio::join!(
         active_expiry(state.clone()),
         replication_ping(state.clone()),
+        failover(state.clone()),
         idle_clients(state.clone()),
         persistence(state)
     );
 }
 
-/// serverCron's persistence part, `hz` times a second: a scheduled BGSAVE or a `save` point
+/// serverCron's persistence part, `hz` times a second: a shutdown a signal asked for, or
+/// one waiting for replicas, goes on (`shutdown::cron`); a scheduled BGSAVE or a `save` point
 /// reached starts a background save, a scheduled or due AOF rewrite starts one. Starting
 /// takes the server lock (a snapshot begins with no command running).
 async fn persistence(state: Arc<ServerState>) {
@@ -31,6 +34,22 @@ async fn persistence(state: Arc<ServerState>) {
         }
         if state.cron_paused.load(Ordering::Relaxed) {
             continue;
+        }
+        if crate::cmd::runtime::shutdown::pending(&state) {
+            // The final save may take long: the worker's other tasks move meanwhile.
+            loop {
+                if let Some(guard) = state.lock.lock_briefly() {
+                    crate::cmd::runtime::handoff::blocking(|| {
+                        crate::cmd::runtime::shutdown::cron(&state)
+                    });
+                    drop(guard);
+                    break;
+                }
+                state.lock.released().await;
+            }
+            if state.shutdown.is_cancelled() {
+                return;
+            }
         }
         let rdb = save::due(&state);
         let rewrite = rdb.is_none() && aof::due(&state);
@@ -102,6 +121,25 @@ async fn replication_ping(state: Arc<ServerState>) {
                 crate::cmd::runtime::cluster::hooks::redirect_blocked(&state);
                 drop(held);
             }
+        }
+    }
+}
+
+/// A FAILOVER's progress, every 100 ms while one waits (replicationCron runs that often
+/// then): its timeout, or a replica that caught up without a new acknowledgement.
+async fn failover(state: Arc<ServerState>) {
+    use crate::cmd::runtime::replication::failover;
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        if !failover::running(&state) {
+            continue;
+        }
+        if let Some(held) = state.lock.lock_briefly() {
+            failover::update(&state);
+            drop(held);
         }
     }
 }

@@ -37,6 +37,7 @@ pub mod propagate;
 pub mod replication;
 pub mod script_flags;
 pub mod script_runner;
+pub mod shutdown;
 pub mod startup;
 pub mod state;
 pub mod table;

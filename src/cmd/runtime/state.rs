@@ -23,6 +23,13 @@ pub struct Stats {
     pub net_output_bytes: AtomicU64,
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
+    /// Full resynchronizations served (INFO's sync_full).
+    pub sync_full: AtomicU64,
+    /// PSYNCs answered with +CONTINUE (sync_partial_ok).
+    pub sync_partial_ok: AtomicU64,
+    /// PSYNCs that named a history (not `?`) and got a full resynchronization instead
+    /// (sync_partial_err).
+    pub sync_partial_err: AtomicU64,
 }
 
 pub struct ServerState {
@@ -76,6 +83,8 @@ pub struct ServerState {
     pub script_disable_deny: std::sync::atomic::AtomicBool,
     /// Command and error statistics, slow log, latency events, monitors.
     pub observe: crate::cmd::runtime::observe::registry::Observe,
+    /// A shutdown asked for by a signal or waiting for the replicas.
+    pub stopping: crate::cmd::runtime::shutdown::registry::Stopping,
     /// CLIENT PAUSE.
     pub pause: crate::cmd::runtime::pause::registry::Pause,
     /// CLIENT TRACKING.
@@ -163,6 +172,7 @@ impl ServerState {
                 commands.every_row().len(),
             ),
             pause: Default::default(),
+            stopping: Default::default(),
             tracking: Default::default(),
             lastsave: std::sync::atomic::AtomicI64::new(0),
             client_limits: Default::default(),

@@ -61,21 +61,25 @@ pub async fn migrate(shared: &Arc<Shared>, slots: &[u16], to: NodeIx) -> Result<
             }
         });
         moved += ops::move_keys(shared, group, *from, to).await;
+        // SETSLOT NODE on the target, which imported them: a new epoch without consensus,
+        // with which every connected node (the source too) learns the new owner.
         m.update(to, |t| {
             for &s in group {
                 t.assign(s, Some(to));
                 t.nodes[to].importing.remove(&s);
                 t.nodes[*from].migrating.remove(&s);
             }
+            t.bump_epoch(to);
         });
     }
-    // Taking slots over without a failover: a new epoch without consensus (SETSLOT NODE).
-    let claimed = by_source.values().any(|g| !g.is_empty())
-        || slots.iter().any(|&s| truth.owner(s).is_none());
+    // Slots no master claimed (or that the target's table did not have): claimed with a
+    // new epoch too, as ADDSLOTS then BUMPEPOCH.
     m.update(to, |t| {
+        let mut claimed = false;
         for &s in slots {
-            if t.owner(s).is_none() {
+            if t.owner(s) != Some(to) {
                 t.assign(s, Some(to));
+                claimed = true;
             }
         }
         if claimed {

@@ -74,7 +74,7 @@ type KeyTargets = Vec<(usize, u8)>;
 type ChannelTargets = Vec<(usize, bool)>;
 
 /// The name the ACL knows the command by: its full name (`client|kill`). Every command Redis
-/// splits into subcommands is a container row here (a test below keeps it so), so the row that
+/// splits into subcommands is a container row here (a test in cmd/mod.rs keeps it so), so the row that
 /// runs is the one the ACL names.
 pub(crate) fn acl_name(cmd: &Command, parent: Option<&Command>) -> String {
     crate::cmd::runtime::table::fullname(parent, cmd)
@@ -415,22 +415,4 @@ pub fn full_key_read_access(state: &ServerState, user: &str, args: &[Bytes]) -> 
     let (keys, channels) = targets(&name, cmd, args);
     let no_auth = cmd.has(NO_AUTH) || parent.is_some_and(|p| p.has(NO_AUTH));
     u.reads_every_key(&name, is_sub, no_auth, args, &keys, &channels)
-}
-
-#[cfg(test)]
-mod tests {
-    /// Every command Redis splits into subcommands is a container row of the table, so a
-    /// subcommand always reaches the ACL with its parent: the ACL needs no second way to find
-    /// a subcommand's name from the arguments.
-    #[test]
-    fn every_container_the_acl_knows_is_a_container_row_of_the_table() {
-        let u = super::universe::universe();
-        for (id, name) in u.names.iter().enumerate() {
-            if u.has_children(id) {
-                if let Some(c) = crate::cmd::lookup(name.as_bytes()) {
-                    assert!(!c.subcommands.is_empty(), "{name} runs whole");
-                }
-            }
-        }
-    }
 }

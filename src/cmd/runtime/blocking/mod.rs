@@ -291,6 +291,16 @@ pub fn serve_replica_waits(state: &ServerState) {
 /// CLIENT UNBLOCK: true if `id` was blocked; it gets the null array (as a timeout) or the
 /// UNBLOCKED error.
 pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
+    let shutdown = state
+        .blocking
+        .inner
+        .lock()
+        .clients
+        .get(&id)
+        .is_some_and(|w| w.kind == Kind::Shutdown);
+    if shutdown {
+        return false;
+    }
     let Some(w) = state.blocking.take(id) else {
         return false;
     };
@@ -333,6 +343,52 @@ pub fn unblock_refused(state: &ServerState, refuse: impl Fn(usize, &[u8]) -> Opt
             w.push.push_own(reply);
         }
     }
+}
+
+/// replyToClientsBlockedOnShutdown: a cancelled shutdown answers the clients blocked in
+/// SHUTDOWN with its error. The caller holds the server lock.
+pub fn fail_shutdown_waiters(state: &ServerState) {
+    for id in waiting(state, |k| k == Kind::Shutdown) {
+        if let Some(w) = state.blocking.take(id) {
+            w.push
+                .push_own(Reply::error(RedisError::new(error::SHUTDOWN_FAILED)));
+        }
+    }
+}
+
+/// disconnectAllBlockedClients: a master that becomes a replica answers every blocked
+/// client with -UNBLOCKED and closes its connection once that is written. The caller holds
+/// the server lock.
+pub fn disconnect_all(state: &ServerState) {
+    for id in waiting(state, |_| true) {
+        if let Some(w) = state.blocking.take(id) {
+            if w.kind == Kind::Replicas {
+                state.replication.wait_ended(id);
+            }
+            w.info
+                .extra
+                .close_after_unblock
+                .store(true, Ordering::Release);
+            w.push
+                .push_own(Reply::error(RedisError::new(error::UNBLOCKED_ROLE_CHANGED)));
+        }
+    }
+}
+
+/// The blocked clients whose kind `pick` chooses, in the order they blocked.
+fn waiting(state: &ServerState, pick: impl Fn(Kind) -> bool) -> Vec<u64> {
+    if !state.blocking.any() {
+        return Vec::new();
+    }
+    let r = state.blocking.inner.lock();
+    let mut ids: Vec<(u64, u64)> = r
+        .clients
+        .iter()
+        .filter(|(_, w)| pick(w.kind))
+        .map(|(id, w)| (w.seq, *id))
+        .collect();
+    ids.sort_unstable();
+    ids.into_iter().map(|(_, id)| id).collect()
 }
 
 /// A client went away (or RESET): forget its wait, if any.

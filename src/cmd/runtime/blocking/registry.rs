@@ -25,6 +25,9 @@ pub enum Kind {
     /// WAIT for replica acknowledgements: no key serves it, only its timeout (or CLIENT
     /// UNBLOCK) ends it, answering the number of replicas that acknowledged: none.
     Replicas,
+    /// SHUTDOWN waiting for lagging replicas: the server stops, or the shutdown is cancelled
+    /// and the client gets the error; neither a timeout nor CLIENT UNBLOCK ends it.
+    Shutdown,
 }
 
 impl Kind {

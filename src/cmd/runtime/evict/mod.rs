@@ -61,7 +61,8 @@ pub fn queuing_refused(state: &ServerState) -> bool {
     let max = ev.maxmemory.load(Ordering::Relaxed) as usize;
     max != 0
         && ev.policy() == Policy::NoEviction
-        && crate::alloc::used_memory().is_some_and(|used| used > max)
+        && crate::alloc::used_memory()
+            .is_some_and(|used| used.saturating_sub(not_counted_memory(state)) > max)
 }
 
 /// processCommand's maxmemory step for EVAL and friends: a script declared with flags is
@@ -99,9 +100,15 @@ pub fn script_call_refused(state: &ServerState, cmd: &Command, wrote: bool) -> b
 fn perform_evictions(state: &ServerState) -> bool {
     let ev = &state.eviction;
     let max = ev.maxmemory.load(Ordering::Relaxed) as usize;
-    let Some(mut used) = crate::alloc::used_memory() else {
+    let Some(reported) = crate::alloc::used_memory() else {
         return false;
     };
+    if reported <= max {
+        return false;
+    }
+    // getMaxmemoryState: what replicas have not been sent yet (and the AOF buffer) is left
+    // out, or a slow replica would have every key evicted to make room for its own backlog.
+    let used = reported.saturating_sub(not_counted_memory(state));
     if used <= max {
         return false;
     }
@@ -121,10 +128,15 @@ fn perform_evictions(state: &ServerState) -> bool {
         return true;
     }
     let now = state.clock.now_ms();
+    // Redis frees what was over at the start, counting only what each deletion itself gave
+    // back: the effects of telling others (tracking invalidations, keyspace events) are not
+    // set against it, so a deletion that makes other memory grow cannot keep the loop going.
+    let to_free = used - max;
+    let mut freed = 0usize;
     let mut evicted = 0;
-    // Redis bounds one round by time (maxmemory-eviction-tenacity); a bound on keys does the
-    // same job here.
-    while used > max {
+    while freed < to_free {
+        // Redis bounds one round by time (maxmemory-eviction-tenacity); a bound on keys does
+        // the same job here.
         if evicted >= 1024 {
             return false;
         }
@@ -132,7 +144,14 @@ fn perform_evictions(state: &ServerState) -> bool {
             return true;
         };
         let d = state.keyspace.db(db);
-        d.lock(&key).remove(&key, now);
+        let before = crate::alloc::used_memory().unwrap_or(0);
+        {
+            let mut shard = d.lock(&key);
+            let gone = shard.remove(&key, now);
+            drop(gone);
+            shard.map.release_slack();
+        }
+        freed += before.saturating_sub(crate::alloc::used_memory().unwrap_or(0));
         state.keyspace.report_pending();
         ev.evicted_keys.fetch_add(1, Ordering::Relaxed);
         // Redis's signalModifiedKey: WATCH fails, and tracking clients are told before the
@@ -140,13 +159,43 @@ fn perform_evictions(state: &ServerState) -> bool {
         crate::cmd::runtime::watch::key_modified(state, db, &key);
         crate::cmd::runtime::tracking::key_modified(state, 0, &key);
         notify::keyspace_event(state, notify::EVICTED, "evicted", &key, db);
+        crate::cmd::runtime::propagate::evicted(state, db, &key);
         if crate::cmd::runtime::lock_history::on(state) {
             crate::cmd::runtime::lock_history::removed(state, db, &key, true);
         }
         evicted += 1;
-        used = crate::alloc::used_memory().unwrap_or(0);
+        // Every 16 keys, the whole count is looked at again (as Redis does with lazy
+        // eviction): other threads allocate and free meanwhile, so the per-deletion deltas
+        // are only an estimate.
+        if evicted % 16 == 0
+            && crate::alloc::used_memory()
+                .unwrap_or(0)
+                .saturating_sub(not_counted_memory(state))
+                <= max
+        {
+            break;
+        }
     }
     false
+}
+
+/// freeMemoryGetNotCountedMemory: the bytes maxmemory does not count, the replicas' output
+/// buffers (INFO's mem_not_counted_for_evict). Each replica's stream buffer is its own here
+/// (Redis shares one among the backlog and the replicas), so all of it is left out; the
+/// backlog, fixed in size once created, stays counted as Redis counts it.
+pub fn not_counted_memory(state: &ServerState) -> usize {
+    let replicas = state.replication.replicas.lock();
+    replicas
+        .iter()
+        .map(|r| r.pending.lock().capacity() + crate::cmd::runtime::client_mem::output_bytes(&r.info))
+        .sum()
+}
+
+/// The replicas' stream buffers waiting to be written, as allocated (capacity, which the
+/// allocator's count sees); what a link is writing is its client's output buffer.
+pub fn replica_buffers(state: &ServerState) -> usize {
+    let replicas = state.replication.replicas.lock();
+    replicas.iter().map(|r| r.pending.lock().capacity()).sum()
 }
 
 /// How strongly an entry asks to be evicted (higher first), for the sampling policies.

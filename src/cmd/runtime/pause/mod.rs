@@ -6,7 +6,7 @@
 
 pub mod registry;
 
-pub use registry::{Pause, PauseKind};
+pub use registry::{Pause, PauseKind, PausePurpose};
 
 use crate::cmd::base::flags;
 use crate::cmd::runtime::client::Client;
@@ -51,8 +51,19 @@ pub fn script_writes(
     (f & sf::EVAL_COMPAT == 0).then_some(f & sf::NO_WRITES == 0)
 }
 
+/// How [`wait_if_paused`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// No pause held the command.
+    NotHeld,
+    /// A pause held it, and ended.
+    Released,
+    /// The client was killed or the server stopped meanwhile.
+    Gone,
+}
+
 /// Wait while a pause holds this command back (`exec_writes`: an EXEC whose queued commands
-/// include a write). Returns false if the client was killed or the server stopped meanwhile.
+/// include a write).
 pub async fn wait_if_paused(
     state: &ServerState,
     client: &Client,
@@ -60,7 +71,7 @@ pub async fn wait_if_paused(
     args: &[Bytes],
     exec_writes: bool,
     script: &mut ScriptFlags,
-) -> bool {
+) -> Waited {
     let mut counted = false;
     let ok = loop {
         // The clock is read only while a pause may be in force (every command asks).
@@ -95,7 +106,11 @@ pub async fn wait_if_paused(
     if counted {
         state.pause.waiting.fetch_sub(1, Ordering::Relaxed);
     }
-    ok
+    match (ok, counted) {
+        (false, _) => Waited::Gone,
+        (true, false) => Waited::NotHeld,
+        (true, true) => Waited::Released,
+    }
 }
 
 /// Whether any pause is in force now (expiry keeps keys while one is).

@@ -44,9 +44,17 @@ pub fn apply(state: &ServerState, ev: Event, replace: bool) -> Result<(), LoadEr
             .map(|_| ())
             .map_err(|e| LoadError::Function(String::from_utf8_lossy(e.as_bytes()).into_owned())),
         Event::Aux(k, v) => {
+            let text = || String::from_utf8_lossy(&v).into_owned();
+            let mut l = state.persist.load_info.lock();
             if k.eq_ignore_ascii_case(b"used-mem") {
-                let used = String::from_utf8_lossy(&v).parse().unwrap_or(0);
-                state.persist.load_info.lock().rdb_used_mem = used;
+                l.rdb_used_mem = text().parse().unwrap_or(0);
+            } else if k.eq_ignore_ascii_case(b"repl-id") {
+                l.repl.0 = text();
+            } else if k.eq_ignore_ascii_case(b"repl-offset") {
+                // strtoll: what does not parse is 0.
+                l.repl.1 = text().parse().unwrap_or(0);
+            } else if k.eq_ignore_ascii_case(b"repl-stream-db") {
+                l.repl.2 = text().parse().unwrap_or(0);
             }
             Ok(())
         }
@@ -61,6 +69,7 @@ pub fn start_loading(state: &ServerState, total: u64) {
         l.start = state.clock.now_ms() / 1000;
         l.total = total;
         l.rdb_used_mem = 0;
+        l.repl = (String::new(), -1, 0);
     }
     state.persist.loaded_bytes.store(0, Ordering::Relaxed);
     state.persist.loading.store(true, Ordering::Release);
@@ -139,7 +148,13 @@ pub fn load_at_start(state: &ServerState) -> Result<(), ()> {
         return crate::cmd::runtime::persist::aof::load::load_at_start(state);
     }
     let path = settings::rdb_path(&state.config.read());
-    let opts = options(state, true, true);
+    // A replica keeps the keys that expired: its master's DELs will come (iAmMaster).
+    let master = state
+        .config
+        .read()
+        .get("replicaof")
+        .is_none_or(|v| v.is_empty());
+    let opts = options(state, master, true);
     match load_rdb(state, &path, &opts, false) {
         Ok(None) => Ok(()),
         Ok(Some(_)) => {
@@ -147,6 +162,15 @@ pub fn load_at_start(state: &ServerState) -> Result<(), ()> {
                 "DB loaded from disk: {:.3} seconds",
                 started.elapsed().as_secs_f64()
             ));
+            let (id, offset, db) = state.persist.load_info.lock().repl.clone();
+            let size =
+                crate::cmd::runtime::replication::registry::backlog_size(&state.config.read());
+            if state
+                .replication
+                .restore_history(&id, offset, db, master, size)
+            {
+                state.propagation.set_active(true);
+            }
             Ok(())
         }
         Err((e, offset)) => {

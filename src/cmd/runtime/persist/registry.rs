@@ -94,6 +94,9 @@ pub struct Loading {
     pub total: u64,
     /// used-mem of the file being loaded.
     pub rdb_used_mem: u64,
+    /// The replication history the file carries (repl-id, repl-offset, repl-stream-db;
+    /// -1 or empty when absent), for loadDataFromDisk.
+    pub repl: (String, i64, i64),
 }
 
 /// Persistence's state.

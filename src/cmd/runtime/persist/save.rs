@@ -32,7 +32,12 @@ pub fn plan(state: &ServerState, aof_base: bool) -> Plan {
             ctime: now / 1000,
             used_mem: crate::alloc::used_memory().unwrap_or(0) as u64,
             aof_base,
-            repl: None,
+            // An AOF's base carries no replication history (Redis saves it without rsi).
+            repl: if aof_base {
+                None
+            } else {
+                state.replication.save_info()
+            },
         },
         checksum: settings::checksum(&c),
         format: KeyFormat {
@@ -47,6 +52,10 @@ pub fn plan(state: &ServerState, aof_base: bool) -> Plan {
             .map(|c| c.to_vec())
             .collect(),
         sizes: snapshot::sizes(&state.keyspace),
+        key_delay_us: c
+            .get("rdb-key-save-delay")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
     }
 }
 
@@ -108,7 +117,8 @@ pub fn write_file(
         return Err(format!(
             "Error moving temp DB file {} on the final destination {} (in server root dir {}): {}",
             tmp.file_name().unwrap_or_default().to_string_lossy(),
-            dest.display(),
+            // Redis names the file as configured, from inside `dir`.
+            dest.strip_prefix(".").unwrap_or(dest).display(),
             cwd(),
             crate::config::strerror(&e)
         ));
@@ -148,10 +158,11 @@ pub fn save(state: &ServerState) -> Result<(), ()> {
             return Err(());
         }
     };
-    let id = state.persist.next_job.fetch_add(1, Ordering::Relaxed);
     let dest = settings::rdb_path(&state.config.read());
     let none = AtomicBool::new(false);
-    match write_file(state, &sink, &p, &dest, &temp_path(state, id), &none) {
+    // rdbSave's temp file is named after the process alone (a second SIGINT removes it).
+    let tmp = settings::dir(&state.config.read()).join(format!("temp-{}.rdb", std::process::id()));
+    match write_file(state, &sink, &p, &dest, &tmp, &none) {
         Ok(_) => {
             crate::log::notice("DB saved on disk");
             saved(state);
@@ -162,6 +173,28 @@ pub fn save(state: &ServerState) -> Result<(), ()> {
         Err(msg) => {
             crate::log::warning(&msg);
             Err(())
+        }
+    }
+}
+
+/// rdbRemoveTempFile at a hurried exit (a second SIGINT): the temp files of this
+/// process's saves, the one on the caller's thread and background ones.
+pub fn remove_temp_files(state: &ServerState) {
+    let dir = settings::dir(&state.config.read());
+    let pid = std::process::id();
+    let (sync, background) = (format!("temp-{pid}.rdb"), format!("temp-{pid}-"));
+    let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        &dir
+    }) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name == sync || (name.starts_with(&background) && name.ends_with(".rdb")) {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }

@@ -118,6 +118,23 @@ pub fn expired(state: &ServerState, db: usize, key: &Bytes) {
     also(state, db, vec![Bytes::from_static(cmd), key.clone()]);
 }
 
+/// A key was evicted for maxmemory: its deletion (UNLINK with lazyfree-lazy-eviction)
+/// goes out at once, before the command that made room, and never inside a MULTI of its own
+/// (performEvictions propagates with propagate_no_multi). Eviction runs before the command's
+/// unit opens; should a unit be open, the deletion joins it as any other effect.
+pub fn evicted(state: &ServerState, db: usize, key: &Bytes) {
+    if !state.propagation.is_active() {
+        return;
+    }
+    let lazy = state
+        .config
+        .read()
+        .get("lazyfree-lazy-eviction")
+        .is_some_and(|v| v == "yes");
+    let cmd: &'static [u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    also(state, db, vec![Bytes::from_static(cmd), key.clone()]);
+}
+
 /// propagatePendingCommands: the unit's effects, wrapped in MULTI/EXEC when there is more
 /// than one, to the AOF and replicas.
 fn flush(state: &ServerState) {

@@ -11,10 +11,12 @@
 use crate::cmd::runtime::call::call;
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::persist::load;
+use crate::cmd::runtime::replication::role;
 use crate::cmd::runtime::replication::registry::{Ids, LinkStatus, NO_REPLID};
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::repl::backlog::Backlog;
 use bytes::{Bytes, BytesMut};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,6 +34,14 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
     else {
         return;
     };
+    // replicationCron runs once the dataset is loaded (the RDB may carry our history).
+    while state.persist.starting.load(Ordering::Acquire) {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            _ = cancel.cancelled() => return,
+            _ = state.shutdown.cancelled() => return,
+        }
+    }
     loop {
         let Some((host, port)) = state.replication.with_link(generation, |l| {
             l.status = LinkStatus::Connecting;
@@ -45,8 +55,9 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
             _ = cancel.cancelled() => return,
             _ = state.shutdown.cancelled() => return,
         };
-        if let Err(why) = r {
-            crate::log::warning(&why);
+        match r {
+            Err(why) if !why.is_empty() => crate::log::warning(&why),
+            _ => {}
         }
         let now_s = state.clock.now_ms() / 1000;
         let was_up = state.replication.with_link(generation, |l| {
@@ -60,7 +71,12 @@ pub async fn run(state: Arc<ServerState>, generation: u64) {
         });
         match was_up {
             None => return,
-            Some(true) => crate::log::notice("Connection with master lost."),
+            Some(true) => {
+                // replicationHandleMasterDisconnection reconnects at once: waiting risks
+                // the backlog moving past our offset.
+                crate::log::notice("Connection with master lost.");
+                continue;
+            }
             Some(false) => {}
         }
         // replicationCron tries again within a second.
@@ -146,25 +162,51 @@ async fn session(
         timeout,
     };
     handshake(state, &mut c).await?;
-    let (replid, offset) = {
+    let (replid, offset) = if state.replication.has_history.load(Ordering::Relaxed) {
         let ids = state.replication.ids.lock().clone();
-        (ids.replid, state.replication.offset())
+        let offset = (state.replication.offset() + 1).to_string();
+        crate::log::notice(&format!(
+            "Trying a partial resynchronization (request {}:{offset}).",
+            ids.replid
+        ));
+        (ids.replid, offset)
+    } else {
+        crate::log::notice("Partial resynchronization not possible (no cached master)");
+        ("?".to_string(), "-1".to_string())
     };
-    crate::log::notice(&format!(
-        "Trying a partial resynchronization (request {replid}:{}).",
-        offset + 1
-    ));
-    let psync = c
-        .ask(&[
-            b"PSYNC",
-            replid.as_bytes(),
-            (offset + 1).to_string().as_bytes(),
-        ])
-        .await?;
-    let mut reply = psync;
+    // A master failing over to this target asks it to take over with the same PSYNC.
+    let failing_over = role::failing_over_to_master(state);
+    let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), offset.as_bytes()];
+    if failing_over {
+        psync.push(b"FAILOVER");
+    }
+    if let Err(e) = c.send(&psync).await {
+        if failing_over {
+            let held = crate::cmd::runtime::cluster::follow::lock_async(state).await;
+            role::abort_failover(state, "Write error to failover target");
+            drop(held);
+        }
+        return Err(e);
+    }
+    let mut reply = c.line().await?;
     while reply.is_empty() {
         // Newlines keep the link alive while the master prepares.
         reply = c.line().await?;
+    }
+    if failing_over {
+        let accepted = reply.starts_with(b"+FULLRESYNC") || reply.starts_with(b"+CONTINUE");
+        if !accepted {
+            crate::log::warning(&format!(
+                "Unexpected reply to PSYNC from master: {}",
+                String::from_utf8_lossy(&reply)
+            ));
+        }
+        let held = crate::cmd::runtime::cluster::follow::lock_async(state).await;
+        role::failover_psync_answered(state, accepted);
+        drop(held);
+        if !accepted {
+            return Err(String::new());
+        }
     }
     if let Some(rest) = reply.strip_prefix(b"+FULLRESYNC") {
         let text = String::from_utf8_lossy(rest).trim().to_string();
@@ -372,6 +414,7 @@ async fn full_sync(
     let size = crate::cmd::runtime::replication::registry::backlog_size(&state.config.read());
     *r.backlog.lock() = Some(Backlog::new(size, master_offset));
     *r.stream_db.lock() = Some(stream_db);
+    r.has_history.store(true, Ordering::Relaxed);
     state.propagation.set_active(true);
     // Our replicas must resync from the new history.
     r.disconnect_replicas();
@@ -437,22 +480,48 @@ const BATCH: usize = 256;
 async fn follow(state: &Arc<ServerState>, generation: u64, c: Conn) -> Result<(), Failed> {
     let Conn {
         stream,
-        mut buf,
+        buf,
         timeout,
     } = c;
+    let addr = |a: std::io::Result<std::net::SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+    let (peer, local) = (addr(stream.peer_addr()), addr(stream.local_addr()));
     let (mut rd, mut wr) = stream.into_split();
-    // The master client: its database follows the stream's SELECTs.
+    // The master client: its database follows the stream's SELECTs; CLIENT LIST shows it
+    // (flags=M, user (superuser)), MONITOR names its commands by the master's address, and
+    // CLIENT KILL of it drops the link (the replica then reconnects).
     let db = state.replication.stream_db.lock().unwrap_or(0);
-    let mut master = Client::detached(0, db, 2);
+    let mut master = crate::cmd::runtime::clients::connect(state, state.next_client_id(), peer, local);
+    master.info.extra.master.store(true, std::sync::atomic::Ordering::Relaxed);
+    *master.info.user.lock() = "(superuser)".to_string();
+    master.select(db);
+    let r = follow_as(state, generation, &mut master, &mut rd, &mut wr, buf, timeout).await;
+    crate::cmd::runtime::clients::disconnect(state, &master);
+    r
+}
+
+/// [`follow`] with the master client registered.
+async fn follow_as(
+    state: &Arc<ServerState>,
+    generation: u64,
+    master: &mut Client,
+    rd: &mut tokio::net::tcp::OwnedReadHalf,
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    mut buf: BytesMut,
+    timeout: Duration,
+) -> Result<(), Failed> {
+    let kill = master.info.kill.clone();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut last_read = tokio::time::Instant::now();
-    ack(state, &mut wr).await?;
+    ack(state, wr).await?;
     loop {
-        let (acks, blocked) = apply_ready(state, generation, &mut master, &mut buf)?;
+        let (acks, blocked) = apply_ready(state, generation, master, &mut buf)?;
         for offset in acks {
-            send_ack(&mut wr, offset).await?;
+            send_ack(wr, offset).await?;
         }
         tokio::select! {
+            // CLIENT KILL of the master client: the link drops ("Connection with master
+            // lost." follows) and is made again.
+            _ = kill.cancelled() => return Err(String::new()),
             // A script held the lock: the commands read wait for its end.
             _ = state.lock.released(), if blocked => {}
             r = rd.read_buf(&mut buf) => match r {
@@ -471,7 +540,7 @@ async fn follow(state: &Arc<ServerState>, generation: u64, c: Conn) -> Result<()
                 if last_read.elapsed() > timeout {
                     return Err("MASTER timeout: no data nor PING received...".into());
                 }
-                ack(state, &mut wr).await?;
+                ack(state, wr).await?;
             }
         }
     }
@@ -554,8 +623,9 @@ fn apply_ready(
                     .is_some_and(|a| a.eq_ignore_ascii_case(b"getack"))
             {
                 acks.push(base + done);
-            } else if is("ping") {
             } else if is("multi") {
+                // MONITOR shows the transaction as Redis runs it: MULTI, the commands, EXEC.
+                crate::cmd::runtime::observe::feed(state, master, false, args);
                 queued = Some(Vec::new());
             } else if is("exec") {
                 if let Some(q) = queued.take() {
@@ -565,6 +635,7 @@ fn apply_ready(
                         }
                     });
                 }
+                crate::cmd::runtime::observe::feed(state, master, false, args);
             } else if is("discard") {
                 queued = None;
             } else if let Some(q) = queued.as_mut() {
@@ -585,13 +656,17 @@ fn apply_ready(
 
 /// Run one command of the master's stream as its client (replies are dropped).
 fn apply_one(state: &ServerState, master: &mut Client, args: &[Bytes]) {
-    let Ok((cmd, _)) = state.commands.resolve(args) else {
+    let Ok((cmd, parent)) = state.commands.resolve(args) else {
         crate::log::warning(&format!(
             "Unknown command '{}' from master",
             String::from_utf8_lossy(&args[0])
         ));
         return;
     };
+    // CLIENT LIST's cmd and idle of the master client.
+    master
+        .info
+        .touch(parent.map(|p| &p.name), &cmd.name, state.clock.now_ms());
     let mut ctx = Ctx {
         state,
         client: master,

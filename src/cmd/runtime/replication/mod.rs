@@ -5,6 +5,7 @@
 //! acknowledgements; and WAIT, which counts them. The replica's socket is the connection
 //! layer's (`connection/replica.rs`): this module never waits on anything.
 
+pub mod failover;
 pub mod link;
 pub mod registry;
 pub mod role;
@@ -79,9 +80,20 @@ fn feed_in(state: &ServerState, db: Option<usize>, args: &[&[u8]]) {
 /// attached: it moves the offset, so an idle master's replicas see it alive. The caller
 /// holds the server lock.
 pub fn ping(state: &ServerState) {
-    if !state.replication.replicas.lock().is_empty() {
-        feed_in(state, None, &[b"PING"]);
+    if !state.replication.replicas.lock().is_empty() && !holds_pings(state) {
+        // Redis's shared.ping: lower case in the stream.
+        feed_in(state, None, &[b"ping"]);
     }
+}
+
+/// A FAILOVER with a TIMEOUT waits while writes are paused: the stream's PING would move
+/// the offset the replicas must reach, so it is not sent (replicationCron's
+/// manual_failover_in_progress).
+fn holds_pings(state: &ServerState) -> bool {
+    use crate::cmd::runtime::pause::registry::PauseKind;
+    state.replication.failing_over.load(Ordering::Acquire)
+        && state.replication.failover.lock().end_ms != 0
+        && state.pause.in_force_at(|| state.clock.now_ms()).0 != PauseKind::Off
 }
 
 /// A replica is asked for its offset (REPLCONF GETACK *), so a WAIT is answered as soon as
@@ -104,6 +116,7 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     crate::log::notice(&format!("Replica {name} asks for synchronization"));
     if let Some((replid, offset)) = &req.psync {
         if let Some(a) = try_partial(state, client, hs, &ip, &name, replid, *offset, now) {
+            state.stats.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
             return a;
         }
     }
@@ -112,8 +125,14 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
         let mut b = r.backlog.lock();
         let created = b.is_none();
         if created {
+            // The offset goes on from master_repl_offset; the history gets a new id
+            // (changeReplicationId, clearReplicationId2), as no replica can share the old.
             let size = backlog_size(state);
-            *b = Some(Backlog::new(size, 0));
+            *b = Some(Backlog::new(size, r.base_offset.load(Ordering::Relaxed)));
+            let mut ids = r.ids.lock();
+            ids.replid = crate::repl::backlog::new_replid();
+            ids.replid2 = registry::NO_REPLID.to_string();
+            ids.second_offset = -1;
         }
         created
     };
@@ -139,6 +158,12 @@ pub fn attach(state: &Arc<ServerState>, client: &Client, hs: &Handshake) -> Atta
     if req.psync.is_some() {
         crate::log::notice(&format!("Full resync requested by replica {name}"));
     }
+    // Counted once the resynchronization starts (a busy attempt is tried again); a replica
+    // that asks with `?` wants a full one on purpose.
+    if req.psync.as_ref().is_some_and(|(id, _)| id[..] != b"?"[..]) {
+        state.stats.sync_partial_err.fetch_add(1, Ordering::Relaxed);
+    }
+    state.stats.sync_full.fetch_add(1, Ordering::Relaxed);
     crate::log::notice("Starting BGSAVE for SYNC with target: replicas sockets");
     let replica = Arc::new(Replica::new(
         client.id,
@@ -463,6 +488,30 @@ pub fn backlog_figures(state: &ServerState) -> (bool, usize, i64, usize, i64) {
             b.offset(),
         ),
         None => (false, backlog_size(state), 0, 0, 0),
+    }
+}
+
+/// Replication buffer memory as Redis 7.0 counts its shared buffer (repl_buffer_mem):
+/// (total, the backlog's part, the replicas' part). The backlog and every replica's
+/// unsent bytes end at the stream's end, so together they span the longest of them.
+pub fn buffer_memory(state: &ServerState) -> (usize, usize, usize) {
+    let r = &state.replication;
+    let (histlen, size) = r
+        .backlog
+        .lock()
+        .as_ref()
+        .map_or((0, 0), |b| (b.histlen(), b.capacity()));
+    let replicas = r.replicas.lock();
+    let pending = replicas
+        .iter()
+        .map(|x| x.pending.lock().len())
+        .max()
+        .unwrap_or(0);
+    let total = histlen.max(pending);
+    if !replicas.is_empty() && total > size {
+        (total, size, total - size)
+    } else {
+        (total, total, 0)
     }
 }
 

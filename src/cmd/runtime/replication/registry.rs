@@ -215,6 +215,31 @@ pub struct MasterLink {
     pub cancel: tokio_util::sync::CancellationToken,
 }
 
+/// Where a FAILOVER is (Redis's failover_state), as INFO's master_failover_state words it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FailoverState {
+    /// None runs.
+    #[default]
+    None,
+    /// Writes are paused until a replica acknowledged the whole stream.
+    WaitForSync,
+    /// This server follows the target and asks it, with PSYNC ... FAILOVER, to take over.
+    InProgress,
+}
+
+/// A FAILOVER's parameters (server.target_replica_host and the rest).
+#[derive(Clone, Debug, Default)]
+pub struct Failover {
+    /// Its state.
+    pub state: FailoverState,
+    /// The replica it fails over to: named by TO, or the first one found caught up.
+    pub target: Option<(String, u16)>,
+    /// Server clock (ms) when waiting ends (0: TIMEOUT not given).
+    pub end_ms: i64,
+    /// FORCE: at the end of the wait, fail over even to a replica that did not catch up.
+    pub force: bool,
+}
+
 /// Replication's state.
 pub struct Replication {
     /// The replication ids.
@@ -244,6 +269,16 @@ pub struct Replication {
     limits: [AtomicU64; 3],
     /// min-replicas-to-write and min-replicas-max-lag, refreshed with `limits`.
     pub min_replicas: [AtomicU64; 2],
+    /// The FAILOVER running, if any.
+    pub failover: Mutex<Failover>,
+    /// `failover`'s state is not None: one atomic load for the cron and the ACK path.
+    pub failing_over: std::sync::atomic::AtomicBool,
+    /// master_repl_offset while there is no backlog (a replica that loaded its history
+    /// from its RDB file keeps it here until its master lets it continue).
+    pub base_offset: AtomicI64,
+    /// A replica PSYNCs with its own history (Redis's cached master: it was a master, or
+    /// synchronized, or loaded its history from its RDB); false asks `PSYNC ? -1`.
+    pub has_history: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Replication {
@@ -264,6 +299,10 @@ impl Default for Replication {
             waits: Mutex::new(HashMap::new()),
             limits: Default::default(),
             min_replicas: Default::default(),
+            failover: Mutex::new(Failover::default()),
+            failing_over: Default::default(),
+            base_offset: AtomicI64::new(0),
+            has_history: std::sync::atomic::AtomicBool::new(true),
         }
     }
 }
@@ -407,9 +446,66 @@ impl Replication {
         )
     }
 
+    /// rdbPopulateSaveInfo: the replication history a saved file carries (aux fields
+    /// repl-stream-db, repl-id, repl-offset), so that after a restart from it this server's
+    /// replicas, or its master, continue with a partial resynchronization. A master has one
+    /// once its backlog exists; a replica once it has a history to PSYNC with. Called under
+    /// the server lock, so the offset matches the dataset the snapshot captures.
+    pub fn save_info(&self) -> Option<crate::rdb::file::ReplAux> {
+        let has = if self.is_replica() {
+            self.has_history.load(Ordering::Relaxed)
+        } else {
+            self.has_backlog()
+        };
+        if !has {
+            return None;
+        }
+        Some(crate::rdb::file::ReplAux {
+            stream_db: self.stream_db.lock().unwrap_or(0) as i64,
+            id: self.replid(),
+            offset: self.offset(),
+        })
+    }
+
+    /// The history an RDB file loaded at start carried (loadDataFromDisk): a replica
+    /// (`master` false) takes it as its own, to PSYNC its master from there; a master keeps
+    /// it as its second id with a backlog of `backlog_size` going on from its offset, so its
+    /// former replicas continue. A file without it (or with an invalid -1 stream db) leaves
+    /// everything as it was. True when the master's backlog was created (the stream must be
+    /// produced from now on).
+    pub fn restore_history(
+        &self,
+        id: &str,
+        offset: i64,
+        stream_db: i64,
+        master: bool,
+        backlog_size: usize,
+    ) -> bool {
+        if id.len() != 40 || offset < 0 || stream_db < 0 {
+            return false;
+        }
+        if !master {
+            self.ids.lock().replid = id.to_string();
+            self.base_offset.store(offset, Ordering::Relaxed);
+            self.has_history.store(true, Ordering::Relaxed);
+            *self.stream_db.lock() = Some(stream_db as usize);
+            return false;
+        }
+        {
+            let mut ids = self.ids.lock();
+            ids.replid2 = id.to_string();
+            ids.second_offset = offset + 1;
+        }
+        *self.backlog.lock() = Some(Backlog::new(backlog_size, offset));
+        true
+    }
+
     /// master_repl_offset.
     pub fn offset(&self) -> i64 {
-        self.backlog.lock().as_ref().map_or(0, |b| b.offset())
+        self.backlog
+            .lock()
+            .as_ref()
+            .map_or_else(|| self.base_offset.load(Ordering::Relaxed), |b| b.offset())
     }
 }
 

@@ -4,7 +4,8 @@
 //! history (the master's replication id becomes its second id, so its own replicas and
 //! the old master's other replicas continue with a partial resynchronization).
 
-use crate::cmd::runtime::replication::registry::{LinkStatus, MasterLink};
+use crate::cmd::runtime::pause::registry::PausePurpose;
+use crate::cmd::runtime::replication::registry::{Failover, FailoverState, LinkStatus, MasterLink};
 use crate::cmd::runtime::state::ServerState;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,9 +31,13 @@ pub fn set_master(state: &ServerState, host: &str, port: u16) {
         cancel: tokio_util::sync::CancellationToken::new(),
     }));
     state.config.write().set_replicaof(Some((host, port)));
-    // Our replicas resync with us (partially if they can): they learn of the change.
-    r.disconnect_replicas();
+    // Clients blocked on the master it was (or on the old master's data) are told.
+    crate::cmd::runtime::blocking::disconnect_all(state);
+    // Our replicas stay: they follow the new master's stream through us if it lets us
+    // continue our history, and are disconnected (to resync) when it changes it.
     if was_master {
+        // replicationCacheMasterUsingMyself: we PSYNC with our own history.
+        r.has_history.store(true, Ordering::Relaxed);
         // A master's writes stop at once; the history it had stays ours to PSYNC with.
         *r.stream_db.lock() = None;
     }
@@ -98,6 +103,12 @@ pub fn start_from_config(state: &Arc<ServerState>) {
         return;
     };
     set_master(state, host.trim_matches('"'), port);
+    // Configured, not turned from a master: no history to PSYNC with unless the RDB file
+    // loaded next carries one (its link waits for the load).
+    state
+        .replication
+        .has_history
+        .store(false, Ordering::Relaxed);
 }
 
 /// ROLE's and INFO's view of a replica's link: (host, port, status, has a master client,
@@ -130,4 +141,52 @@ pub fn link(state: &ServerState) -> Option<LinkView> {
         down_since_s: l.down_since_s,
         read_offset: l.read_offset,
     })
+}
+
+/// The FAILOVER is past waiting: this server follows the target and its link's PSYNC
+/// carries FAILOVER.
+pub fn failing_over_to_master(state: &ServerState) -> bool {
+    state.replication.failing_over.load(Ordering::Acquire)
+        && state.replication.failover.lock().state == FailoverState::InProgress
+}
+
+/// clearFailoverState: no failover any more; the writes it held go on.
+pub fn clear_failover(state: &ServerState) {
+    *state.replication.failover.lock() = Failover::default();
+    state
+        .replication
+        .failing_over
+        .store(false, Ordering::Release);
+    state.pause.unpause_for(PausePurpose::Failover);
+}
+
+/// abortFailover: log why, become a master again if this server already followed the
+/// target, and clear the failover. Nothing when none runs. The caller holds the server lock.
+pub fn abort_failover(state: &ServerState, why: &str) {
+    if !state.replication.failing_over.load(Ordering::Acquire) {
+        return;
+    }
+    let f = state.replication.failover.lock().clone();
+    match &f.target {
+        Some((h, p)) => crate::log::notice(&format!("FAILOVER to {h}:{p} aborted: {why}")),
+        None => crate::log::notice(&format!("FAILOVER to any replica aborted: {why}")),
+    }
+    if f.state == FailoverState::InProgress {
+        unset_master(state);
+    }
+    clear_failover(state);
+}
+
+/// The target answered the link's PSYNC ... FAILOVER: accepted (+CONTINUE or +FULLRESYNC)
+/// ends the failover with this server its replica; anything else aborts it. The caller
+/// holds the server lock.
+pub fn failover_psync_answered(state: &ServerState, accepted: bool) {
+    if !failing_over_to_master(state) {
+        return;
+    }
+    if accepted {
+        clear_failover(state);
+    } else {
+        abort_failover(state, "Failover target rejected psync request");
+    }
 }

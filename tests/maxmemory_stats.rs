@@ -1,0 +1,60 @@
+//! maxmemory's statistics: CONFIG RESETSTAT starts INFO's evicted_keys again from zero, as
+//! Redis's resetServerStats does (Redis's suite resets the stats between eviction tests and
+//! then expects evicted_keys to count only what the test evicted).
+
+mod common;
+
+use redis::aio::MultiplexedConnection;
+
+// The server binary's allocator count, so maxmemory evicts here as it does there.
+#[global_allocator]
+static ALLOC: resplock::alloc::Counting<std::alloc::System> =
+    resplock::alloc::Counting(std::alloc::System);
+
+async fn cfg(c: &mut MultiplexedConnection, k: &str, v: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(k)
+        .arg(v)
+        .query_async(c)
+        .await
+        .unwrap();
+}
+
+async fn evicted_keys(c: &mut MultiplexedConnection) -> u64 {
+    let text: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(c)
+        .await
+        .unwrap();
+    common::info_field(text.as_bytes(), "evicted_keys")
+        .and_then(|v| v.trim().parse().ok())
+        .expect("evicted_keys in INFO")
+}
+
+#[tokio::test]
+async fn config_resetstat_zeroes_evicted_keys() {
+    let s = common::server().await;
+    let mut c = common::client(&s).await;
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    cfg(&mut c, "maxmemory-policy", "allkeys-random").await;
+    cfg(&mut c, "maxmemory", "1").await;
+    // maxmemory 1 is always exceeded: the next command evicts the only key.
+    let _: () = redis::cmd("PING").query_async(&mut c).await.unwrap();
+    cfg(&mut c, "maxmemory", "0").await;
+    assert_eq!(evicted_keys(&mut c).await, 1);
+    let n: i64 = redis::cmd("DBSIZE").query_async(&mut c).await.unwrap();
+    assert_eq!(n, 0);
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(evicted_keys(&mut c).await, 0);
+    s.shutdown().await;
+}
