@@ -361,12 +361,12 @@ async fn read_rdb(c: &mut TcpStream) -> Vec<u8> {
     rdb
 }
 
-/// The next `n` bytes of the stream after any PINGs (the cron sends one when it first runs,
-/// which may be after the replica attached).
+/// The next `n` bytes of the stream after any pings (the cron sends one when it first runs,
+/// which may be after the replica attached; Redis writes it in lower case).
 async fn read_stream(c: &mut TcpStream, n: usize) -> Vec<u8> {
-    const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+    const PING: &[u8] = b"*1\r\n$4\r\nping\r\n";
     let mut v = read_exactly(c, n).await;
-    while v.starts_with(PING) {
+    while v.len() >= PING.len() && v[..PING.len()].eq_ignore_ascii_case(PING) {
         v.drain(..PING.len());
         v.extend(read_exactly(c, PING.len()).await);
     }
