@@ -338,7 +338,7 @@ impl Config {
 
     /// DEBUG CONFIG-REWRITE-FORCE-ALL: [`Config::rewrite_with_users`] writing every option,
     /// defaults included (a test that the server reads back all it writes).
-    pub fn rewrite_all_with_users(&self, users: Option<&[String]>) -> Result<(), String> {
+    pub(crate) fn rewrite_all_with_users(&self, users: Option<&[String]>) -> Result<(), String> {
         self.rewrite_file(users, true)
     }
 
