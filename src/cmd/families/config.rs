@@ -142,6 +142,9 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     {
         crate::cmd::runtime::clients::evict_clients(ctx.state, true);
     }
+    if changed.contains(&"maxmemory") {
+        crate::cmd::runtime::evict::maxmemory_set(ctx.state);
+    }
     Ok(Reply::ok())
 }
 

@@ -54,6 +54,14 @@ pub fn before_command(
     Ok(())
 }
 
+/// updateMaxmemory: CONFIG SET maxmemory evicts at once (the server lock held), as Redis's
+/// apply function does, so keyspace `evicted` events come without waiting for a command.
+pub fn maxmemory_set(state: &ServerState) {
+    if state.eviction.maxmemory.load(Ordering::Relaxed) != 0 {
+        perform_evictions(state);
+    }
+}
+
 /// processCommand's maxmemory step for a command queued in MULTI (which takes no lock, so
 /// evicts nothing): refused when memory is over maxmemory and the policy cannot evict.
 pub fn queuing_refused(state: &ServerState) -> bool {
