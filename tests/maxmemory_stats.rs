@@ -1,6 +1,8 @@
 //! maxmemory's statistics: CONFIG RESETSTAT starts INFO's evicted_keys again from zero, as
 //! Redis's resetServerStats does (Redis's suite resets the stats between eviction tests and
-//! then expects evicted_keys to count only what the test evicted).
+//! then expects evicted_keys to count only what the test evicted), and CONFIG SET maxmemory
+//! evicting at once. Apart from tests/maxmemory.rs, whose one test reads the process's whole
+//! allocator count and must not share the process with others.
 
 mod common;
 
@@ -56,5 +58,35 @@ async fn config_resetstat_zeroes_evicted_keys() {
         .await
         .unwrap();
     assert_eq!(evicted_keys(&mut c).await, 0);
+    s.shutdown().await;
+}
+
+/// CONFIG SET maxmemory below what is used evicts at once (Redis's updateMaxmemory), so a
+/// subscriber hears `evicted` without another command being sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_set_maxmemory_evicts_at_once() {
+    use std::time::Duration;
+    let s = common::server().await;
+    let mut r = common::Raw::connect(&s).await;
+    r.cmd(&[b"CONFIG", b"SET", b"notify-keyspace-events", b"Ee"])
+        .await;
+    r.cmd(&[b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-lru"])
+        .await;
+    let mut sub = common::Raw::connect(&s).await;
+    sub.cmd(&[b"PSUBSCRIBE", b"*"]).await;
+    r.cmd(&[b"SET", b"foo", b"bar"]).await;
+    assert_eq!(
+        r.cmd(&[b"CONFIG", b"SET", b"maxmemory", b"1"]).await,
+        b"+OK\r\n"
+    );
+    let msg = sub
+        .try_reply(Duration::from_secs(2))
+        .await
+        .expect("an evicted event");
+    assert_eq!(
+        msg,
+        b"*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$22\r\n__keyevent@0__:evicted\r\n$3\r\nfoo\r\n"
+    );
+    r.cmd(&[b"CONFIG", b"SET", b"maxmemory", b"0"]).await;
     s.shutdown().await;
 }

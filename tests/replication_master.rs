@@ -563,12 +563,7 @@ async fn multi_key_and_blocking_pops_propagate_as_the_pop_they_did() {
 /// never wrapped in MULTI/EXEC (Redis's CMD_TOUCHES_ARBITRARY_KEYS), as active expiry's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_scan_and_randomkey_find_expired_propagate_as_plain_dels() {
-    let argv = ["resplock", "--port", "0", "--enable-debug-command", "yes"].map(String::from);
-    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
-        .unwrap()
-        .config;
-    cfg.dir = resplock::Config::ephemeral().dir;
-    let s = common::server_with(cfg).await;
+    let s = common::server_with_args(&["--enable-debug-command", "yes"]).await;
     let mut m = Raw::connect(&s).await;
     cmd!(m, "DEBUG", "SET-ACTIVE-EXPIRE", "0");
     let mut sync = TcpStream::connect(s.local_addr()).await.unwrap();

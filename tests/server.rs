@@ -585,19 +585,7 @@ async fn config_rewrite_writes_the_live_acl_users_in_place_of_the_files() {
 /// parameters (Redis's islocalClient); the default `no` refuses everyone.
 #[tokio::test]
 async fn protected_configs_local_admits_loopback_clients() {
-    let argv = [
-        "resplock",
-        "--port",
-        "0",
-        "--enable-protected-configs",
-        "local",
-    ]
-    .map(String::from);
-    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
-        .unwrap()
-        .config;
-    cfg.dir = resplock::Config::ephemeral().dir;
-    let s = common::server_with(cfg).await;
+    let s = common::server_with_args(&["--enable-protected-configs", "local"]).await;
     let mut c = common::Raw::connect(&s).await;
     assert_eq!(
         c.cmd(&[b"CONFIG", b"SET", b"dbfilename", b"somename.rdb"])

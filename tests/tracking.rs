@@ -132,12 +132,7 @@ async fn expired_keys_are_invalidated_for_broadcast_clients() {
 /// tracking messages for the current client).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalidation_a_read_of_an_expired_key_causes_follows_the_reply() {
-    let argv = ["resplock", "--port", "0", "--enable-debug-command", "yes"].map(String::from);
-    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
-        .unwrap()
-        .config;
-    cfg.dir = resplock::Config::ephemeral().dir;
-    let s = common::server_with(cfg).await;
+    let s = common::server_with_args(&["--enable-debug-command", "yes"]).await;
     let mut c = Raw::connect(&s).await;
     c.cmd(&[b"HELLO", b"3"]).await;
     assert_eq!(

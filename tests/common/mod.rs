@@ -15,6 +15,21 @@ pub async fn server_with(config: Config) -> ServerHandle {
     resplock::start(config).await.expect("server starts")
 }
 
+/// A server started as `resplock --port 0 ARGS...` would be (settings only the command line
+/// or a config file may give, such as `enable-debug-command`), in an ephemeral directory.
+pub async fn server_with_args(args: &[&str]) -> ServerHandle {
+    let argv: Vec<String> = ["resplock", "--port", "0"]
+        .iter()
+        .chain(args)
+        .map(|a| a.to_string())
+        .collect();
+    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
+        .expect("settings parse")
+        .config;
+    cfg.dir = Config::ephemeral().dir;
+    server_with(cfg).await
+}
+
 pub async fn client(s: &ServerHandle) -> redis::aio::MultiplexedConnection {
     redis::Client::open(format!("redis://{}", s.local_addr()))
         .unwrap()
