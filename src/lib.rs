@@ -95,3 +95,28 @@ pub use version::REDIS_VERSION;
 pub fn command_exists(name: &str) -> bool {
     cmd::lookup(name.as_bytes()).is_some()
 }
+
+/// The entry of a background job's writer child (the process that writes BGSAVE's and
+/// BGREWRITEAOF's file, as redis-server's fork child does): `Some(exit code)` when the
+/// command line is a writer child's, `None` for any other. A binary that serves with
+/// [`enable_background_writers`] calls it first thing in `main`.
+///
+/// ```
+/// let argv = vec!["resplock".to_string(), "--port".to_string(), "6379".to_string()];
+/// assert_eq!(resplock::run_background_writer(&argv), None);
+/// ```
+pub fn run_background_writer(argv: &[String]) -> Option<i32> {
+    cmd::runtime::persist::child::child_main(argv)
+}
+
+/// Let this process's servers write background jobs' files through a child process, this
+/// same executable started as a writer (see [`run_background_writer`]). Without it (an
+/// embedding test process), a job writes its file from a thread of the server.
+///
+/// ```no_run
+/// // In a binary's main, after run_background_writer returned None:
+/// resplock::enable_background_writers();
+/// ```
+pub fn enable_background_writers() {
+    cmd::runtime::persist::child::enable()
+}

@@ -16,6 +16,11 @@ fn main() {
     let mut argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // A background job's writer child (BGSAVE, BGREWRITEAOF), started by a server below.
+    if let Some(code) = resplock::run_background_writer(&argv) {
+        std::process::exit(code);
+    }
+    resplock::enable_background_writers();
     // `resplock check HISTORY...`: the lock-history checker, not a server. redis-server would
     // read a config file named `check`; nobody names one that.
     if argv.get(1).is_some_and(|a| a == "check") {

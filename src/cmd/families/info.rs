@@ -314,8 +314,12 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                     .channels(crate::pubsub::Kind::Shard, None)
                     .len(),
             );
-            kv("latest_fork_usec", &0);
-            kv("total_forks", &0);
+            let (forks, latest) = {
+                let st = state.persist.stats.lock();
+                (st.forks, st.latest_fork_us)
+            };
+            kv("latest_fork_usec", &latest);
+            kv("total_forks", &forks);
             kv("migrate_cached_sockets", &state.migrate_sockets.len());
             kv("slave_expires_tracked_keys", &0);
             kv("active_defrag_hits", &0);

@@ -13,6 +13,7 @@
 #![allow(clippy::result_unit_err)]
 
 pub mod aof;
+pub mod child;
 pub mod load;
 pub mod registry;
 pub mod save;

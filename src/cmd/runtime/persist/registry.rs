@@ -33,6 +33,8 @@ pub struct Job {
     pub cancelled: Arc<AtomicBool>,
     /// Keys in the snapshot (INFO's current_save_keys_total).
     pub keys_total: u64,
+    /// The child process writing its file, when the job has one (`child`).
+    pub child: Option<u32>,
 }
 
 /// INFO persistence's counters.
@@ -63,6 +65,10 @@ pub struct Stats {
     pub aof_rewrite_failures: u64,
     /// aof_last_cow_size.
     pub aof_last_cow: u64,
+    /// total_forks: writer children started.
+    pub forks: u64,
+    /// latest_fork_usec: how long starting the last one took.
+    pub latest_fork_us: u64,
 }
 
 impl Default for Stats {
@@ -81,6 +87,8 @@ impl Default for Stats {
             aof_last_rewrite_secs: -1,
             aof_rewrite_failures: 0,
             aof_last_cow: 0,
+            forks: 0,
+            latest_fork_us: 0,
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Saving the dataset to `dbfilename` as redis-server does: SAVE on the calling thread,
 //! BGSAVE on a thread of its own from a point-in-time snapshot while clients keep running
-//! (`crate::rdb::snapshot`), the `save` points and scheduled saves checked by the cron, with
+//! (`crate::rdb::snapshot`), its file written by a child process (`super::child`) when the
+//! server is resplock's binary, the `save` points and scheduled saves checked by the cron, with
 //! redis-server's log lines and INFO's counters. A file is written to a temp name, synced,
 //! then renamed over the old one: a crash never leaves half a file under the real name.
 
+use crate::cmd::runtime::persist::child::{self, Failure};
 use crate::cmd::runtime::persist::registry::{Job, JobKind};
 use crate::cmd::runtime::persist::settings;
 use crate::cmd::runtime::state::ServerState;
@@ -266,14 +268,33 @@ pub fn bgsave(state: &ServerState) -> Result<(), StartError> {
         sink: sink.clone(),
         cancelled: cancelled.clone(),
         keys_total,
+        child: None,
     });
     drop(job);
     let dest = settings::rdb_path(&state.config.read());
     let tmp = temp_path(state, id);
+    let writer = match start_child(state, child::Kind::Rdb) {
+        Ok(w) => w,
+        Err(why) => {
+            state.keyspace.end_capture();
+            *state.persist.job.lock() = None;
+            crate::log::warning(&format!("Can't save in background: fork: {why}"));
+            state.persist.stats.lock().last_bgsave_ok = false;
+            refresh_write_denial(state);
+            return Err(StartError::Failed);
+        }
+    };
+    if let (Some(w), Some(j)) = (&writer, state.persist.job.lock().as_mut()) {
+        j.child = Some(w.pid);
+    }
     let spawned = std::thread::Builder::new()
         .name("bgsave".into())
         .spawn(move || {
-            let r = write_file(&server, &sink, &p, &dest, &tmp, &cancelled);
+            let r = match writer {
+                Some(w) => through_child(&server, &sink, &p, w, &cancelled),
+                None => write_file(&server, &sink, &p, &dest, &tmp, &cancelled)
+                    .map_err(Failure::Error),
+            };
             bgsave_done(&server, id, r, &cancelled);
         });
     if spawned.is_err() {
@@ -292,7 +313,7 @@ pub fn bgsave(state: &ServerState) -> Result<(), StartError> {
 }
 
 /// backgroundSaveDoneHandler: the BGSAVE thread finished (or was told to stop).
-fn bgsave_done(state: &ServerState, id: u64, r: Result<u64, String>, cancelled: &AtomicBool) {
+fn bgsave_done(state: &ServerState, id: u64, r: Result<u64, Failure>, cancelled: &AtomicBool) {
     let job = {
         let mut job = state.persist.job.lock();
         match job.as_ref() {
@@ -322,11 +343,20 @@ fn bgsave_done(state: &ServerState, id: u64, r: Result<u64, String>, cancelled: 
             };
             saved_in_background(state, before);
         }
-        Err(msg) => {
-            crate::log::warning(&msg);
+        Err(Failure::Error(msg)) => {
+            if !msg.is_empty() {
+                crate::log::warning(&msg);
+            }
             crate::log::warning("Background saving error");
             let mut st = state.persist.stats.lock();
             st.last_bgsave_ok = false;
+            st.last_bgsave_secs = secs;
+        }
+        Err(Failure::Signal(sig)) => {
+            crate::log::warning(&format!("Background saving terminated by signal {sig}"));
+            // SIGUSR1 is how a job is stopped without calling it a failure.
+            let mut st = state.persist.stats.lock();
+            st.last_bgsave_ok = sig == libc::SIGUSR1 && st.last_bgsave_ok;
             st.last_bgsave_secs = secs;
         }
     }
@@ -348,8 +378,74 @@ pub fn cancel(state: &ServerState, kind: JobKind) -> bool {
     };
     job.cancelled.store(true, Ordering::Relaxed);
     state.keyspace.end_capture();
-    let _ = std::fs::remove_file(temp_path(state, job.id));
+    match job.child {
+        // killRDBChild: SIGUSR1, then rdbRemoveTempFile. The child made its file before the
+        // job was registered, so nothing makes it after this.
+        Some(pid) => {
+            child::signal(pid, libc::SIGUSR1);
+            let dir = match kind {
+                JobKind::Rdb => settings::dir(&state.config.read()),
+                JobKind::AofRewrite => settings::aof_dir(&state.config.read()),
+            };
+            let kind = match kind {
+                JobKind::Rdb => child::Kind::Rdb,
+                JobKind::AofRewrite => child::Kind::AofBase,
+            };
+            let _ = std::fs::remove_file(dir.join(kind.temp_name(pid)));
+        }
+        None => {
+            let _ = std::fs::remove_file(temp_path(state, job.id));
+        }
+    }
     true
+}
+
+/// Start the writer child of a background job, when this process can (`None`: the job's
+/// thread writes the file). Err: why it could not start. The caller holds the server lock.
+pub(super) fn start_child(
+    state: &ServerState,
+    kind: child::Kind,
+) -> Result<Option<child::Writer>, String> {
+    if !child::available() {
+        return Ok(None);
+    }
+    let (dir, dest) = {
+        let c = state.config.read();
+        match kind {
+            child::Kind::Rdb => (settings::dir(&c), settings::rdb_path(&c)),
+            child::Kind::AofBase => (settings::aof_dir(&c), PathBuf::new()),
+        }
+    };
+    // A test server's own directory is made on its first save (Config::ephemeral).
+    if !dir.as_os_str().is_empty() && !dir.exists() && state.config.read().has_ephemeral_dir() {
+        let _ = std::fs::create_dir_all(&dir);
+    }
+    let w = child::spawn(kind, &dir, &dest)?;
+    let mut st = state.persist.stats.lock();
+    st.forks += 1;
+    st.latest_fork_us = w.start_us;
+    Ok(Some(w))
+}
+
+/// A BGSAVE's bytes through its writer child, which syncs and renames the file.
+fn through_child(
+    state: &ServerState,
+    sink: &Sink,
+    plan: &Plan,
+    mut w: child::Writer,
+    cancelled: &AtomicBool,
+) -> Result<u64, Failure> {
+    let stop = || cancelled.load(Ordering::Relaxed);
+    let temp = w.temp.clone();
+    let r = match snapshot::write(&state.keyspace, sink, plan, &mut w, &stop) {
+        Ok((_, n)) => w.finish().map(|_| n),
+        Err(_) => Err(w.abandon()),
+    };
+    // rdbRemoveTempFile: a killed child leaves its file.
+    if matches!(r, Err(Failure::Signal(_))) {
+        let _ = std::fs::remove_file(temp);
+    }
+    r
 }
 
 /// What the cron has to start.

@@ -5,6 +5,7 @@
 
 use crate::aof::manifest::write_manifest;
 use crate::cmd::runtime::persist::aof::{manifest_name, temp_incr_name, ON, WAIT_REWRITE};
+use crate::cmd::runtime::persist::child::{self, Failure};
 use crate::cmd::runtime::persist::registry::{Job, JobKind};
 use crate::cmd::runtime::persist::save::{self, StartError};
 use crate::cmd::runtime::persist::settings;
@@ -93,6 +94,33 @@ fn write_base(
     let f = w.into_inner().map_err(|e| werr(e.into_error()))?;
     f.sync_all().map_err(werr)?;
     Ok(n)
+}
+
+/// A base file's bytes through its writer child, which syncs it (the server renames it).
+fn base_through_child(
+    state: &ServerState,
+    sink: &Sink,
+    plan: &snapshot::Plan,
+    use_rdb: bool,
+    mut w: child::Writer,
+    cancelled: &AtomicBool,
+) -> Result<u64, String> {
+    let stop = || cancelled.load(Ordering::Relaxed);
+    let written = if use_rdb {
+        snapshot::write(&state.keyspace, sink, plan, &mut w, &stop).map(|(_, n)| n)
+    } else {
+        let r = write_commands(state, sink, plan, &mut w, &stop).map(|(_, n)| n);
+        snapshot::finish(&state.keyspace, sink);
+        r
+    };
+    let ended = match written {
+        Ok(n) => w.finish().map(|_| n),
+        Err(_) => Err(w.abandon()),
+    };
+    ended.map_err(|f| match f {
+        Failure::Error(msg) => msg,
+        Failure::Signal(sig) => format!("Background AOF rewrite terminated by signal {sig}"),
+    })
 }
 
 /// rewriteAppendOnlyFileRio: the dataset as commands (a timestamp annotation when enabled,
@@ -215,6 +243,7 @@ pub fn rewrite_background(state: &ServerState) -> Result<(), StartError> {
         sink: sink.clone(),
         cancelled: cancelled.clone(),
         keys_total: plan.sizes.iter().map(|s| s.0).sum(),
+        child: None,
     });
     state.persist.stats.lock().aof_rewrites += 1;
     state
@@ -224,11 +253,38 @@ pub fn rewrite_background(state: &ServerState) -> Result<(), StartError> {
     if let Some(a) = &appender {
         a.child_active.store(true, Ordering::Relaxed);
     }
-    let tmp = temp_base_path(state, id);
+    let writer = match save::start_child(state, child::Kind::AofBase) {
+        Ok(w) => w,
+        Err(why) => {
+            snapshot::finish(
+                &state.keyspace,
+                &state.persist.job.lock().take().expect("set above").sink,
+            );
+            if let Some(a) = &appender {
+                a.child_active.store(false, Ordering::Relaxed);
+            }
+            crate::log::warning(&format!(
+                "Can't rewrite append only file in background: fork: {why}"
+            ));
+            return fail(state);
+        }
+    };
+    let tmp = match &writer {
+        Some(w) => {
+            if let Some(j) = state.persist.job.lock().as_mut() {
+                j.child = Some(w.pid);
+            }
+            w.temp.clone()
+        }
+        None => temp_base_path(state, id),
+    };
     let spawned = std::thread::Builder::new()
         .name("bgrewriteaof".into())
         .spawn(move || {
-            let r = write_base(&server, &sink, &plan, use_rdb, &tmp, &cancelled);
+            let r = match writer {
+                Some(w) => base_through_child(&server, &sink, &plan, use_rdb, w, &cancelled),
+                None => write_base(&server, &sink, &plan, use_rdb, &tmp, &cancelled),
+            };
             rewrite_done(&server, id, r, &tmp, &cancelled);
         });
     if spawned.is_err() {
