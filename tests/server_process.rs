@@ -47,8 +47,12 @@ struct Server {
 }
 
 impl Server {
+    /// Start `resplock ARGS`, on loopback and without save points unless `args` say
+    /// otherwise (Redis's defaults would listen everywhere and save into the working
+    /// directory at shutdown).
     fn start(args: &[&str]) -> Server {
         let mut child = bin()
+            .args(["--bind", "127.0.0.1", "--save", ""])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
 pub use own_args::{take_own_args, OwnArgs};
 pub use settings::{
-    Config, LogLevel, ProtectedAction, DEFAULT_BIND, DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT,
+    Config, LogLevel, ProtectedAction, DEFAULT_BIND, DEFAULT_SAVE, DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT,
 };
 // The parameter table and its parsing are the server's business: CONFIG GET/SET and the
 // command line reach them through `Config`.
@@ -43,7 +43,7 @@ impl Default for Config {
             requirepass: None,
             databases: 16,
             maxclients: 10000,
-            save: String::new(),
+            save: DEFAULT_SAVE.into(),
             appendonly: "no".into(),
             busy_reply_threshold_ms: 5000,
             notify_keyspace_events: String::new(),
@@ -124,10 +124,10 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 }
 
 impl Config {
-    /// A configuration for tests: loopback, a free port, and a `dir` of its own (a fresh
-    /// path under the system temp directory, made on the first save and removed when the
-    /// server stops), so SAVE or BGSAVE never write into the working directory and a server
-    /// never loads another's file; everything else default.
+    /// A configuration for tests: loopback, a free port, no `save` points, and a `dir` of its
+    /// own (a fresh path under the system temp directory, made on the first save and removed
+    /// when the server stops), so SAVE or BGSAVE never write into the working directory and a
+    /// server never loads another's file; everything else default (Redis's).
     ///
     /// ```
     /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral())?;
@@ -140,6 +140,8 @@ impl Config {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Config {
             port: 0,
+            bind: "127.0.0.1".into(),
+            save: String::new(),
             dir: Some(
                 std::env::temp_dir()
                     .join(format!("{EPHEMERAL_DIR_PREFIX}{}-{n}", std::process::id())),

@@ -16,9 +16,10 @@ pub async fn server_with(config: Config) -> ServerHandle {
 }
 
 /// A server started as `resplock --port 0 ARGS...` would be (settings only the command line
-/// or a config file may give, such as `enable-debug-command`), in an ephemeral directory.
+/// or a config file may give, such as `enable-debug-command`), in an ephemeral directory,
+/// on loopback and without save points unless `args` say otherwise.
 pub async fn server_with_args(args: &[&str]) -> ServerHandle {
-    let argv: Vec<String> = ["resplock", "--port", "0"]
+    let argv: Vec<String> = ["resplock", "--port", "0", "--bind", "127.0.0.1", "--save", ""]
         .iter()
         .chain(args)
         .map(|a| a.to_string())
