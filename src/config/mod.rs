@@ -20,7 +20,8 @@ use std::collections::HashSet;
 pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Startup};
 pub use own_args::{take_own_args, OwnArgs};
 pub use settings::{
-    Config, LogLevel, ProtectedAction, DEFAULT_BIND, DEFAULT_SAVE, DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT,
+    Config, LogLevel, ProtectedAction, DEFAULT_BIND, DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT,
+    DEFAULT_SAVE,
 };
 // The parameter table and its parsing are the server's business: CONFIG GET/SET and the
 // command line reach them through `Config`.
@@ -456,6 +457,18 @@ impl Config {
         pairs: &[(&[u8], &[u8])],
         client_is_local: bool,
     ) -> Result<Vec<&'static str>, String> {
+        self.set_many_while(pairs, client_is_local, false)
+    }
+
+    /// [`Config::set_many_from`] on a server that may be loading its dataset: then a
+    /// parameter that cannot change meanwhile (`dir`, `appendonly`...) fails the command
+    /// with -LOADING, which Redis gives precedence over a plain error.
+    pub(crate) fn set_many_while(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        client_is_local: bool,
+        loading: bool,
+    ) -> Result<Vec<&'static str>, String> {
         let protected_ok = ProtectedAction::from_value(
             self.value(lookup(b"enable-protected-configs").expect("row").0)
                 .enumeration(),
@@ -480,6 +493,9 @@ impl Config {
                 Some("can't set immutable config")
             } else if p.has(flags::PROTECTED) && !protected_ok {
                 Some("can't set protected config")
+            } else if loading && p.has(flags::DENY_LOADING) {
+                failure = Some(crate::error::LOADING.into());
+                continue;
             } else if found
                 .iter()
                 .any(|(q, e)| std::ptr::eq(*q, p) && *e == entry)

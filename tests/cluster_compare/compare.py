@@ -288,7 +288,7 @@ def start_redis_cluster(tmp):
 
 
 def start_resplock(binary):
-    p = subprocess.Popen([binary, "--cluster", "3", "--replicas", "1", "--port", "0",
+    p = subprocess.Popen([binary, "--cluster", "3", "--replicas", "1", "--port", "0", "--save", "",
                           "--enable-test-commands", "yes"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True)
     addrs = []
