@@ -32,9 +32,10 @@ pub async fn server_with_args(args: &[&str]) -> ServerHandle {
     .chain(args)
     .map(|a| a.to_string())
     .collect();
-    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
-        .expect("settings parse")
-        .config;
+    let mut cfg =
+        resplock::config::parse_command_line(&argv, std::io::empty(), resplock::command_exists)
+            .expect("settings parse")
+            .config;
     cfg.dir = Config::ephemeral().dir;
     server_with(cfg).await
 }
