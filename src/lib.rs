@@ -65,6 +65,7 @@ pub(crate) mod glob;
 pub mod history;
 pub(crate) mod log;
 pub(crate) mod outbox;
+pub(crate) mod proctitle;
 pub(crate) mod pubsub;
 pub(crate) mod reply;
 pub mod server;
@@ -119,4 +120,15 @@ pub fn run_background_writer(argv: &[String]) -> Option<i32> {
 /// ```
 pub fn enable_background_writers() {
     cmd::runtime::persist::child::enable()
+}
+
+/// Let the server show `proc-title-template` as this process's title (`ps`,
+/// /proc/PID/cmdline), as redis-server does, by taking over the command line's memory. For
+/// a binary that runs one server: call it first thing in `main`, before any thread starts.
+///
+/// ```no_run
+/// resplock::enable_process_title();
+/// ```
+pub fn enable_process_title() {
+    proctitle::enable()
 }

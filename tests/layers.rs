@@ -25,6 +25,8 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("wake", &[]),
     ("version", &[]),
     ("log", &[]),
+    // The process title, written over the command line's memory.
+    ("proctitle", &[]),
     ("reply", &["error"]),
     ("config", &["error", "glob", "num", "version", "log"]),
     // Lock histories: their formats, the safety checker, the timeline, and the bounded
@@ -58,9 +60,27 @@ const ARROWS: &[(&str, &[&str])] = &[
     (
         "cmd",
         &[
-            "keyspace", "types", "script", "pubsub", "outbox", "reply", "error", "num", "glob",
-            "clock", "config", "version", "alloc", "log", "rdb", "aof", "repl", "wake", "history",
+            "keyspace",
+            "types",
+            "script",
+            "pubsub",
+            "outbox",
+            "reply",
+            "error",
+            "num",
+            "glob",
+            "clock",
+            "config",
+            "version",
+            "alloc",
+            "log",
+            "rdb",
+            "aof",
+            "repl",
+            "wake",
+            "history",
             "cluster",
+            "proctitle",
         ],
     ),
     // One task per client: bytes in, requests to the commands, replies out.

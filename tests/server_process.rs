@@ -1003,3 +1003,47 @@ fn bgrewriteaof_writes_its_base_through_a_child_and_the_log_reloads() {
     let mut c = tcp(srv.port());
     assert_eq!(call(&mut c, &["DBSIZE"]), ":51");
 }
+
+#[test]
+fn the_process_title_follows_proc_title_template() {
+    let mut srv = Server::start(&["--port", "0"]);
+    srv.wait_line("Ready to accept connections tcp");
+    let port = srv.port();
+    let pid = srv.child.id();
+    let cmdline = || {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        String::from_utf8_lossy(&raw)
+            .trim_end_matches('\0')
+            .to_string()
+    };
+    let exe = env!("CARGO_BIN_EXE_resplock");
+    // Redis's default template: {title} {listen-addr} {server-mode}. (`--port 0` listens on
+    // a free port, which the title shows.)
+    assert_eq!(cmdline(), format!("{exe} 127.0.0.1:{port}"));
+    let mut c = tcp(port);
+    assert_eq!(
+        call(
+            &mut c,
+            &[
+                "CONFIG",
+                "SET",
+                "proc-title-template",
+                "TEST {title} {listen-addr} {port} {tls-port} {unixsocket} {config-file}"
+            ]
+        ),
+        "+OK"
+    );
+    assert_eq!(
+        cmdline(),
+        format!("TEST {exe} 127.0.0.1:{port} {port} 0  -")
+    );
+    assert!(call(
+        &mut c,
+        &["CONFIG", "SET", "proc-title-template", "{invalid-var}"]
+    )
+    .contains("template format is invalid"));
+    assert_eq!(
+        cmdline(),
+        format!("TEST {exe} 127.0.0.1:{port} {port} 0  -")
+    );
+}

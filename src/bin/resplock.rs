@@ -80,6 +80,10 @@ fn main() {
     }
     let mut startup = startup;
     startup.config.enable_test_commands = own.enable_test_commands;
+    if own.cluster.is_none() && own.instances.is_none() {
+        // One server: its title is the process's.
+        resplock::enable_process_title();
+    }
     let code = match (own.cluster, own.instances) {
         (Some(n), _) => resplock::server::process::run_cluster(startup, n, own.replicas),
         (None, Some(n)) => resplock::server::process::run_many(startup, n),

@@ -538,6 +538,52 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The process title `proc-title-template` gives for a server run as `title` (Redis's
+    /// `{title}`, its command's first word), or None when `set-proc-title` is off.
+    ///
+    /// ```
+    /// let mut c = resplock::Config::default();
+    /// assert_eq!(c.proc_title("resplock", false).unwrap(), "resplock *:6379");
+    /// c.set_many(&[(b"proc-title-template", b"{title} {listen-addr} {port} {config-file}")])
+    ///     .unwrap();
+    /// assert_eq!(c.proc_title("resplock", false).unwrap(), "resplock *:6379 6379 -");
+    /// ```
+    pub fn proc_title(&self, title: &str, cluster: bool) -> Option<String> {
+        if self.get("set-proc-title").as_deref() != Some("yes") {
+            return None;
+        }
+        let template = self.get("proc-title-template")?;
+        table::expand_template(&template, &|name| {
+            Some(match name {
+                "title" => title.to_string(),
+                "listen-addr" => {
+                    if self.port != 0 || self.tls_port != 0 {
+                        let first = self.bind.split(' ').find(|a| !a.is_empty()).unwrap_or("*");
+                        let port = if self.port != 0 {
+                            self.port
+                        } else {
+                            self.tls_port
+                        };
+                        format!("{first}:{port}")
+                    } else {
+                        format!("unixsocket:{}", self.unixsocket.as_deref().unwrap_or(""))
+                    }
+                }
+                "server-mode" => if cluster { "[cluster]" } else { "" }.to_string(),
+                "config-file" => self
+                    .config_file
+                    .as_ref()
+                    .map_or("-".to_string(), |p| p.display().to_string()),
+                "port" => self.port.to_string(),
+                "tls-port" => self.tls_port.to_string(),
+                "unixsocket" => self.unixsocket.clone().unwrap_or_default(),
+                _ => return None,
+            })
+        })
+    }
+}
+
 fn set_failed(name: &str, why: &str) -> String {
     format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
 }

@@ -234,6 +234,7 @@ async fn serve(config: Config) -> i32 {
         log::notice(&format!("Running mode=standalone, port={port}."));
     }
     log::warning("Server initialized");
+    crate::cmd::runtime::proc_title::refresh(server.state());
     if server.load_data().await.is_err() {
         server.wait().await;
         return 1;

@@ -152,6 +152,10 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if changed.contains(&"maxmemory") {
         crate::cmd::runtime::evict::maxmemory_set(ctx.state);
     }
+    // updateProcTitleTemplate.
+    if changed.contains(&"proc-title-template") {
+        crate::cmd::runtime::proc_title::refresh(ctx.state);
+    }
     Ok(Reply::ok())
 }
 

@@ -33,6 +33,7 @@ pub mod observe;
 pub mod oom;
 pub mod pause;
 pub mod persist;
+pub mod proc_title;
 pub mod propagate;
 pub mod replication;
 pub mod script_flags;

@@ -448,12 +448,15 @@ fn valid_announced_hostname(v: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Redis expands the template (sdstemplate) and refuses unknown variables, a `{` without
-/// its `}`, and a result that is empty once trimmed of spaces.
-fn valid_proc_title_template(v: &str) -> Result<(), &'static str> {
-    const BAD: &str = "template format is invalid or contains unknown variables";
+/// sdstemplate then sdstrim(" "): `template` with each `{name}` replaced by `var(name)`
+/// (`{{` is a brace), trimmed of spaces; None for an unknown variable or a `{` without its
+/// `}`.
+pub(crate) fn expand_template(
+    template: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
     let mut out = String::new();
-    let mut rest = v;
+    let mut rest = template;
     while !rest.is_empty() {
         let Some(open) = rest.find('{') else {
             out.push_str(rest);
@@ -462,25 +465,39 @@ fn valid_proc_title_template(v: &str) -> Result<(), &'static str> {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         if after.is_empty() {
-            return Err(BAD);
+            return None;
         }
         if let Some(r) = after.strip_prefix('{') {
             out.push('{');
             rest = r;
             continue;
         }
-        let close = after.find('}').ok_or(BAD)?;
-        out.push_str(match &after[..close] {
-            // Values as seen when validating: the title is empty, the address never is.
-            "title" | "server-mode" | "unixsocket" => "",
-            "listen-addr" => "*:6379",
-            "config-file" => "-",
-            "port" | "tls-port" => "0",
-            _ => return Err(BAD),
-        });
+        let close = after.find('}')?;
+        out.push_str(&var(&after[..close])?);
         rest = &after[close + 1..];
     }
-    if out.trim_matches(' ').is_empty() {
+    Some(out.trim_matches(' ').to_string())
+}
+
+/// Redis expands the template and refuses unknown variables, a `{` without its `}`, and a
+/// result that is empty once trimmed of spaces.
+fn valid_proc_title_template(v: &str) -> Result<(), &'static str> {
+    const BAD: &str = "template format is invalid or contains unknown variables";
+    let out = expand_template(v, &|name| {
+        // Values as seen when validating: the title is empty, the address never is.
+        Some(
+            match name {
+                "title" | "server-mode" | "unixsocket" => "",
+                "listen-addr" => "*:6379",
+                "config-file" => "-",
+                "port" | "tls-port" => "0",
+                _ => return None,
+            }
+            .to_string(),
+        )
+    })
+    .ok_or(BAD)?;
+    if out.is_empty() {
         return Err(BAD);
     }
     Ok(())
