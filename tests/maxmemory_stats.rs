@@ -90,3 +90,27 @@ async fn config_set_maxmemory_evicts_at_once() {
     r.cmd(&[b"CONFIG", b"SET", b"maxmemory", b"0"]).await;
     s.shutdown().await;
 }
+
+/// Redis evicts after CONFIG SET maxmemory from a timer, never inside the transaction that
+/// set it: the EXEC's later commands still see the key (unit/maxmemory's "propagation with
+/// eviction in MULTI"), and it goes right after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_set_maxmemory_in_multi_evicts_after_the_exec() {
+    use std::time::{Duration, Instant};
+    let s = common::server().await;
+    let mut r = common::Raw::connect(&s).await;
+    r.cmd(&[b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-lru"])
+        .await;
+    assert_eq!(r.cmd(&[b"MULTI"]).await, b"+OK\r\n");
+    r.cmd(&[b"INCR", b"x"]).await;
+    r.cmd(&[b"CONFIG", b"SET", b"maxmemory", b"1"]).await;
+    r.cmd(&[b"INCR", b"x"]).await;
+    assert_eq!(r.cmd(&[b"EXEC"]).await, b"*3\r\n:1\r\n+OK\r\n:2\r\n");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.cmd(&[b"DBSIZE"]).await != b":0\r\n" {
+        assert!(Instant::now() < deadline, "x was not evicted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    r.cmd(&[b"CONFIG", b"SET", b"maxmemory", b"0"]).await;
+    s.shutdown().await;
+}

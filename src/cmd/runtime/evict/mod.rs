@@ -54,12 +54,30 @@ pub fn before_command(
     Ok(())
 }
 
-/// updateMaxmemory: CONFIG SET maxmemory evicts at once (the server lock held), as Redis's
-/// apply function does, so keyspace `evicted` events come without waiting for a command.
+/// updateMaxmemory's startEvictionTimeProc: after CONFIG SET maxmemory (and the
+/// transaction it may be in) ends, keys are evicted without waiting for the next command, so
+/// keyspace `evicted` events and the DELs come at once. Not inline: Redis never evicts inside
+/// a command or EXEC, and the DELs go out on their own after the command's effects.
 pub fn maxmemory_set(state: &ServerState) {
-    if state.eviction.maxmemory.load(Ordering::Relaxed) != 0 {
-        perform_evictions(state);
+    if state.eviction.maxmemory.load(Ordering::Relaxed) == 0 {
+        return;
     }
+    let Some(server) = state.persist.server.get().and_then(|w| w.upgrade()) else {
+        return;
+    };
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    rt.spawn(async move {
+        loop {
+            if let Some(held) = server.lock.lock_briefly() {
+                perform_evictions(&server);
+                drop(held);
+                return;
+            }
+            server.lock.released().await;
+        }
+    });
 }
 
 /// processCommand's maxmemory step for a command queued in MULTI (which takes no lock, so
