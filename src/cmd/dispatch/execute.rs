@@ -126,6 +126,9 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             }
         }
     }
+    // processCommand keeps the tracking table within its limit before every command, queued
+    // ones included (the invalidations go out before the reply).
+    crate::cmd::runtime::tracking::limit_table(state);
     if client.multi.is_some()
         && !multi::runs_in_multi(cmd, parent)
         && crate::cmd::runtime::evict::queuing_refused(state)
