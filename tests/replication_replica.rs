@@ -598,3 +598,23 @@ async fn a_replica_of_redis_server_restarted_from_its_rdb_continues_with_psync()
     replica.shutdown().await;
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
+
+#[tokio::test]
+async fn a_replica_connects_to_its_master_from_the_bind_source_addr() {
+    // A listener standing in for the master: what matters is where the replica comes from.
+    let master = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let replica = server().await;
+    let mut c = Raw::connect(&replica).await;
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "bind-source-addr", "127.0.0.2"),
+        b"+OK\r\n"
+    );
+    replica_of(&mut c, master.local_addr().unwrap()).await;
+    let (_link, from) = tokio::time::timeout(Duration::from_secs(10), master.accept())
+        .await
+        .expect("the replica never connected")
+        .unwrap();
+    assert_eq!(from.ip().to_string(), "127.0.0.2");
+    assert_eq!(cmd!(c, "REPLICAOF", "NO", "ONE"), b"+OK\r\n");
+    replica.shutdown().await;
+}

@@ -138,6 +138,42 @@ impl Conn {
     }
 }
 
+/// Connect to `host`:`port`, from `source` (`bind-source-addr`) when set, as Redis's
+/// connectWithMaster binds it first: the master sees the replica at that address. Each
+/// address of `host` is tried in turn; the error is the last one's.
+async fn connect_from(host: &str, port: u16, source: Option<&str>) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    for addr in tokio::net::lookup_host((host, port)).await? {
+        let Some(source) = source else {
+            match TcpStream::connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            }
+            continue;
+        };
+        // The source of the same family as the destination (a name may resolve to both).
+        let Some(from) = tokio::net::lookup_host((source, 0))
+            .await?
+            .find(|a| a.is_ipv4() == addr.is_ipv4())
+        else {
+            continue;
+        };
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        match socket.bind(from) {
+            Ok(()) => match socket.connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            },
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// One connection to the master, from connecting until it drops.
 async fn session(
     state: &Arc<ServerState>,
@@ -146,7 +182,12 @@ async fn session(
     port: u16,
 ) -> Result<(), Failed> {
     let timeout = Duration::from_secs(repl_timeout(state));
-    let stream = tokio::time::timeout(timeout, TcpStream::connect((host, port)))
+    let source = state
+        .config
+        .read()
+        .get("bind-source-addr")
+        .filter(|s| !s.is_empty());
+    let stream = tokio::time::timeout(timeout, connect_from(host, port, source.as_deref()))
         .await
         .map_err(|_| "Timeout connecting to the MASTER...".to_string())?
         .map_err(|e| format!("Unable to connect to MASTER: {e}"))?;
