@@ -65,6 +65,6 @@ redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no --maxclients
 up "$P" && measure redis "$P" "$(cat "$D/r.pid")"
 redis-cli -p "$P" shutdown nosave >/dev/null 2>&1
 P=$(port)
-"$BIN" --port "$P" --maxclients $((N + 100)) >"$D/resplock.log" 2>&1 & SP=$!
+"$BIN" --port "$P" --bind 127.0.0.1 --save '' --maxclients $((N + 100)) >"$D/resplock.log" 2>&1 & SP=$!
 up "$P" && measure resplock "$P" "$SP"
 kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; rm -rf "$D"

@@ -39,7 +39,7 @@ for r in $(seq 1 "$ROUNDS"); do
       taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
     else
       # shellcheck disable=SC2086 # the command line may carry VAR=value words
-      taskset -c 1 env $server --port "$P" >/dev/null 2>&1 &
+      taskset -c 1 env $server --port "$P" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
     fi
     SP=$!
     for _ in $(seq 100); do redis-cli -p "$P" PING >/dev/null 2>&1 && break; sleep 0.05; done

@@ -40,6 +40,6 @@ redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no --daemonize 
 up "$P" && measure redis "$P" "$(cat "$D/r.pid")"
 redis-cli -p "$P" shutdown nosave >/dev/null 2>&1
 P=$(port)
-"$BIN" --port "$P" >"$D/resplock.log" 2>&1 & SP=$!
+"$BIN" --port "$P" --bind 127.0.0.1 --save '' >"$D/resplock.log" 2>&1 & SP=$!
 up "$P" && measure resplock "$P" "$SP"
 kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; rm -rf "$D"

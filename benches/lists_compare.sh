@@ -27,7 +27,7 @@ start_server() {
     taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --pidfile "$OUT/redis.pid" >/dev/null
     up "$P" || { echo "redis-server did not start"; exit 1; }
   else
-    taskset -c 1 "$BIN" --port "$P" >"$OUT/resplock.log" 2>&1 &
+    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' >"$OUT/resplock.log" 2>&1 &
     SP=$!
     up "$P" || { echo "resplock did not start"; kill $SP; exit 1; }
   fi

@@ -64,7 +64,7 @@ class Server:
             cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                    "--appendonly", "no"]
         else:
-            cmd = [os.path.abspath(binary), "--port", str(self.port)]
+            cmd = [os.path.abspath(binary), "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
             if workers:
                 env["RESPLOCK_WORKERS"] = str(workers)
         self.proc = subprocess.Popen(["taskset", "-c", "1", *cmd], stdout=subprocess.DEVNULL,

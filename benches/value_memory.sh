@@ -57,7 +57,7 @@ run() {
   if [ "$kind" = redis ]; then
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
   else
-    "$BIN" --port "$port" >/dev/null 2>&1 &
+    "$BIN" --port "$port" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
   fi
   pid=$!
   for _ in $(seq 1 100); do redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done

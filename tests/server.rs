@@ -601,3 +601,62 @@ async fn protected_configs_local_admits_loopback_clients() {
     );
     s.shutdown().await;
 }
+
+/// `rename-command` renames in the server's own command table, as redis-server 7.0.15
+/// answers (recorded): the old name is unknown, the new one (any length, any case) runs the
+/// command everywhere (clients, scripts), which keeps its own name in COMMAND INFO; an empty
+/// new name removes the command.
+#[tokio::test]
+async fn rename_command_renames_for_clients_and_scripts_and_removes_with_an_empty_name() {
+    let long = "b840fc02d524045429941cc15f59e41cb7be6c52";
+    let s = common::server_with_args(&[
+        "--rename-command",
+        "flushdb",
+        "badger",
+        "--rename-command",
+        "get",
+        long,
+        "--rename-command",
+        "config",
+        "",
+    ])
+    .await;
+    let mut c = common::Raw::connect(&s).await;
+    assert_eq!(
+        c.cmd(&[b"flushdb"]).await,
+        b"-ERR unknown command 'flushdb', with args beginning with: \r\n"
+    );
+    assert_eq!(c.cmd(&[b"BADGER"]).await, b"+OK\r\n");
+    assert_eq!(c.cmd(&[b"SET", b"k", b"v"]).await, b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[long.to_uppercase().as_bytes(), b"k"]).await,
+        b"$1\r\nv\r\n"
+    );
+    assert_eq!(
+        c.cmd(&[b"get", b"k"]).await,
+        b"-ERR unknown command 'get', with args beginning with: 'k' \r\n"
+    );
+    assert_eq!(
+        c.cmd(&[b"config", b"get", b"port"]).await,
+        b"-ERR unknown command 'config', with args beginning with: 'get' 'port' \r\n"
+    );
+    assert_eq!(c.cmd(&[b"COMMAND", b"COUNT"]).await, b":239\r\n");
+    let info = c.cmd(&[b"COMMAND", b"INFO", b"badger"]).await;
+    assert!(info.starts_with(b"*1\r\n*10\r\n$7\r\nflushdb\r\n:-1\r\n"));
+    assert_eq!(
+        c.cmd(&[b"EVAL", b"return redis.call('badger')", b"0"])
+            .await,
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        c.cmd(&[b"EVAL", b"return redis.pcall('flushdb')", b"0"])
+            .await,
+        b"-ERR Unknown Redis command called from script\r\n"
+    );
+    s.shutdown().await;
+    // Another server in the same process keeps the whole table.
+    let s = common::server().await;
+    let mut c = common::Raw::connect(&s).await;
+    assert_eq!(c.cmd(&[b"FLUSHDB"]).await, b"+OK\r\n");
+    s.shutdown().await;
+}

@@ -47,8 +47,12 @@ struct Server {
 }
 
 impl Server {
+    /// Start `resplock ARGS`, on loopback and without save points unless `args` say
+    /// otherwise (Redis's defaults would listen everywhere and save into the working
+    /// directory at shutdown).
     fn start(args: &[&str]) -> Server {
         let mut child = bin()
+            .args(["--bind", "127.0.0.1", "--save", ""])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -900,4 +904,147 @@ fn replicaof_answers_blocked_clients_unblocked_and_closes_them() {
         String::from_utf8_lossy(&got),
         "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
     );
+}
+
+/// The pids of a process's children (from /proc: what `pgrep -P` reads).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so read after its ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        if rest.split_whitespace().nth(1) == Some(&pid.to_string()) {
+            out.push(e.file_name().to_string_lossy().parse().unwrap());
+        }
+    }
+    out
+}
+
+fn info_field(c: &mut TcpStream, section: &str, field: &str) -> String {
+    let head = call(c, &["INFO", section]);
+    let len: usize = head.trim_start_matches('$').parse().unwrap();
+    let mut body = vec![0u8; len + 2];
+    c.read_exact(&mut body).unwrap();
+    let info = String::from_utf8(body).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in {info}"))
+        .to_string()
+}
+
+#[test]
+fn bgsave_writes_through_a_child_process_that_a_kill_ends_as_a_failed_save() {
+    let dir = TempDir::new("bgchild");
+    let mut srv = Server::start(&[
+        "--port",
+        "0",
+        "--save",
+        "",
+        "--dir",
+        dir.0.to_str().unwrap(),
+    ]);
+    srv.wait_line("Ready to accept connections tcp");
+    let mut c = tcp(srv.port());
+    for i in 0..20 {
+        assert_eq!(call(&mut c, &["SET", &i.to_string(), "v"]), "+OK");
+    }
+    assert_eq!(
+        call(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "100000"]),
+        "+OK"
+    );
+    assert_eq!(call(&mut c, &["BGSAVE"]), "+Background saving started");
+    let kids = children(srv.child.id());
+    assert_eq!(kids.len(), 1, "one writer child: {kids:?}");
+    let temp = dir.path(&format!("temp-{}.rdb", kids[0]));
+    assert!(temp.exists(), "the child's temp file is named after it");
+    assert_eq!(info_field(&mut c, "stats", "total_forks"), "1");
+    // SAFETY: kills the grandchild this test's server started.
+    unsafe { libc::kill(kids[0] as i32, libc::SIGKILL) };
+    wait_until("the save to end", || {
+        info_field(&mut c, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_last_bgsave_status"),
+        "err"
+    );
+    srv.wait_line("Background saving terminated by signal 9");
+    assert!(!temp.exists(), "a killed child's file is removed");
+    assert!(!dir.path("dump.rdb").exists());
+    // Without the delay the next one completes: the child renames its file into place.
+    assert_eq!(
+        call(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        "+OK"
+    );
+    assert_eq!(call(&mut c, &["BGSAVE"]), "+Background saving started");
+    wait_until("the save to end", || {
+        info_field(&mut c, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_last_bgsave_status"),
+        "ok"
+    );
+    assert_eq!(info_field(&mut c, "stats", "total_forks"), "2");
+    assert!(dir.path("dump.rdb").exists());
+    wait_until("the child to be reaped", || {
+        children(srv.child.id()).is_empty()
+    });
+    // A save stopped by SHUTDOWN NOSAVE leaves no temp file behind.
+    assert_eq!(
+        call(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "100000"]),
+        "+OK"
+    );
+    assert_eq!(call(&mut c, &["BGSAVE"]), "+Background saving started");
+    let kid = children(srv.child.id())[0];
+    let temp = dir.path(&format!("temp-{kid}.rdb"));
+    assert!(temp.exists());
+    let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
+    let (_, code) = srv.finish();
+    assert_eq!(code, Some(0));
+    assert!(!temp.exists());
+}
+
+#[test]
+fn bgrewriteaof_writes_its_base_through_a_child_and_the_log_reloads() {
+    let dir = TempDir::new("aofchild");
+    let args = [
+        "--port",
+        "0",
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--dir",
+        dir.0.to_str().unwrap(),
+    ];
+    let mut srv = Server::start(&args);
+    srv.wait_line("Ready to accept connections tcp");
+    let mut c = tcp(srv.port());
+    for i in 0..50 {
+        assert_eq!(call(&mut c, &["SET", &format!("k{i}"), "v"]), "+OK");
+    }
+    let forks: u64 = info_field(&mut c, "stats", "total_forks").parse().unwrap();
+    assert_eq!(
+        call(&mut c, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started"
+    );
+    wait_until("the rewrite to end", || {
+        info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+    });
+    assert_eq!(
+        info_field(&mut c, "persistence", "aof_last_bgrewrite_status"),
+        "ok"
+    );
+    let now: u64 = info_field(&mut c, "stats", "total_forks").parse().unwrap();
+    assert_eq!(now, forks + 1);
+    assert_eq!(call(&mut c, &["SET", "after", "v"]), "+OK");
+    let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
+    assert_eq!(srv.finish().1, Some(0));
+    let mut srv = Server::start(&args);
+    srv.wait_line("Ready to accept connections tcp");
+    let mut c = tcp(srv.port());
+    assert_eq!(call(&mut c, &["DBSIZE"]), ":51");
 }

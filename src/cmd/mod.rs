@@ -46,6 +46,16 @@ pub fn commands() -> &'static CommandTable {
     TABLE.get_or_init(|| CommandTable::new(families::ALL))
 }
 
+/// The table a server started with `config` serves: the process's, or a copy with its
+/// `rename-command` directives applied (made once per such server, kept for the process).
+pub fn commands_for(config: &crate::config::Config) -> &'static CommandTable {
+    if config.rename_commands.is_empty() {
+        commands()
+    } else {
+        Box::leak(Box::new(commands().renamed(&config.rename_commands)))
+    }
+}
+
 /// Case-insensitive lookup of a command row by name.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     commands().lookup(name)

@@ -493,12 +493,7 @@ impl Loader {
                         }
                         self.added_commands.insert(argv[2].to_ascii_lowercase());
                     }
-                    self.config
-                        .rename_commands
-                        .push((from.clone(), argv[2].clone()));
-                    self.warnings.push(format!(
-                        "'rename-command {from} ...' ignored: resplock does not rename commands"
-                    ));
+                    self.config.rename_commands.push((from, argv[2].clone()));
                 }
                 "user" if argc >= 2 => {
                     // ACLAppendUserForLoading: a user is defined once (its rules are checked

@@ -21,6 +21,7 @@ pub use load::{parse_command_line, usage_text, version_line, Action, Fatal, Star
 pub use own_args::{take_own_args, OwnArgs};
 pub use settings::{
     Config, LogLevel, ProtectedAction, DEFAULT_BIND, DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT,
+    DEFAULT_SAVE,
 };
 // The parameter table and its parsing are the server's business: CONFIG GET/SET and the
 // command line reach them through `Config`.
@@ -43,7 +44,7 @@ impl Default for Config {
             requirepass: None,
             databases: 16,
             maxclients: 10000,
-            save: String::new(),
+            save: DEFAULT_SAVE.into(),
             appendonly: "no".into(),
             busy_reply_threshold_ms: 5000,
             notify_keyspace_events: String::new(),
@@ -124,10 +125,10 @@ pub fn is_sensitive(name: &[u8]) -> bool {
 }
 
 impl Config {
-    /// A configuration for tests: loopback, a free port, and a `dir` of its own (a fresh
-    /// path under the system temp directory, made on the first save and removed when the
-    /// server stops), so SAVE or BGSAVE never write into the working directory and a server
-    /// never loads another's file; everything else default.
+    /// A configuration for tests: loopback, a free port, no `save` points, and a `dir` of its
+    /// own (a fresh path under the system temp directory, made on the first save and removed
+    /// when the server stops), so SAVE or BGSAVE never write into the working directory and a
+    /// server never loads another's file; everything else default (Redis's).
     ///
     /// ```
     /// let server = resplock::BlockingServer::start(resplock::Config::ephemeral())?;
@@ -140,6 +141,8 @@ impl Config {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Config {
             port: 0,
+            bind: "127.0.0.1".into(),
+            save: String::new(),
             dir: Some(
                 std::env::temp_dir()
                     .join(format!("{EPHEMERAL_DIR_PREFIX}{}-{n}", std::process::id())),
@@ -454,6 +457,18 @@ impl Config {
         pairs: &[(&[u8], &[u8])],
         client_is_local: bool,
     ) -> Result<Vec<&'static str>, String> {
+        self.set_many_while(pairs, client_is_local, false)
+    }
+
+    /// [`Config::set_many_from`] on a server that may be loading its dataset: then a
+    /// parameter that cannot change meanwhile (`dir`, `appendonly`...) fails the command
+    /// with -LOADING, which Redis gives precedence over a plain error.
+    pub(crate) fn set_many_while(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        client_is_local: bool,
+        loading: bool,
+    ) -> Result<Vec<&'static str>, String> {
         let protected_ok = ProtectedAction::from_value(
             self.value(lookup(b"enable-protected-configs").expect("row").0)
                 .enumeration(),
@@ -478,6 +493,9 @@ impl Config {
                 Some("can't set immutable config")
             } else if p.has(flags::PROTECTED) && !protected_ok {
                 Some("can't set protected config")
+            } else if loading && p.has(flags::DENY_LOADING) {
+                failure = Some(crate::error::LOADING.into());
+                continue;
             } else if found
                 .iter()
                 .any(|(q, e)| std::ptr::eq(*q, p) && *e == entry)

@@ -269,10 +269,7 @@ impl Config {
                 st.rewrite_line(name, format!("{name} {}", repr(text.as_bytes())), force);
             }
             Special::Bind => {
-                // Redis's default, not resplock's: a file that says `bind 127.0.0.1` keeps
-                // saying it (the same file may serve a real redis-server), and resplock's
-                // loopback default is written out.
-                if text == "* -::*" {
+                if text == super::settings::DEFAULT_BIND {
                     st.mark_processed(name);
                 } else if text.is_empty() {
                     st.rewrite_line(name, format!("{name} \"\""), true);

@@ -12,9 +12,15 @@ use super::table;
 pub const DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT: &str =
     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
 
-/// resplock listens on loopback unless told otherwise (Redis's default is `* -::*`), so a
-/// lock server started in CI is not reachable from the network by accident.
-pub const DEFAULT_BIND: &str = "127.0.0.1";
+/// Redis's default: every IPv4 interface, and IPv6 ones where there are (`-` makes the
+/// address optional). Protected mode (on by default) refuses clients from outside loopback
+/// while the default user has no password, as in Redis; test servers
+/// ([`Config::ephemeral`]) listen on loopback only.
+pub const DEFAULT_BIND: &str = "* -::*";
+
+/// Redis's default `save` points: after an hour with a change, five minutes with 100, a
+/// minute with 10,000. Test servers ([`Config::ephemeral`]) have none.
+pub const DEFAULT_SAVE: &str = "3600 1 300 100 60 10000";
 
 /// A parameter's value in the form Redis stores it (config.c's typed slots): what the
 /// parsers produce and the formatters print.

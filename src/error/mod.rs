@@ -32,6 +32,8 @@ pub fn with_error_code(line: &[u8]) -> Bytes {
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const SYNTAX: &str = "ERR syntax error";
+/// shared.loadingerr: refused while the dataset loads.
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";

@@ -94,7 +94,8 @@ pub async fn start_cluster(config: Config, masters: usize, replicas: usize) -> i
     let mut states = Vec::with_capacity(total);
     for (i, (c, l, _)) in bound.into_iter().enumerate() {
         let node = ClusterNode::new(i, shared.clone());
-        let state = ServerState::new_node(c, crate::cmd::commands(), Some(node));
+        let commands = crate::cmd::commands_for(&c);
+        let state = ServerState::new_node(c, commands, Some(node));
         states.push(Arc::downgrade(&state));
         nodes.push(serve_bound(l, state, None)?);
     }

@@ -218,7 +218,8 @@ pub(crate) async fn start_with_pidfile(
     pidfile: Option<PathBuf>,
 ) -> io::Result<ServerHandle> {
     let listeners = listen::bind_all(&config)?;
-    let state = ServerState::new(config, crate::cmd::commands());
+    let commands = crate::cmd::commands_for(&config);
+    let state = ServerState::new(config, commands);
     // Until `load_data` has read the files, clients that connect get -LOADING, never an
     // empty dataset. (Cluster nodes start empty and load nothing.)
     state

@@ -288,7 +288,7 @@ def start_redis_cluster(tmp):
 
 
 def start_resplock(binary):
-    p = subprocess.Popen([binary, "--cluster", "3", "--replicas", "1", "--port", "0",
+    p = subprocess.Popen([binary, "--cluster", "3", "--replicas", "1", "--port", "0", "--save", "",
                           "--enable-test-commands", "yes"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True)
     addrs = []
@@ -792,11 +792,12 @@ def scenario_failure(run):
         run.step(sym, "CLUSTER", "SLOTS", norm=n_slots, label="failure: %s CLUSTER SLOTS" % sym)
         run.step(sym, "CLUSTER", "SHARDS", norm=n_shards, label="failure: %s CLUSTER SHARDS" % sym)
         run.step(sym, "CLUSTER", "INFO", norm=n_info, label="failure: %s CLUSTER INFO" % sym)
-    # How many masters reported it depends on gossip timing in Redis (1 or 2 here): compare
-    # that there are reports.
-    got = [side.cmd("M0", "CLUSTER", "COUNT-FAILURE-REPORTS", side.id_of_sym["M2"]) > 0
+    # How many masters reported it depends on gossip timing in Redis: 0 when the FAIL message
+    # reached M0 before any gossip about M2 did (seen in CI), else 1 or 2 (M1, and R2 once a
+    # master). Compare that each side's count is one Redis can give.
+    got = [0 <= side.cmd("M0", "CLUSTER", "COUNT-FAILURE-REPORTS", side.id_of_sym["M2"]) <= 2
            for side in run.sides]
-    run.same("failure: COUNT-FAILURE-REPORTS of the failed master (from M0) > 0", *got)
+    run.same("failure: COUNT-FAILURE-REPORTS of the failed master (from M0) within 0..2", *got)
     run.step("R2", "GET", "foo", label="failure: a read on the new master")
     for side in run.sides:
         if side.name == "redis":

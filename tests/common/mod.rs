@@ -16,16 +16,26 @@ pub async fn server_with(config: Config) -> ServerHandle {
 }
 
 /// A server started as `resplock --port 0 ARGS...` would be (settings only the command line
-/// or a config file may give, such as `enable-debug-command`), in an ephemeral directory.
+/// or a config file may give, such as `enable-debug-command`), in an ephemeral directory,
+/// on loopback and without save points unless `args` say otherwise.
 pub async fn server_with_args(args: &[&str]) -> ServerHandle {
-    let argv: Vec<String> = ["resplock", "--port", "0"]
-        .iter()
-        .chain(args)
-        .map(|a| a.to_string())
-        .collect();
-    let mut cfg = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
-        .expect("settings parse")
-        .config;
+    let argv: Vec<String> = [
+        "resplock",
+        "--port",
+        "0",
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+    ]
+    .iter()
+    .chain(args)
+    .map(|a| a.to_string())
+    .collect();
+    let mut cfg =
+        resplock::config::parse_command_line(&argv, std::io::empty(), resplock::command_exists)
+            .expect("settings parse")
+            .config;
     cfg.dir = Config::ephemeral().dir;
     server_with(cfg).await
 }

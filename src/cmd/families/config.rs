@@ -53,7 +53,14 @@ fn config_set(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let old = ctx.state.config.read().clone();
     let mut cfg = old.clone();
     let changed = cfg
-        .set_many_from(&pairs, ctx.client.info.is_local())
+        .set_many_while(
+            &pairs,
+            ctx.client.info.is_local(),
+            ctx.state
+                .persist
+                .loading
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
         .map_err(error::err)?;
     // What resplock cannot apply at runtime fails as Redis's apply functions fail, and the
     // configuration stays as it was.

@@ -399,6 +399,30 @@ impl CommandTable {
         }
     }
 
+    /// This table as `rename-command` leaves it. Redis renames in its command dict, so only
+    /// lookups change (errors, COMMAND and the statistics keep the command's own name): each
+    /// `from` is no longer found, and a non-empty `to` finds `from`'s command. In order, so a
+    /// later rename may take an earlier one's new name.
+    pub fn renamed(&self, renames: &[(String, String)]) -> CommandTable {
+        let mut main = self.main.clone();
+        for (from, to) in renames {
+            if let Some(c) = main.remove(from.to_ascii_lowercase().as_str()) {
+                if !to.is_empty() {
+                    // Once per server start, for the life of the process, as the rows.
+                    let name: &'static str = Box::leak(to.to_ascii_lowercase().into_boxed_str());
+                    main.insert(name, c);
+                }
+            }
+        }
+        CommandTable {
+            main,
+            test: self.test.clone(),
+            rows: self.rows.clone(),
+            by_addr: self.by_addr.clone(),
+            by_name: self.by_name.clone(),
+        }
+    }
+
     /// Every row, numbered (see the field).
     pub fn every_row(&self) -> &[Found] {
         &self.rows
@@ -449,7 +473,10 @@ impl CommandTable {
 fn lookup_in(t: &Map, name: &[u8]) -> Option<&'static Command> {
     let mut buf = [0u8; 32];
     if name.len() > buf.len() {
-        return None;
+        // Only a renamed command (`rename-command`) has a name this long.
+        return std::str::from_utf8(name)
+            .ok()
+            .and_then(|s| t.get(s.to_ascii_lowercase().as_str()).copied());
     }
     for (d, s) in buf.iter_mut().zip(name) {
         *d = s.to_ascii_lowercase();

@@ -100,7 +100,7 @@ pub(crate) fn format_value(p: &Param, v: &Value) -> String {
 }
 
 /// The value a row's default formats to, as a [`Value`]; specials give their formatted
-/// default (resplock's own for `bind` and `save`).
+/// default.
 pub(crate) fn default_value(p: &Param) -> Value {
     match p.kind {
         Kind::Bool { default, .. } => Value::Bool(default),
@@ -109,7 +109,7 @@ pub(crate) fn default_value(p: &Param) -> Value {
         Kind::Str { default, .. } => Value::Str(default.map(String::from)),
         Kind::Special(sp) => Value::Str(match sp {
             Special::Dir => None,
-            Special::Save => Some(String::new()),
+            Special::Save => Some(crate::config::settings::DEFAULT_SAVE.into()),
             Special::ClientOutputBufferLimit => {
                 Some(crate::config::settings::DEFAULT_CLIENT_OUTPUT_BUFFER_LIMIT.to_string())
             }

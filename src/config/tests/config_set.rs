@@ -147,3 +147,29 @@ fn notify_keyspace_events_keeps_new_next_to_all() {
     // CONFIG GET prints Redis's canonical form, which drops `n` next to `A`.
     assert_eq!(c.get("notify-keyspace-events").as_deref(), Some("AKE"));
 }
+
+#[test]
+fn while_loading_configs_denied_during_loading_fail_with_loading_first() {
+    let mut c = cli(&["--enable-protected-configs", "yes"]).unwrap().config;
+    // loglevel may change while loading; dir may not, even when its value is invalid.
+    assert_eq!(
+        c.set_many_while(&[(b"loglevel", b"debug")], true, true)
+            .unwrap(),
+        ["loglevel"]
+    );
+    for pairs in [
+        &[(&b"dir"[..], &b"asdf"[..])][..],
+        &[(b"loglevel", b"warning"), (b"appendonly", b"yes")],
+    ] {
+        assert_eq!(
+            c.set_many_while(pairs, true, true).unwrap_err(),
+            "LOADING Redis is loading the dataset in memory"
+        );
+    }
+    assert_eq!(c.get("loglevel").unwrap(), "debug");
+    // An earlier error is reported first, as Redis stops at it.
+    assert!(c
+        .set_many_while(&[(b"nosuch", b"1"), (b"dir", b"x")], true, true)
+        .unwrap_err()
+        .starts_with("ERR Unknown option"));
+}

@@ -27,8 +27,7 @@ use std::sync::atomic::Ordering;
 
 /// The -MISCONF error of a failed background save (shared.bgsaveerr).
 const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
-/// -LOADING (shared.loadingerr).
-const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+use crate::error::LOADING;
 
 /// processCommand's disk check (writeCommandsDeniedByDiskError): writes (and PING) are
 /// refused while the last background save failed or the AOF cannot be written.
