@@ -414,3 +414,43 @@ async fn a_lock_waiter_blocked_on_blpop_is_woken_by_a_release_transaction() {
     assert_eq!(exists, 0);
     s.shutdown().await;
 }
+
+/// The `args` array of the newest SLOWLOG entry, as RESP bytes (`SLOWLOG GET 1`).
+async fn newest_slowlog_args(c: &mut Raw) -> String {
+    let r = String::from_utf8(cmd!(c, "SLOWLOG", "GET", "1")).unwrap();
+    // *1 / *6 / :id / :time / :duration / then the args array up to the peer's bulk.
+    let lines: Vec<&str> = r.split("\r\n").collect();
+    assert_eq!(&lines[..2], ["*1", "*6"], "{r}");
+    let n: usize = lines[5][1..].parse().unwrap();
+    lines[5..6 + 2 * n].join("\r\n")
+}
+
+#[tokio::test]
+async fn a_blocked_pop_is_slow_logged_with_its_own_arguments_when_served() {
+    let s = server().await;
+    let mut admin = Raw::connect(&s).await;
+    cmd!(admin, "CONFIG", "SET", "slowlog-log-slower-than", "0");
+    let mut c = Raw::connect(&s).await;
+    c.send(b"BLPOP l 0\r\n").await;
+    until_blocked(&mut admin, 1).await;
+    // Served inside EXEC after the log was emptied: logged then, after the EXEC.
+    cmd!(admin, "MULTI");
+    cmd!(admin, "LPUSH", "l", "foo");
+    cmd!(admin, "SLOWLOG", "RESET");
+    assert_eq!(cmd!(admin, "EXEC"), b"*2\r\n:1\r\n+OK\r\n".to_vec());
+    assert_eq!(c.reply().await, b"*2\r\n$1\r\nl\r\n$3\r\nfoo\r\n");
+    assert_eq!(
+        newest_slowlog_args(&mut admin).await,
+        "*3\r\n$5\r\nBLPOP\r\n$1\r\nl\r\n$1\r\n0"
+    );
+    // Unblocked with an error: logged without arguments, as Redis (which has already
+    // dropped them) does.
+    let id = client_id(&mut c).await.to_string();
+    c.send(b"BLPOP l 0\r\n").await;
+    until_blocked(&mut admin, 1).await;
+    cmd!(admin, "CLIENT", "UNBLOCK", &id, "ERROR");
+    c.reply().await;
+    let r = String::from_utf8(cmd!(admin, "SLOWLOG", "GET", "2")).unwrap();
+    assert!(r.contains("\r\n*0\r\n"), "{r}");
+    s.shutdown().await;
+}

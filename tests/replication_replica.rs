@@ -598,3 +598,62 @@ async fn a_replica_of_redis_server_restarted_from_its_rdb_continues_with_psync()
     replica.shutdown().await;
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
+
+#[tokio::test]
+async fn a_replica_connects_to_its_master_from_the_bind_source_addr() {
+    // A listener standing in for the master: what matters is where the replica comes from.
+    let master = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let replica = server().await;
+    let mut c = Raw::connect(&replica).await;
+    assert_eq!(
+        cmd!(c, "CONFIG", "SET", "bind-source-addr", "127.0.0.2"),
+        b"+OK\r\n"
+    );
+    replica_of(&mut c, master.local_addr().unwrap()).await;
+    let (_link, from) = tokio::time::timeout(Duration::from_secs(10), master.accept())
+        .await
+        .expect("the replica never connected")
+        .unwrap();
+    assert_eq!(from.ip().to_string(), "127.0.0.2");
+    assert_eq!(cmd!(c, "REPLICAOF", "NO", "ONE"), b"+OK\r\n");
+    replica.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_paused_for_writes_reads_its_masters_stream_but_applies_it_after_unpause() {
+    let master = server().await;
+    let replica = server().await;
+    let (mut m, mut r) = (Raw::connect(&master).await, Raw::connect(&replica).await);
+    replica_of(&mut r, master.local_addr()).await;
+    until_linked(&mut r).await;
+    cmd!(m, "SET", "foo", "bar");
+    until_caught_up(&mut m, &mut r).await;
+    let applied = info_field(&cmd!(r, "INFO", "replication"), "slave_repl_offset");
+    assert_eq!(cmd!(r, "CLIENT", "PAUSE", "100000", "WRITE"), b"+OK\r\n");
+    cmd!(m, "SET", "foo2", "bar2");
+    let sent = info_field(&cmd!(m, "INFO", "replication"), "master_repl_offset");
+    // Read: the bytes arrived...
+    let mut read = None;
+    for _ in 0..400 {
+        read = info_field(&cmd!(r, "INFO", "replication"), "slave_read_repl_offset");
+        if read == sent {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(read, sent, "the paused replica stopped reading");
+    // ...but not applied, and the master client counts as blocked, as in Redis.
+    let info = cmd!(r, "INFO");
+    assert_eq!(info_field(&info, "slave_repl_offset"), applied);
+    assert_eq!(info_field(&info, "blocked_clients").as_deref(), Some("1"));
+    assert_eq!(cmd!(r, "GET", "foo2"), b"$-1\r\n");
+    assert_eq!(cmd!(r, "CLIENT", "UNPAUSE"), b"+OK\r\n");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(cmd!(r, "GET", "foo2"), b"$4\r\nbar2\r\n");
+    assert_eq!(
+        info_field(&cmd!(r, "INFO", "clients"), "blocked_clients").as_deref(),
+        Some("0")
+    );
+    master.shutdown().await;
+    replica.shutdown().await;
+}

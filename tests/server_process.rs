@@ -700,7 +700,7 @@ fn call_lines(stream: &mut TcpStream, args: &[&str], n: usize) -> String {
 }
 
 #[test]
-fn oom_score_adj_sets_the_process_score_and_restores_it() {
+fn oom_score_adj_sets_the_process_score_by_role_and_restores_it() {
     let mut srv = Server::start(&["--port", "0", "--save", ""]);
     let port = srv.port();
     srv.wait_line("Ready to accept connections tcp");
@@ -721,10 +721,55 @@ fn oom_score_adj_sets_the_process_score_and_restores_it() {
     assert_eq!(score(), (base + 10).clamp(-1000, 1000));
     assert_eq!(set(&mut c, "oom-score-adj-values", "15 20 30"), "+OK");
     assert_eq!(score(), (base + 15).clamp(-1000, 1000));
+    // A replica takes the second class, a master again the first.
+    assert_eq!(call(&mut c, &["REPLICAOF", "localhost", "1"]), "+OK");
+    assert_eq!(score(), (base + 20).clamp(-1000, 1000));
+    assert_eq!(call(&mut c, &["REPLICAOF", "NO", "ONE"]), "+OK");
+    assert_eq!(score(), (base + 15).clamp(-1000, 1000));
     assert_eq!(set(&mut c, "oom-score-adj", "absolute"), "+OK");
     assert_eq!(score(), 15);
     assert_eq!(set(&mut c, "oom-score-adj", "no"), "+OK");
     assert_eq!(score(), base);
+    let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
+    assert_eq!(wait_exit(&mut srv.child), Some(0));
+}
+
+#[test]
+fn a_background_save_child_gets_the_bgchild_oom_score() {
+    let dir = TempDir::new("oomchild");
+    let mut srv = Server::start(&[
+        "--port",
+        "0",
+        "--save",
+        "",
+        "--dir",
+        dir.0.to_str().unwrap(),
+    ]);
+    let port = srv.port();
+    srv.wait_line("Ready to accept connections tcp");
+    let pid = srv.child.id();
+    let mut c = tcp(port);
+    let set = |c: &mut TcpStream, name: &str, v: &str| call(c, &["CONFIG", "SET", name, v]);
+    assert_eq!(set(&mut c, "oom-score-adj-values", "0 0 500"), "+OK");
+    assert_eq!(set(&mut c, "oom-score-adj", "absolute"), "+OK");
+    assert_eq!(call(&mut c, &["SET", "k", "v"]), "+OK");
+    // One key a minute: the child lives until the test kills the save.
+    assert_eq!(set(&mut c, "rdb-key-save-delay", "60000000"), "+OK");
+    assert_eq!(call(&mut c, &["BGSAVE"]), "+Background saving started");
+    // The child is spawned from whichever thread runs the save: each thread lists its own.
+    let child_score = || -> Option<i32> {
+        let kid = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .ok()?
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+            .find_map(|k| k.split_whitespace().next().map(str::to_string))?;
+        std::fs::read_to_string(format!("/proc/{kid}/oom_score_adj"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    wait_until("the save child's score", || child_score() == Some(500));
+    assert_eq!(set(&mut c, "oom-score-adj", "no"), "+OK");
     let _ = call(&mut c, &["SHUTDOWN", "NOSAVE"]);
     assert_eq!(wait_exit(&mut srv.child), Some(0));
 }

@@ -105,6 +105,7 @@ pub fn block(ctx: &mut Ctx, wait: Wait) -> Reply {
             serve: wait.serve,
             info: client.info.clone(),
             push: client.push.clone(),
+            call: None,
         },
     );
     drop(r);
@@ -205,6 +206,7 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
                 None => continue,
             }
         };
+        let serve_started = crate::clock::system_us();
         let served = {
             let mut stand_in = state.serve_client.lock();
             stand_in.select(db);
@@ -241,11 +243,21 @@ fn serve_key(state: &ServerState, db: usize, key: &Bytes) {
         if let Reply::Error(e) = &served.reply {
             crate::cmd::runtime::observe::count_unblocked_error(state, &w.info.last_cmd_name(), e);
         }
+        let serve_us = crate::clock::system_us().saturating_sub(serve_started).max(0) as u64;
+        log_served(state, &w, serve_us);
         w.push.push_own(served.reply);
         crate::cmd::runtime::tracking::served(state, &w.info, &w.push);
         if served.deleted {
             break;
         }
+    }
+}
+
+/// Slow-log a served waiter's command as Redis's updateStatsOnUnblock: its original
+/// arguments, for the time it ran when it blocked plus `serve_us` spent serving it.
+fn log_served(state: &ServerState, w: &Waiter, serve_us: u64) {
+    if let Some((argv, us)) = &w.call {
+        crate::cmd::runtime::observe::push_if_slow(state, &w.info, argv, us + serve_us);
     }
 }
 
@@ -315,6 +327,11 @@ pub fn unblock(state: &ServerState, id: u64, with_error: bool) -> bool {
             &w.info.last_cmd_name(),
             error::UNBLOCKED_BY_CLIENT.as_bytes(),
         );
+        // Redis logs it after unblockClient has already dropped the arguments: an entry
+        // without arguments, for the time the command ran when it blocked.
+        if let Some((_, us)) = &w.call {
+            crate::cmd::runtime::observe::push_if_slow(state, &w.info, &[], *us);
+        }
         Reply::error(RedisError::new(error::UNBLOCKED_BY_CLIENT))
     } else {
         timeout_reply(state, id, w.kind)

@@ -83,6 +83,9 @@ pub(super) struct Waiter {
     pub(super) serve: Serve,
     pub(super) info: Arc<ClientInfo>,
     pub(super) push: Arc<PushQueue>,
+    /// The blocking command's arguments and how long it ran before it blocked, for the slow
+    /// log when it is served (`None` for commands the slow log skips).
+    pub(super) call: Option<(Vec<Bytes>, u64)>,
 }
 
 #[derive(Default)]
@@ -135,6 +138,14 @@ impl Blocking {
     /// How many clients are blocked.
     pub fn count(&self) -> usize {
         self.blocked.load(Ordering::Relaxed)
+    }
+
+    /// The command that blocked client `id` ran as `argv` for `us` microseconds: kept for the
+    /// slow log, which logs it when it is served.
+    pub fn remember_call(&self, id: u64, argv: &[Bytes], us: u64) {
+        if let Some(w) = self.inner.lock().clients.get_mut(&id) {
+            w.call = Some((argv.to_vec(), us));
+        }
     }
 
     /// Remove `id` and mark it unblocked; returns its record if it was blocked.

@@ -90,7 +90,13 @@ pub fn after_call(ctx: &Ctx, cmd: &Command, args: &[Bytes], reply: &Reply, took:
     let lazy_del = crate::keyspace::take_slowest_lazy_delete().as_millis() as u64;
     add_sample_if_needed(state, "expire-del", lazy_del);
     if !cmd.has(crate::cmd::base::flags::SKIP_SLOWLOG) {
-        push_if_slow(state, ctx.client, args, us);
+        // A command that blocked is logged when it is served, with the time it took to block
+        // and to be served (Redis's updateStatsOnUnblock).
+        if matches!(reply, Reply::NoReply) && ctx.client.info.blocked.load(Ordering::Acquire) {
+            state.blocking.remember_call(ctx.client.id, args, us);
+        } else {
+            push_if_slow(state, &ctx.client.info, args, us);
+        }
     }
     if !cmd.has(crate::cmd::base::flags::SKIP_MONITOR | crate::cmd::base::flags::ADMIN) {
         feed(state, ctx.client, ctx.in_script, args);
@@ -119,7 +125,7 @@ pub fn after_script(
     let us = took.as_micros() as u64;
     record(state, cmd, args, reply, took);
     add_sample_if_needed(state, "command", us / 1000);
-    push_if_slow(state, client, args, us);
+    push_if_slow(state, &client.info, args, us);
 }
 
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
@@ -259,7 +265,12 @@ fn read_keys(cmd: &Command, args: &[Bytes]) -> Vec<Bytes> {
 }
 
 /// Log the command a client ran if it took `us` microseconds or more than the threshold.
-pub fn push_if_slow(state: &ServerState, client: &Client, argv: &[Bytes], us: u64) {
+pub fn push_if_slow(
+    state: &ServerState,
+    client: &crate::cmd::runtime::client::ClientInfo,
+    argv: &[Bytes],
+    us: u64,
+) {
     let (threshold, max_len) = state.observe.slowlog_settings();
     if threshold < 0 || us < threshold as u64 {
         return;
@@ -270,8 +281,8 @@ pub fn push_if_slow(state: &ServerState, client: &Client, argv: &[Bytes], us: u6
         time_s: state.clock.now_ms() / 1000,
         duration_us: us,
         args: shown,
-        peer: Bytes::from(client.info.addr.clone()),
-        name: client.info.name.lock().clone().unwrap_or_default(),
+        peer: Bytes::from(client.addr.clone()),
+        name: client.name.lock().clone().unwrap_or_default(),
     };
     let mut log = state.observe.slowlog.lock();
     let id = log.next_id;

@@ -113,6 +113,73 @@ pub async fn wait_if_paused(
     }
 }
 
+/// Whether a pause in force now holds back `args` from the master's stream: Redis postpones
+/// the master client like any other (only replicas are never paused), so a paused replica
+/// reads its master's stream but applies (and counts into its offset) nothing the pause
+/// covers until the pause ends.
+pub fn holds_master_command(state: &ServerState, args: &[Bytes]) -> bool {
+    let (kind, _) = state.pause.in_force_at(|| state.clock.now_ms());
+    match kind {
+        PauseKind::Off => false,
+        _ if args.is_empty() => false,
+        PauseKind::All => true,
+        PauseKind::Write => state.commands.resolve(args).is_ok_and(|(cmd, _)| {
+            may_replicate(state, cmd, args, false, &mut ScriptFlags::of(cmd))
+        }),
+    }
+}
+
+/// Wait until the pause changes (UNPAUSE, a new pause) or its end time may have come, to
+/// look again: the replica link's wait for the pause that holds its master's stream.
+pub async fn changed_or_ended(state: &ServerState) {
+    let mut now = 0;
+    let (kind, end) = state.pause.in_force_at(|| {
+        now = state.clock.now_ms();
+        now
+    });
+    if kind == PauseKind::Off {
+        return;
+    }
+    let left = Duration::from_millis((end - now).clamp(1, 100) as u64);
+    let changed = state.pause.changed.notified();
+    tokio::select! {
+        _ = changed => {}
+        _ = tokio::time::sleep(left) => {}
+    }
+}
+
+/// Counts a client that a pause holds back into INFO's blocked_clients while it is held
+/// (set), until dropped: the replica link while its master's stream waits.
+pub struct HeldCount<'a> {
+    state: &'a ServerState,
+    held: bool,
+}
+
+impl<'a> HeldCount<'a> {
+    /// Not counted yet.
+    pub fn new(state: &'a ServerState) -> Self {
+        HeldCount { state, held: false }
+    }
+
+    /// Whether the client is held back now.
+    pub fn set(&mut self, held: bool) {
+        if held != self.held {
+            self.held = held;
+            if held {
+                self.state.pause.waiting.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.state.pause.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Drop for HeldCount<'_> {
+    fn drop(&mut self) {
+        self.set(false);
+    }
+}
+
 /// Whether any pause is in force now (expiry keeps keys while one is).
 pub fn is_paused(state: &ServerState) -> bool {
     state.pause.in_force_at(|| state.clock.now_ms()).0 != PauseKind::Off

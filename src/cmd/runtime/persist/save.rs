@@ -421,6 +421,7 @@ pub(super) fn start_child(
         let _ = std::fs::create_dir_all(&dir);
     }
     let w = child::spawn(kind, &dir, &dest)?;
+    crate::cmd::runtime::oom::apply_to_child(&state.config.read(), w.pid);
     let mut st = state.persist.stats.lock();
     st.forks += 1;
     st.latest_fork_us = w.start_us;

@@ -138,6 +138,42 @@ impl Conn {
     }
 }
 
+/// Connect to `host`:`port`, from `source` (`bind-source-addr`) when set, as Redis's
+/// connectWithMaster binds it first: the master sees the replica at that address. Each
+/// address of `host` is tried in turn; the error is the last one's.
+async fn connect_from(host: &str, port: u16, source: Option<&str>) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    for addr in tokio::net::lookup_host((host, port)).await? {
+        let Some(source) = source else {
+            match TcpStream::connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            }
+            continue;
+        };
+        // The source of the same family as the destination (a name may resolve to both).
+        let Some(from) = tokio::net::lookup_host((source, 0))
+            .await?
+            .find(|a| a.is_ipv4() == addr.is_ipv4())
+        else {
+            continue;
+        };
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        match socket.bind(from) {
+            Ok(()) => match socket.connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            },
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// One connection to the master, from connecting until it drops.
 async fn session(
     state: &Arc<ServerState>,
@@ -146,7 +182,12 @@ async fn session(
     port: u16,
 ) -> Result<(), Failed> {
     let timeout = Duration::from_secs(repl_timeout(state));
-    let stream = tokio::time::timeout(timeout, TcpStream::connect((host, port)))
+    let source = state
+        .config
+        .read()
+        .get("bind-source-addr")
+        .filter(|s| !s.is_empty());
+    let stream = tokio::time::timeout(timeout, connect_from(host, port, source.as_deref()))
         .await
         .map_err(|_| "Timeout connecting to the MASTER...".to_string())?
         .map_err(|e| format!("Unable to connect to MASTER: {e}"))?;
@@ -513,8 +554,10 @@ async fn follow_as(
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut last_read = tokio::time::Instant::now();
     ack(state, wr).await?;
+    let mut paused = crate::cmd::runtime::pause::HeldCount::new(state);
     loop {
-        let (acks, blocked) = apply_ready(state, generation, master, &mut buf)?;
+        let (acks, waits) = apply_ready(state, generation, master, &mut buf)?;
+        paused.set(waits == Waits::Pause);
         for offset in acks {
             send_ack(wr, offset).await?;
         }
@@ -523,7 +566,9 @@ async fn follow_as(
             // lost." follows) and is made again.
             _ = kill.cancelled() => return Err(String::new()),
             // A script held the lock: the commands read wait for its end.
-            _ = state.lock.released(), if blocked => {}
+            _ = state.lock.released(), if waits == Waits::Lock => {}
+            // A pause held the stream back: reading goes on, applying waits for its end.
+            _ = crate::cmd::runtime::pause::changed_or_ended(state), if waits == Waits::Pause => {}
             r = rd.read_buf(&mut buf) => match r {
                 Ok(0) => return Err("Connection with master lost.".into()),
                 Err(e) => return Err(format!("Connection with master lost: {e}")),
@@ -562,15 +607,53 @@ async fn send_ack(wr: &mut tokio::net::tcp::OwnedWriteHalf, offset: i64) -> Resu
         .map_err(|e| format!("Connection with master lost: {e}"))
 }
 
+/// Why complete commands of the master's stream were left unapplied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    /// Nothing is left: all that arrived whole was applied.
+    No,
+    /// The server lock is held (a script runs).
+    Lock,
+    /// CLIENT PAUSE holds the next command (or the transaction it is in) back.
+    Pause,
+}
+
+/// How many of `cmds` (and their bytes) come before the first that a pause holds back:
+/// before the transaction it is part of, since a transaction is applied whole. None when
+/// nothing is held.
+fn before_paused(state: &ServerState, cmds: &[(Vec<Bytes>, usize)]) -> Option<(usize, usize)> {
+    if !crate::cmd::runtime::pause::is_paused(state) {
+        return None;
+    }
+    let (mut unit, mut unit_pos, mut pos, mut in_multi) = (0usize, 0usize, 0usize, false);
+    for (i, (args, len)) in cmds.iter().enumerate() {
+        if !in_multi {
+            (unit, unit_pos) = (i, pos);
+        }
+        if crate::cmd::runtime::pause::holds_master_command(state, args) {
+            return Some((unit, unit_pos));
+        }
+        pos += len;
+        if let Some(name) = args.first() {
+            if name.eq_ignore_ascii_case(b"multi") {
+                in_multi = true;
+            } else if name.eq_ignore_ascii_case(b"exec") || name.eq_ignore_ascii_case(b"discard") {
+                in_multi = false;
+            }
+        }
+    }
+    None
+}
+
 /// Apply the complete commands in `buf` (whole transactions only), forward their bytes to
 /// this server's backlog and replicas. Returns the offsets REPLCONF GETACKs asked for, and
-/// whether commands wait because the server lock is held (a script runs).
+/// why commands wait, if some do.
 fn apply_ready(
     state: &ServerState,
     generation: u64,
     master: &mut Client,
     buf: &mut BytesMut,
-) -> Result<(Vec<i64>, bool), Failed> {
+) -> Result<(Vec<i64>, Waits), Failed> {
     let mut acks = Vec::new();
     loop {
         // Commands up to the last point outside a transaction.
@@ -597,15 +680,24 @@ fn apply_ready(
             }
         }
         if cut_n == 0 {
-            return Ok((acks, false));
+            return Ok((acks, Waits::No));
         }
         cmds.truncate(cut_n);
         // Taken without waiting: a script holding the lock leaves the bytes for next time.
         let Some(held) = state.lock.try_lock().or_else(|| state.lock.lock_briefly()) else {
-            return Ok((acks, true));
+            return Ok((acks, Waits::Lock));
         };
         if state.replication.with_link(generation, |_| ()).is_none() {
             return Err(String::new());
+        }
+        // Checked under the lock, which CLIENT PAUSE takes too.
+        let paused = before_paused(state, &cmds);
+        if let Some((n, bytes)) = paused {
+            if n == 0 {
+                return Ok((acks, Waits::Pause));
+            }
+            cmds.truncate(n);
+            cut = bytes;
         }
         let base = state.replication.offset();
         let mut done = 0i64;
@@ -651,6 +743,9 @@ fn apply_ready(
         *state.replication.stream_db.lock() = Some(master.db);
         crate::cmd::runtime::blocking::serve_ready(state);
         drop(held);
+        if paused.is_some() {
+            return Ok((acks, Waits::Pause));
+        }
     }
 }
 

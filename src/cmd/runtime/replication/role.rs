@@ -31,6 +31,7 @@ pub fn set_master(state: &ServerState, host: &str, port: u16) {
         cancel: tokio_util::sync::CancellationToken::new(),
     }));
     state.config.write().set_replicaof(Some((host, port)));
+    crate::cmd::runtime::oom::apply_after_role_change(&state.config.read());
     // Clients blocked on the master it was (or on the old master's data) are told.
     crate::cmd::runtime::blocking::disconnect_all(state);
     // Our replicas stay: they follow the new master's stream through us if it lets us
@@ -64,6 +65,7 @@ pub fn unset_master(state: &ServerState) {
     }
     r.set_master(None);
     state.config.write().set_replicaof(None);
+    crate::cmd::runtime::oom::apply_after_role_change(&state.config.read());
     let offset = r.offset();
     {
         let mut ids = r.ids.lock();
