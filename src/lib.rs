@@ -115,6 +115,7 @@ pub fn run_background_writer(argv: &[String]) -> Option<i32> {
 /// embedding test process), a job writes its file from a thread of the server.
 ///
 /// ```no_run
+/// // no_run: a test process enabled this way would start itself as a writer on BGSAVE.
 /// // In a binary's main, after run_background_writer returned None:
 /// resplock::enable_background_writers();
 /// ```
@@ -127,6 +128,7 @@ pub fn enable_background_writers() {
 /// a binary that runs one server: call it first thing in `main`, before any thread starts.
 ///
 /// ```no_run
+/// // no_run: it rewrites the running process's command line, here the test's.
 /// resplock::enable_process_title();
 /// ```
 pub fn enable_process_title() {
