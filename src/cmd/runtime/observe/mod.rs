@@ -275,7 +275,9 @@ pub fn push_if_slow(
     if threshold < 0 || us < threshold as u64 {
         return;
     }
-    let shown = trimmed(&redacted(argv));
+    // Only what is shown is redacted and copied.
+    let head = &argv[..argv.len().min(slowlog::MAX_ARGC)];
+    let shown = trimmed(&redacted(head), argv.len());
     let entry = Entry {
         id: 0,
         time_s: state.clock.now_ms() / 1000,

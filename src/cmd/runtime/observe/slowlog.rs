@@ -29,22 +29,21 @@ pub struct SlowLog {
 }
 
 /// At most 32 arguments (the last saying how many more there were), each at most 128 bytes
-/// (with how many more there were).
-pub fn trimmed(argv: &[Bytes]) -> Vec<Bytes> {
-    let argc = argv.len().min(MAX_ARGC);
+/// (with how many more there were): `head` is the start of a command of `total` arguments.
+pub fn trimmed(head: &[Bytes], total: usize) -> Vec<Bytes> {
+    let argc = head.len().min(MAX_ARGC);
     let mut out = Vec::with_capacity(argc);
-    for (j, a) in argv.iter().take(argc).enumerate() {
-        if argc != argv.len() && j == argc - 1 {
-            out.push(Bytes::from(format!(
-                "... ({} more arguments)",
-                argv.len() - argc + 1
-            )));
+    for (j, a) in head.iter().take(argc).enumerate() {
+        if argc != total && j == argc - 1 {
+            out.push(Bytes::from(format!("... ({} more arguments)", total - argc + 1)));
         } else if a.len() > MAX_STRING {
             let mut s = a[..MAX_STRING].to_vec();
             s.extend_from_slice(format!("... ({} more bytes)", a.len() - MAX_STRING).as_bytes());
             out.push(Bytes::from(s));
         } else {
-            out.push(a.clone());
+            // A copy: a slice would keep the whole request buffer it came from alive for
+            // as long as the entry stays (megabytes for one big command).
+            out.push(Bytes::copy_from_slice(a));
         }
     }
     out
@@ -111,8 +110,25 @@ pub fn redacted(argv: &[Bytes]) -> Vec<Bytes> {
 
 #[cfg(test)]
 mod tests {
-    use super::redacted;
+    use super::{redacted, trimmed, MAX_ARGC};
     use bytes::Bytes;
+
+    /// An entry holds copies: slices of the request's buffer would keep all of it (one big
+    /// SADD's megabytes) alive while the entry is in the log.
+    #[test]
+    fn entries_copy_their_arguments_and_count_the_rest() {
+        let request = Bytes::from((0..100u8).collect::<Vec<u8>>());
+        let argv: Vec<Bytes> = (0..50).map(|i| request.slice(i..i + 2)).collect();
+        let shown = trimmed(&argv[..MAX_ARGC], argv.len());
+        assert_eq!(shown.len(), MAX_ARGC);
+        assert_eq!(shown[MAX_ARGC - 1], Bytes::from("... (19 more arguments)"));
+        for (s, a) in shown.iter().zip(&argv).take(MAX_ARGC - 1) {
+            assert_eq!(s, a);
+            let within = request.as_ptr_range().contains(&s.as_ptr());
+            assert!(!within, "an entry's argument points into the request");
+        }
+        assert_eq!(trimmed(&argv[..2], 2), argv[..2].to_vec());
+    }
 
     fn args(v: &[&str]) -> Vec<Bytes> {
         v.iter().map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
