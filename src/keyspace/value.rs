@@ -26,6 +26,29 @@ pub enum Value {
 const _: () = assert!(std::mem::size_of::<Value>() == 40);
 
 impl Value {
+    /// lazyfreeGetFreeEffort: about how many allocations freeing this value takes (1 for
+    /// a string or any compact encoding), which decides whether UNLINK frees it on the
+    /// lazy-free thread.
+    pub fn free_effort(&self) -> usize {
+        match self {
+            Value::Str(_) => 1,
+            Value::List(l) => l.node_count(),
+            Value::Set(s) if s.is_intset() => 1,
+            Value::Set(s) => s.len(),
+            Value::ZSet(z) if z.is_listpack() => 1,
+            Value::ZSet(z) => z.len(),
+            Value::Hash(h) if h.is_listpack() => 1,
+            Value::Hash(h) => h.len(),
+            Value::Stream(s) => {
+                // Every node is an allocation, and so is every group and its PEL's
+                // entries (the first group's PEL stands for all, as Redis estimates).
+                let groups = s.groups().count();
+                let pel = s.groups().next().map_or(0, |(_, g)| g.pel_len());
+                s.node_count() + groups * (1 + pel)
+            }
+        }
+    }
+
     /// TYPE's answer.
     pub fn type_name(&self) -> &'static str {
         match self {

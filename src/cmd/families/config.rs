@@ -179,6 +179,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         c.store(0, Ordering::Relaxed);
     }
     ctx.state.observe.reset_stats();
+    ctx.state.lazyfree.reset_stats();
     Ok(Reply::ok())
 }
 

@@ -262,8 +262,8 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
             kv("mem_aof_buffer", &0);
             kv("mem_allocator", &"libc");
             kv("active_defrag_running", &0);
-            kv("lazyfree_pending_objects", &0);
-            kv("lazyfreed_objects", &0);
+            kv("lazyfree_pending_objects", &state.lazyfree.pending());
+            kv("lazyfreed_objects", &state.lazyfree.freed());
         }
         "persistence" => crate::cmd::runtime::persist::info(state, &mut kv),
         "stats" => {

@@ -65,17 +65,41 @@ fn notify_misses<'k>(ctx: &Ctx, missed: impl IntoIterator<Item = &'k Bytes>) {
     }
 }
 
-/// DEL and UNLINK (freeing is never slow enough here to need a background thread).
+/// DEL and UNLINK. UNLINK (and DEL with lazyfree-lazy-user-del) leaves freeing a big value
+/// to the lazy-free thread; either frees after the keys' locks are released.
 fn del(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let keys = &a[1..];
     let mut deleted = Vec::new();
+    let mut gone = Vec::new();
     {
         let mut g = ctx.db().lock_keys(key_refs(keys));
         for k in keys {
-            if g.shard(k).remove(k, ctx.now).is_some() {
+            if let Some(e) = g.shard(k).remove(k, ctx.now) {
                 deleted.push(k);
+                gone.push(e);
             }
         }
+    }
+    let costly = |e: &crate::keyspace::Entry| {
+        e.value.free_effort() > crate::cmd::runtime::lazyfree::THRESHOLD
+    };
+    if gone.iter().any(costly) {
+        let lazy = a[0].eq_ignore_ascii_case(b"unlink")
+            || ctx
+                .state
+                .config
+                .read()
+                .get("lazyfree-lazy-user-del")
+                .is_some_and(|v| v == "yes");
+        for e in gone {
+            if lazy {
+                ctx.state.lazyfree.free(e);
+            } else {
+                drop(e);
+            }
+        }
+    } else {
+        drop(gone);
     }
     for k in &deleted {
         ctx.signal_modified(k);

@@ -25,6 +25,7 @@ pub mod evict;
 pub mod fault_table;
 pub mod handoff;
 pub mod keyspace_events;
+pub mod lazyfree;
 pub mod listeners;
 pub mod lock;
 pub mod lock_history;

@@ -123,6 +123,8 @@ pub struct ServerState {
     pub cluster: Option<Arc<crate::cmd::runtime::cluster::registry::ClusterNode>>,
     /// MIGRATE's cached connections to its targets.
     pub migrate_sockets: crate::cmd::runtime::migrate::Cache,
+    /// The lazy-free thread that frees what UNLINK deleted.
+    pub lazyfree: crate::cmd::runtime::lazyfree::LazyFree,
 }
 
 impl ServerState {
@@ -189,6 +191,7 @@ impl ServerState {
             lock_history: Default::default(),
             cluster,
             migrate_sockets: Default::default(),
+            lazyfree: Default::default(),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
         let start_s = state.clock.now_ms() / 1000;
