@@ -262,7 +262,12 @@ impl Target {
         self.conns.clear();
         match self.kind {
             Kind::Resplock => {
-                let mut argv = vec!["resplock".to_string(), "--port".into(), "0".into()];
+                // As the recording redis-server runs: no save points, on loopback.
+                let mut argv: Vec<String> = ["resplock", "--port", "0", "--bind", "127.0.0.1"]
+                    .iter()
+                    .chain(&["--save", ""])
+                    .map(|s| s.to_string())
+                    .collect();
                 for (name, value) in startup {
                     argv.push(format!("--{name}"));
                     argv.push(value.to_string());
