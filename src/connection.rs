@@ -223,6 +223,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             let mut ok = true;
             while ok && !out.is_empty() {
                 info.extra.mem.obuf.store(out.len(), Ordering::Relaxed);
+                client.push.set_unwritten(out.len());
                 if cmd::runtime::clients::account_and_evict(&state, &info) {
                     break;
                 }
@@ -253,6 +254,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                 }
             }
             info.extra.mem.obuf.store(0, Ordering::Relaxed);
+            client.push.set_unwritten(0);
             if !ok || info.kill.is_cancelled() {
                 break;
             }

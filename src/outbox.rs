@@ -11,7 +11,7 @@ use crate::wake::{Cancel, Rung};
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Redis's default `client-output-buffer-limit`.
@@ -147,6 +147,9 @@ pub struct PushQueue {
     resp: AtomicU8,
     /// Set once the client is being closed for its backlog: nothing more is queued.
     closing: AtomicBool,
+    /// Bytes the connection took (replies and frames) and has not written yet: with the
+    /// backlog, the client's output buffer the limits apply to, as Redis's reply list.
+    unwritten: AtomicUsize,
     /// The client's CLIENT KILL; its doorbell is the one the connection waits on, so a
     /// queued frame rings it too.
     kill: Cancel,
@@ -160,6 +163,7 @@ impl PushQueue {
             nonempty: AtomicBool::new(false),
             resp: AtomicU8::new(2),
             closing: AtomicBool::new(false),
+            unwritten: AtomicUsize::new(0),
             kill,
         })
     }
@@ -259,6 +263,28 @@ impl PushQueue {
         }
     }
 
+    /// The connection's bytes taken and not written yet (see the field).
+    pub fn set_unwritten(&self, n: usize) {
+        self.unwritten.store(n, Ordering::Relaxed);
+    }
+
+    /// clientsCron's closeClientOnOutputBufferLimitReached: a backlog that stayed over the
+    /// soft limit long enough closes the client also when nothing more is published to it.
+    /// Returns whether it was closed.
+    pub fn check_limits(&self, limits: Limits, now_ms: i64) -> bool {
+        if self.is_closing() {
+            return false;
+        }
+        let mut b = self.backlog.lock();
+        let used = b.bytes + self.unwritten.load(Ordering::Relaxed);
+        if used == 0 || !over_limit(&mut b, used, limits, now_ms) {
+            return false;
+        }
+        drop(b);
+        self.close();
+        true
+    }
+
     /// Queue an encoded message without ever blocking. Returns false (and queues nothing)
     /// when the client is closed or is now closed because its backlog passed the limits, as
     /// Redis's checkClientOutputBufferLimits does on every append.
@@ -267,7 +293,7 @@ impl PushQueue {
             return false;
         }
         let mut b = self.backlog.lock();
-        let used = b.bytes + frame.len();
+        let used = b.bytes + frame.len() + self.unwritten.load(Ordering::Relaxed);
         if over_limit(&mut b, used, limits, now_ms) {
             drop(b);
             self.close();

@@ -1054,3 +1054,66 @@ async fn configured_hard_limit_closes_a_subscriber_without_writing_its_backlog()
     assert_eq!(cmd!(publ, "PUBLISH", "c", "x"), b":0\r\n");
     s.shutdown().await;
 }
+
+/// The `omem` CLIENT LIST shows for the client named `name`, None once it is gone.
+async fn omem_of(c: &mut Raw, name: &str) -> Option<u64> {
+    let list = String::from_utf8(c.cmd(&[b"CLIENT", b"LIST"]).await).unwrap();
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))?;
+    line.split(" omem=").nth(1)?.split(' ').next()?.parse().ok()
+}
+
+/// A subscriber that stopped reading stays over the pubsub soft limit once nothing more is
+/// published: Redis's cron still closes it when the soft limit's time has passed (moved
+/// here with the server's clock, so the test does not wait for it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_over_the_soft_limit_is_closed_without_more_traffic() {
+    let s = server().await;
+    s.freeze();
+    let mut c = Raw::connect(&s).await;
+    c.cmd(&[
+        b"CONFIG",
+        b"SET",
+        b"client-output-buffer-limit",
+        b"pubsub 0 100000 3",
+    ])
+    .await;
+    // A subscriber that never reads again: the socket's buffers fill, then its backlog.
+    let mut sub = TcpStream::connect(s.local_addr()).await.unwrap();
+    sub.write_all(&resp_cmd(&[b"CLIENT", b"SETNAME", b"slow"]))
+        .await
+        .unwrap();
+    sub.write_all(&resp_cmd(&[b"SUBSCRIBE", b"foo"]))
+        .await
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let mut got = 0;
+    while got < b"+OK\r\n*3\r\n$9\r\nsubscribe\r\n$3\r\nfoo\r\n:1\r\n".len() {
+        got += sub.read(&mut buf).await.unwrap();
+    }
+    let msg = vec![b'x'; 1000];
+    let mut over = false;
+    for _ in 0..20_000 {
+        c.cmd(&[b"PUBLISH", b"foo", &msg]).await;
+        if omem_of(&mut c, "slow").await.is_some_and(|m| m > 100_000) {
+            over = true;
+            break;
+        }
+    }
+    assert!(
+        over,
+        "the subscriber's output never went over the soft limit"
+    );
+    // Still there while under the soft limit's time...
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(omem_of(&mut c, "slow").await.is_some());
+    // ...and closed once more than its 3 seconds have passed, with nothing published.
+    s.advance(Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while omem_of(&mut c, "slow").await.is_some() {
+        assert!(Instant::now() < deadline, "the subscriber was not closed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    s.shutdown().await;
+}

@@ -16,6 +16,7 @@ pub async fn run(state: Arc<ServerState>) {
         replication_ping(state.clone()),
         failover(state.clone()),
         idle_clients(state.clone()),
+        output_limits(state.clone()),
         persistence(state)
     );
 }
@@ -171,6 +172,30 @@ async fn idle_clients(state: Arc<ServerState>) {
                 crate::log::verbose("Closing idle client");
                 c.kill.cancel();
             }
+        }
+    }
+}
+
+/// clientsCron's closeClientOnOutputBufferLimitReached, `hz` times a second: a subscriber
+/// whose output stayed over the pubsub soft limit long enough is closed also when no new
+/// message comes to find it over.
+async fn output_limits(state: Arc<ServerState>) {
+    loop {
+        let hz = u64::from(state.config.read().hz.clamp(1, 500));
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => {}
+        }
+        let subscribers: Vec<_> = state
+            .clients
+            .lock()
+            .values()
+            .filter(|c| c.subscription_count() > 0)
+            .filter_map(|c| c.extra.push.get().cloned())
+            .collect();
+        let (limits, now_ms) = (state.pubsub.limits(), state.clock.now_ms());
+        for push in subscribers {
+            push.check_limits(limits, now_ms);
         }
     }
 }
