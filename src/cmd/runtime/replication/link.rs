@@ -645,6 +645,9 @@ fn before_paused(state: &ServerState, cmds: &[(Vec<Bytes>, usize)]) -> Option<(u
     None
 }
 
+/// A link buffer larger than this is freed once empty.
+const BIG_BUFFER: usize = 1024 * 1024;
+
 /// Apply the complete commands in `buf` (whole transactions only), forward their bytes to
 /// this server's backlog and replicas. Returns the offsets REPLCONF GETACKs asked for, and
 /// why commands wait, if some do.
@@ -739,6 +742,11 @@ fn apply_ready(
         }
         crate::keyspace::ignore_expiry(false);
         let bytes = buf.split_to(cut);
+        // A big command's buffer goes once applied (Redis trims the master client's query
+        // buffer): kept, it would hold as much again as the value it carried.
+        if buf.is_empty() && buf.capacity() > BIG_BUFFER {
+            *buf = BytesMut::with_capacity(16 * 1024);
+        }
         state.replication.push_stream(&bytes, state.clock.now_ms());
         *state.replication.stream_db.lock() = Some(master.db);
         crate::cmd::runtime::blocking::serve_ready(state);
