@@ -660,3 +660,17 @@ async fn rename_command_renames_for_clients_and_scripts_and_removes_with_an_empt
     assert_eq!(c.cmd(&[b"FLUSHDB"]).await, b"+OK\r\n");
     s.shutdown().await;
 }
+
+/// Once the SHUTDOWN caller sees its connection close, the port refuses connections, as after
+/// redis-server's exit (unit/scripting reconnects at once and expects "connection refused");
+/// the listeners close before the clients do.
+#[tokio::test]
+async fn after_shutdown_closes_the_callers_connection_the_port_refuses() {
+    let s = common::server().await;
+    let addr = s.local_addr();
+    let mut c = common::Raw::connect(&s).await;
+    c.send(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n").await;
+    assert!(c.closed(std::time::Duration::from_secs(5)).await);
+    let e = tokio::net::TcpStream::connect(addr).await.unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+}

@@ -110,6 +110,11 @@ pub fn finish(state: &ServerState) -> Outcome {
         cancel(state);
         return Outcome::Failed;
     }
+    // The port refuses connections before any client sees its connection close, as after
+    // Redis's exit: a client that reconnects at once gets "connection refused".
+    if let Some(l) = state.listeners.get() {
+        l.close_all();
+    }
     state.shutdown.cancel();
     Outcome::Exit
 }
