@@ -627,3 +627,49 @@ async fn publish_is_replicated_to_replicas() {
     );
     s.shutdown().await;
 }
+
+/// The bytes a replica's link took to write and cannot (the replica stopped reading) stay
+/// its output buffer: CLIENT LIST's omem, and left out of maxmemory's count
+/// (mem_not_counted_for_evict), as Redis's replica buffer is.
+#[tokio::test]
+async fn a_stuck_replicas_unwritten_stream_is_its_output_buffer_and_not_counted_for_eviction() {
+    let s = server().await;
+    let mut m = Raw::connect(&s).await;
+    let mut stuck = TcpStream::connect(s.local_addr()).await.unwrap();
+    stuck.write_all(b"SYNC\r\n").await.unwrap();
+    read_rdb(&mut stuck).await;
+    let value = vec![b'x'; 64 * 1024];
+    let replica_omem = |list: &[u8]| -> u64 {
+        let list = String::from_utf8_lossy(list).to_string();
+        let line = list
+            .lines()
+            .find(|l| l.contains(" flags=S "))
+            .expect("the replica's link")
+            .to_string();
+        line.split(" omem=")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut omem = 0;
+    for i in 0..200 {
+        assert_eq!(cmd!(m, "SET", format!("k{}", i % 10), &value), b"+OK\r\n");
+        omem = replica_omem(&cmd!(m, "CLIENT", "LIST"));
+        if omem > 0 {
+            break;
+        }
+    }
+    assert!(omem > 0, "the link never held bytes it could not write");
+    let info = cmd!(m, "INFO", "memory");
+    let not_counted: u64 = info_field(&info, "mem_not_counted_for_evict")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(not_counted >= omem, "{not_counted} < {omem}");
+    drop(stuck);
+    s.shutdown().await;
+}

@@ -143,7 +143,14 @@ async fn follow<I: Requests, W: AsyncWrite + Unpin + Send>(
         }
         let data = std::mem::take(&mut *replica.pending.lock());
         if !data.is_empty() {
-            if !write(state, client, wr, &data).await {
+            // Taken out of the replica's buffer, the bytes being written are its client's
+            // output buffer until they are: still left out of maxmemory (a replica that stopped
+            // reading must not make the master evict keys) and shown in CLIENT LIST's omem.
+            let obuf = &client.info.extra.mem.obuf;
+            obuf.store(data.capacity(), Ordering::Relaxed);
+            let written = write(state, client, wr, &data).await;
+            obuf.store(0, Ordering::Relaxed);
+            if !written {
                 return;
             }
             continue;
