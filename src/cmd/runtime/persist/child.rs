@@ -17,7 +17,7 @@
 //! died) removes its temp file and exits: no half-written file is ever renamed into place.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -98,8 +98,21 @@ pub struct Writer {
 /// not.
 pub fn spawn(kind: Kind, dir: &Path, dest: &Path) -> Result<Writer, String> {
     let started = Instant::now();
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
-    let mut child = Command::new(exe)
+    // /proc/self/exe runs this very binary even if its file was replaced or removed since
+    // the server started (an upgrade, a rebuild); the child's name says what it does, as
+    // Redis's child process titles do.
+    let proc_exe = Path::new("/proc/self/exe");
+    let exe = if proc_exe.exists() {
+        proc_exe.to_path_buf()
+    } else {
+        std::env::current_exe().map_err(|e| crate::config::strerror(&e))?
+    };
+    let mut child = Command::new(exe);
+    child.arg0(match kind {
+        Kind::Rdb => "resplock-rdb-bgsave",
+        Kind::AofBase => "resplock-aof-rewrite",
+    });
+    let mut child = child
         .arg(ARG)
         .arg(kind.name())
         .arg(dir)
