@@ -674,3 +674,35 @@ async fn after_shutdown_closes_the_callers_connection_the_port_refuses() {
     let e = tokio::net::TcpStream::connect(addr).await.unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 }
+
+/// CONFIG SET port while other clients are busy: their connections stay and every one of
+/// their commands is answered, as Redis's changeListenPort leaves connected clients alone;
+/// new clients find the new port only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_set_port_under_load_keeps_the_connected_clients_serving() {
+    let s = server().await;
+    let old = s.local_addr().port();
+    let mut busy = Vec::new();
+    for w in 0..4 {
+        let mut c = Raw::connect(&s).await;
+        busy.push(tokio::spawn(async move {
+            for i in 0..500 {
+                let key = format!("w{w}:{i}");
+                assert_eq!(cmd!(c, "SET", &key, "v"), b"+OK\r\n");
+                assert_eq!(cmd!(c, "GET", &key), b"$1\r\nv\r\n");
+            }
+        }));
+    }
+    let mut admin = Raw::connect(&s).await;
+    let new = free_port();
+    assert_eq!(
+        cmd!(admin, "CONFIG", "SET", "port", new.to_string()),
+        b"+OK\r\n"
+    );
+    for b in busy {
+        b.await.expect("a busy client's commands were all answered");
+    }
+    assert_eq!(cmd!(admin, "DBSIZE"), b":2000\r\n");
+    assert!(ping_at(new).await);
+    assert!(!ping_at(old).await);
+}
