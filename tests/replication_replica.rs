@@ -346,25 +346,8 @@ async fn replicaof_in_the_configuration_is_acted_on_at_start() {
     let master = server().await;
     let mut m = Raw::connect(&master).await;
     cmd!(m, "SET", "k", "v");
-    let argv: Vec<String> = [
-        "resplock",
-        "--port",
-        "0",
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--replicaof",
-        "127.0.0.1",
-        &master.local_addr().port().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut config = resplock::config::parse_command_line(&argv, std::io::empty(), |_| true)
-        .unwrap()
-        .config;
-    config.dir = Config::ephemeral().dir;
-    let replica = server_with(config).await;
+    let port = master.local_addr().port().to_string();
+    let replica = server_with_args(&["--replicaof", "127.0.0.1", &port]).await;
     let mut r = Raw::connect(&replica).await;
     until_linked(&mut r).await;
     assert_eq!(cmd!(r, "GET", "k"), b"$1\r\nv\r\n");
