@@ -215,6 +215,7 @@ impl ServerState {
         self.eviction.refresh(&config);
         self.acl.sync_requirepass(&config.requirepass);
         self.lock_history.refresh(&config);
+        self.tracking.refresh(&config);
         self.replication.refresh(&config);
         let lfu = config.maxmemory_policy.ends_with("-lfu");
         let packed = (lfu as u64) << 63
