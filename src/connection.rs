@@ -208,7 +208,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         }
         if !out.is_empty() {
             // The append-only log holds every write a reply here may acknowledge.
-            cmd::runtime::persist::before_reply(&state);
+            cmd::runtime::persist::before_reply(&state).await;
             // Nearly every batch of replies fits the socket's buffer: one write, tried
             // without building the futures below (each registers with a token's lock).
             match wr.write(&out).now_or_never() {
@@ -245,7 +245,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                                 ok = input_arrived(&state, &info, &input);
                                 if ok {
                                     process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
-                                    cmd::runtime::persist::before_reply(&state);
+                                    cmd::runtime::persist::before_reply(&state).await;
                                 }
                             }
                             _ => ok = false,

@@ -476,6 +476,72 @@ fn appendfsync_always_loses_no_acknowledged_lock_when_killed_under_load() {
     assert!(h.held.len() > 10 && h.released.len() > 10, "the load ran");
 }
 
+#[test]
+fn appendfsync_always_acknowledges_many_concurrent_clients_and_reloads_all_their_locks() {
+    let dir = TempDir::new("many");
+    let args = ["--appendonly", "yes", "--appendfsync", "always"];
+    let s = Proc::start(resplock(), &dir.0, "1.log", &args);
+    // Bounded: 40 clients, 25 acquisitions each, every other one released; they start
+    // together so that many wait for the log at once.
+    const CLIENTS: usize = 40;
+    const EACH: usize = 25;
+    let start = Arc::new(std::sync::Barrier::new(CLIENTS));
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|w| {
+            let start = start.clone();
+            let port = s.port;
+            std::thread::spawn(move || {
+                let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+                let mut c = client.get_connection().unwrap();
+                start.wait();
+                let mut held = Vec::new();
+                for i in 0..EACH {
+                    let key = format!("lock:{w}:{i}");
+                    let owner = format!("owner-{w}-{i}");
+                    let r: Option<String> = redis::cmd("SET")
+                        .arg(&key)
+                        .arg(&owner)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(600_000)
+                        .query(&mut c)
+                        .unwrap();
+                    assert_eq!(r.as_deref(), Some("OK"), "{key}");
+                    if i % 2 == 0 {
+                        held.push((key, owner));
+                    } else {
+                        let r: i64 = redis::cmd("EVAL")
+                            .arg(RELEASE)
+                            .arg(1)
+                            .arg(&key)
+                            .arg(&owner)
+                            .query(&mut c)
+                            .unwrap();
+                        assert_eq!(r, 1, "{key}");
+                    }
+                }
+                held
+            })
+        })
+        .collect();
+    let held: Vec<(String, String)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    assert_eq!(held.len(), CLIENTS * EACH.div_ceil(2));
+    // Killed without a chance to write anything more: what was acknowledged is in the log.
+    s.kill();
+    let s = Proc::start(resplock(), &dir.0, "2.log", &args);
+    let mut c = s.conn();
+    let keys: i64 = q(&mut c, &["DBSIZE"]);
+    assert_eq!(keys as usize, held.len());
+    for (k, owner) in &held {
+        let v: Option<String> = q(&mut c, &["GET", k]);
+        assert_eq!(v.as_deref(), Some(owner.as_str()), "{k}");
+    }
+    s.shutdown(&["NOSAVE"]);
+}
+
 /// Cross checks with a real redis-server: only with PERSIST_REDIS_SERVER set.
 fn redis_server() -> Option<String> {
     std::env::var("PERSIST_REDIS_SERVER")

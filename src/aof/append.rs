@@ -6,6 +6,12 @@
 //! decides. A write is group-committed: whoever flushes first writes (and syncs) everything
 //! appended so far, and the others find their bytes already there.
 //!
+//! Under `always` the connections do not fsync themselves: they ask the log's thread for an
+//! offset and await it ([`Appender::durable`]) while their worker serves other connections.
+//! The thread writes everything appended so far, fsyncs once and wakes every connection
+//! whose offset that covers, so the clients that wait together share one fsync, as the
+//! clients Redis serves in one event-loop iteration share its `beforeSleep` fsync.
+//!
 //! A process killed at any moment therefore loses no acknowledged write under any policy
 //! (the bytes are in the kernel's page cache before the reply); a machine that loses power
 //! loses at most the writes since the last fsync (none with `always`, about a second with
@@ -66,7 +72,8 @@ struct Pending {
 
 /// The file being appended to.
 struct Output {
-    file: Option<File>,
+    /// Shared with the log's thread, which fsyncs it without holding `out`.
+    file: Option<Arc<File>>,
     /// Size of the current incremental file.
     incr_size: u64,
 }
@@ -98,6 +105,13 @@ pub struct Appender {
     pub base_size: AtomicU64,
     stop: AtomicBool,
     tick: (Mutex<()>, Condvar),
+    /// The highest offset a connection waits for under `always` ([`Appender::durable`]).
+    requested: AtomicU64,
+    /// The log's thread sleeps on `tick` (a requester must wake it).
+    sleeping: AtomicBool,
+    /// The offset replies may acknowledge under `always` (written and fsynced, or written
+    /// while fsyncs are skipped), for the connections awaiting it.
+    acked: tokio::sync::watch::Sender<u64>,
 }
 
 impl Appender {
@@ -112,7 +126,7 @@ impl Appender {
                 end: 0,
             }),
             out: Mutex::new(Output {
-                file: Some(file),
+                file: Some(Arc::new(file)),
                 incr_size,
             }),
             written: AtomicU64::new(0),
@@ -128,6 +142,9 @@ impl Appender {
             base_size: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             tick: (Mutex::new(()), Condvar::new()),
+            requested: AtomicU64::new(0),
+            sleeping: AtomicBool::new(false),
+            acked: tokio::sync::watch::Sender::new(0),
         });
         let bg = a.clone();
         std::thread::Builder::new()
@@ -218,9 +235,87 @@ impl Appender {
                     std::process::exit(1);
                 }
             }
-            self.synced.store(target, Ordering::Release);
+            self.synced_to(target);
         }
         ok
+    }
+
+    /// Wait, without blocking the thread, until everything up to `offset` is written and
+    /// fsynced (or written, while fsyncs are skipped for a rewrite): the `always` policy's
+    /// wait before replies. The log's thread does the write and the fsync for every
+    /// connection waiting meanwhile at once.
+    pub async fn durable(&self, offset: u64) {
+        let mut rx = self.acked.subscribe();
+        if *rx.borrow_and_update() >= offset {
+            return;
+        }
+        self.requested.fetch_max(offset, Ordering::SeqCst);
+        // Paired with the thread's SeqCst store of `sleeping` before its last look at
+        // `requested`: either it sees this request or this sees it asleep.
+        if self.sleeping.load(Ordering::SeqCst) {
+            let _g = self.tick.0.lock();
+            self.tick.1.notify_one();
+        }
+        // The sender lives as long as `self`.
+        let _ = rx.wait_for(|&acked| acked >= offset).await;
+    }
+
+    /// Everything up to `offset` is synced: replies up to it may leave.
+    fn synced_to(&self, offset: u64) {
+        self.synced.fetch_max(offset, Ordering::AcqRel);
+        self.acked_to(offset);
+    }
+
+    /// Wake the connections waiting for offsets up to `offset`.
+    fn acked_to(&self, offset: u64) {
+        self.acked.send_if_modified(|a| {
+            let more = offset > *a;
+            if more {
+                *a = offset;
+            }
+            more
+        });
+    }
+
+    /// Whether a connection waits for an offset not yet acknowledged.
+    fn demanded(&self) -> bool {
+        self.requested.load(Ordering::SeqCst) > *self.acked.borrow()
+    }
+
+    /// The log thread's turn for waiting connections: write everything appended, fsync it
+    /// once (outside `out`, so INFO and a rewrite's switch are not held up by the disk),
+    /// and wake every connection it covers.
+    fn serve_requests(&self) {
+        let (ok, target, file) = {
+            let mut out = self.out.lock();
+            let ok = self.write_pending(&mut out);
+            (ok, self.written.load(Ordering::Acquire), out.file.clone())
+        };
+        if !ok {
+            // Only when the policy left `always` meanwhile (a failed write under `always`
+            // exits): the replies leave as they would have without waiting, the failure
+            // already noted for -MISCONF.
+            self.acked_to(self.requested.load(Ordering::SeqCst));
+            return;
+        }
+        if self.fsync_skipped() {
+            self.acked_to(target);
+            return;
+        }
+        if let Some(f) = file {
+            if let Err(e) = f.sync_data() {
+                if self.policy() == Fsync::Always {
+                    log::warning(&format!(
+                        "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...",
+                        crate::config::strerror(&e)
+                    ));
+                    std::process::exit(1);
+                }
+                self.acked_to(target);
+                return;
+            }
+        }
+        self.synced_to(target);
     }
 
     fn fsync_skipped(&self) -> bool {
@@ -242,10 +337,10 @@ impl Appender {
                 p.end,
             )
         };
-        let Some(file) = out.file.as_mut() else {
+        let Some(file) = out.file.as_deref() else {
             return false;
         };
-        match file.write_all(&buf) {
+        match (&mut &*file).write_all(&buf) {
             Ok(()) => {
                 out.incr_size += buf.len() as u64;
                 self.current_size
@@ -284,8 +379,7 @@ impl Appender {
         let ok = self.write_pending(&mut out);
         if let Some(f) = &out.file {
             if f.sync_data().is_ok() {
-                self.synced
-                    .store(self.written.load(Ordering::Acquire), Ordering::Release);
+                self.synced_to(self.written.load(Ordering::Acquire));
             }
         }
         ok
@@ -300,9 +394,8 @@ impl Appender {
         if let Some(old) = out.file.take() {
             let _ = old.sync_data();
         }
-        self.synced
-            .store(self.written.load(Ordering::Acquire), Ordering::Release);
-        out.file = Some(file);
+        self.synced_to(self.written.load(Ordering::Acquire));
+        out.file = Some(Arc::new(file));
         out.incr_size = 0;
         self.pending.lock().selected_db = None;
     }
@@ -324,16 +417,28 @@ impl Appender {
         self.stop.store(true, Ordering::Relaxed);
         self.tick.1.notify_all();
         self.out.lock().file = None;
+        // Nothing is written from now on: no connection waits for it.
+        self.acked_to(u64::MAX);
     }
 
-    /// Once a second: write what is buffered (replies normally did) and, under everysec,
-    /// fsync what was written since the last one.
+    /// The log's thread. Under `always`: as soon as connections wait, write and fsync for
+    /// all of them at once ([`Appender::serve_requests`]); while it does, the next ones
+    /// gather. Once a second: write what is buffered (replies normally did) and, under
+    /// everysec, fsync what was written since the last one.
     fn fsync_loop(&self) {
         let mut last = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
+            if self.demanded() {
+                self.serve_requests();
+                continue;
+            }
             {
                 let mut g = self.tick.0.lock();
-                self.tick.1.wait_for(&mut g, Duration::from_millis(100));
+                self.sleeping.store(true, Ordering::SeqCst);
+                if !self.demanded() && !self.stop.load(Ordering::Relaxed) {
+                    self.tick.1.wait_for(&mut g, Duration::from_millis(100));
+                }
+                self.sleeping.store(false, Ordering::SeqCst);
             }
             if self.stop.load(Ordering::Relaxed) || last.elapsed() < Duration::from_secs(1) {
                 continue;
@@ -352,14 +457,14 @@ impl Appender {
             if self.synced.load(Ordering::Acquire) >= target {
                 continue;
             }
-            // fsync outside the lock would let writes proceed meanwhile; the file is shared
-            // through a dup so appends continue while the disk catches up.
-            let dup = out.file.as_ref().and_then(|f| f.try_clone().ok());
+            // fsync outside the lock lets writes proceed meanwhile: the file is shared, so
+            // appends continue while the disk catches up.
+            let dup = out.file.clone();
             drop(out);
             if let Some(f) = dup {
                 let started = Instant::now();
                 if f.sync_data().is_ok() {
-                    self.synced.fetch_max(target, Ordering::AcqRel);
+                    self.synced_to(target);
                 }
                 if started.elapsed() > Duration::from_secs(2) {
                     self.delayed_fsync.fetch_add(1, Ordering::Relaxed);
@@ -445,6 +550,60 @@ mod tests {
         let text = std::fs::read_to_string(&p).expect("read");
         assert_eq!(text.matches("$3\r\nSET\r\n").count(), 800);
         assert_eq!(text.matches("SELECT").count(), 1);
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn connections_awaiting_always_are_all_woken_with_their_records_synced() {
+        let (p, f) = temp_file();
+        let a = Appender::start(f, 0, Fsync::Always);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..50)
+                .map(|t| {
+                    let a = a.clone();
+                    tokio::spawn(async move {
+                        for i in 0..20 {
+                            let k = format!("{t}:{i}");
+                            let o = a.feed(0, &[b"SET", k.as_bytes(), b"v"], 0);
+                            a.durable(o).await;
+                            assert!(a.synced.load(Ordering::Acquire) >= o, "acknowledged unsynced");
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                tokio::time::timeout(Duration::from_secs(30), t)
+                    .await
+                    .expect("every waiter is woken")
+                    .expect("task");
+            }
+        });
+        assert!(!a.sync_pending());
+        let text = std::fs::read_to_string(&p).expect("read");
+        assert_eq!(text.matches("$3\r\nSET\r\n").count(), 1000);
+        a.stop();
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn a_stopped_log_releases_its_waiters() {
+        let (p, f) = temp_file();
+        let a = Appender::start(f, 0, Fsync::Always);
+        a.stop();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), a.durable(1 << 40))
+                .await
+                .expect("no wait on a stopped log");
+        });
         let _ = std::fs::remove_file(p);
     }
 }

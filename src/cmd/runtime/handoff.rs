@@ -74,7 +74,7 @@ pub fn set_inline_since(since: Option<Instant>) {
     INLINE_SINCE.with(|s| s.set(since));
 }
 
-/// Run `f`, which blocks on the disk (the AOF's write and fsync before replies), letting the
+/// Run `f`, which blocks (on the disk, on another server's socket), letting the
 /// runtime move this worker's other tasks meanwhile when it can (block_in_place on a
 /// multi-threaded runtime; directly otherwise, and off any runtime).
 pub fn blocking<R>(f: impl FnOnce() -> R) -> R {

@@ -82,9 +82,11 @@ pub fn loading_error(
 }
 
 /// Before replies leave: the AOF holds (and under `appendfsync always` has synced) every
-/// effect appended so far, so no client sees a write that a crash could take back. Blocks
-/// for the write (and the fsync).
-pub fn before_reply(state: &ServerState) {
+/// effect appended so far, so no client sees a write that a crash could take back. Under
+/// `always` the connection awaits the log's thread, which fsyncs once for every connection
+/// waiting together, while its worker serves the others; otherwise the write into the page
+/// cache is done here, on the worker.
+pub async fn before_reply(state: &ServerState) {
     if state.persist.aof_state.load(Ordering::Relaxed) == aof::OFF {
         return;
     }
@@ -93,8 +95,7 @@ pub fn before_reply(state: &ServerState) {
         let upto = aof.appended();
         if !aof.is_flushed(upto) {
             if aof.policy() == crate::aof::append::Fsync::Always {
-                // An fsync takes milliseconds: the worker's other connections move on.
-                crate::cmd::runtime::handoff::blocking(|| aof.flush_to(upto));
+                aof.durable(upto).await;
             } else {
                 // A write into the page cache takes microseconds, far less than handing the
                 // worker's other tasks to another thread (block_in_place, per request): with
