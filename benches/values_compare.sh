@@ -9,8 +9,9 @@
 #    set of strings, a 10-member set of integers (an intset), or a 10-member sorted set, divided
 #    by KEYS: bytes per key, key and value together.
 # 2. A 1,000,000-member sorted set: the load time, then redis-benchmark throughput (-P 16) of
-#    ZADD, ZRANK, ZSCORE, ZRANGEBYSCORE ... LIMIT 0 10 and ZCOUNT at random members, which stays
-#    flat only if rank and range operations are O(log n).
+#    ZADD, ZRANK, ZSCORE, ZRANGEBYSCORE ... LIMIT 0 10, ZCOUNT and ZREM at random members, which
+#    stays flat only if rank and range operations are O(log n); the last column is the ratio
+#    resplock/redis.
 set -u
 BIN=${1:-target/release/resplock}
 KEYS=${KEYS:-20000}
@@ -83,7 +84,7 @@ for kind in set intset zset; do
 done
 
 echo "== 1,000,000-member sorted set, requests/s (redis-benchmark -P 16, 200000 requests)"
-printf '%-44s %12s %12s\n' operation redis resplock
+printf '%-44s %12s %12s %7s\n' operation redis resplock ratio
 declare -A R
 for srv in redis resplock; do
   start "$srv"
@@ -92,7 +93,7 @@ for srv in redis resplock; do
   R[$srv,card]=$(redis-cli -p "$P" ZCARD big)
   i=0
   for op in "ZADD big __rand_int__ m:__rand_int__" "ZRANK big m:__rand_int__" "ZSCORE big m:__rand_int__" \
-            "ZRANGEBYSCORE big __rand_int__ +inf LIMIT 0 10" "ZCOUNT big __rand_int__ +inf"; do
+            "ZRANGEBYSCORE big __rand_int__ +inf LIMIT 0 10" "ZCOUNT big __rand_int__ +inf" "ZREM big m:__rand_int__"; do
     # shellcheck disable=SC2086
     R[$srv,$i]=$(taskset -c 0 redis-benchmark -p "$P" -P 16 -n 200000 -r 1000000 -q $op 2>/dev/null |
       grep -o '[0-9.]* requests per second' | head -1 | cut -d' ' -f1)
@@ -104,7 +105,8 @@ printf '%-44s %12s %12s\n' "load (10,000 ZADD of 100 members)" "${R[redis,load]}
 printf '%-44s %12s %12s\n' "ZCARD after load" "${R[redis,card]}" "${R[resplock,card]}"
 i=0
 for label in "ZADD big <rand> m:<rand>" "ZRANK big m:<rand>" "ZSCORE big m:<rand>" \
-             "ZRANGEBYSCORE big <rand> +inf LIMIT 0 10" "ZCOUNT big <rand> +inf"; do
-  printf '%-44s %12s %12s\n' "$label" "${R[redis,$i]}" "${R[resplock,$i]}"
+             "ZRANGEBYSCORE big <rand> +inf LIMIT 0 10" "ZCOUNT big <rand> +inf" "ZREM big m:<rand>"; do
+  printf '%-44s %12s %12s %7s\n' "$label" "${R[redis,$i]}" "${R[resplock,$i]}" \
+    "$(python3 -c "print(f'{${R[resplock,$i]:-0}/${R[redis,$i]:-1}:.2f}')")"
   i=$((i + 1))
 done

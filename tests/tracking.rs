@@ -164,3 +164,35 @@ async fn an_invalidation_a_read_of_an_expired_key_causes_follows_the_reply() {
     );
     s.shutdown().await;
 }
+
+/// The tracking table is kept within tracking-table-max-keys before each command, also after
+/// the limit is lowered with CONFIG SET: the keys over it are invalidated for their readers.
+#[tokio::test]
+async fn keys_over_tracking_table_max_keys_are_invalidated_before_the_next_command() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    c.cmd(&[b"HELLO", b"3"]).await;
+    c.cmd(&[b"CLIENT", b"TRACKING", b"on"]).await;
+    for k in [&b"a"[..], b"b", b"c"] {
+        assert_eq!(c.cmd(&[b"GET", k]).await, b"_\r\n");
+    }
+    let info = String::from_utf8(c.cmd(&[b"INFO", b"stats"]).await).unwrap();
+    assert!(info.contains("tracking_total_keys:3\r\n"), "{info}");
+    assert_eq!(
+        c.cmd(&[b"CONFIG", b"SET", b"tracking-table-max-keys", b"2"])
+            .await,
+        b"+OK\r\n"
+    );
+    // The CONFIG SET's own check ran before the new limit: the next command trims the table,
+    // and the invalidation of the one key dropped comes before its reply.
+    let reply = c.cmd(&[b"PING"]).await;
+    let text = String::from_utf8(reply).unwrap();
+    assert!(
+        text.starts_with(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\n"),
+        "{text}"
+    );
+    assert_eq!(c.reply().await, b"+PONG\r\n");
+    let info = String::from_utf8(c.cmd(&[b"INFO", b"stats"]).await).unwrap();
+    assert!(info.contains("tracking_total_keys:2\r\n"), "{info}");
+    s.shutdown().await;
+}

@@ -234,6 +234,19 @@ impl Config {
         self.value(p).int()
     }
 
+    /// tracking-table-max-keys: the most keys the tracking table remembers (0: no limit).
+    ///
+    /// ```
+    /// let mut config = resplock::Config::default();
+    /// assert_eq!(config.tracking_table_max_keys(), 1_000_000);
+    /// config.set_many(&[(b"tracking-table-max-keys", b"10")]).unwrap();
+    /// assert_eq!(config.tracking_table_max_keys(), 10);
+    /// ```
+    pub fn tracking_table_max_keys(&self) -> usize {
+        let (p, _) = lookup(b"tracking-table-max-keys").expect("a Redis parameter");
+        self.value(p).int().max(0) as usize
+    }
+
     /// shutdown-on-sigint (`sigint`) or shutdown-on-sigterm as Redis's SHUTDOWN_* bits: 1
     /// SAVE, 2 NOSAVE, 4 NOW, 8 FORCE (0: `default`).
     ///

@@ -218,6 +218,7 @@ impl ServerState {
         self.eviction.refresh(&config);
         self.acl.sync_requirepass(&config.requirepass);
         self.lock_history.refresh(&config);
+        self.tracking.refresh(&config);
         self.replication.refresh(&config);
         self.restart_delay.refresh(&config);
         let lfu = config.maxmemory_policy.ends_with("-lfu");

@@ -64,9 +64,20 @@ pub struct Tracking {
     acting_for: AtomicU64,
     /// The running script called a read-only command (then its declared keys are tracked).
     script_read: AtomicBool,
+    /// Keys in the key table, kept beside it so the check before every command
+    /// ([`limit_table`]) needs neither the table's lock nor the configuration.
+    key_count: AtomicUsize,
+    /// tracking-table-max-keys, copied out of the configuration by [`Tracking::refresh`].
+    max_keys: AtomicUsize,
 }
 
 impl Tracking {
+    /// Copy tracking-table-max-keys out of `config` (at start and after CONFIG SET).
+    pub fn refresh(&self, config: &crate::config::Config) {
+        self.max_keys
+            .store(config.tracking_table_max_keys(), Ordering::Relaxed);
+    }
+
     /// A client's mode, if it tracks.
     pub fn mode(&self, id: u64) -> Option<Mode> {
         if self.clients.load(Ordering::Relaxed) == 0 {
@@ -187,6 +198,7 @@ pub fn remember_keys(state: &ServerState, id: u64, keys: &[Bytes]) {
             t.items += 1;
         }
     }
+    state.tracking.key_count.store(t.keys.len(), Ordering::Relaxed);
 }
 
 /// A command of a client has finished: CLIENT CACHING lasts one command (the CLIENT command
@@ -256,6 +268,7 @@ fn invalidate_readers(state: &ServerState, by: u64, key: &[u8]) {
     let Some(ids) = t.keys.remove(key) else {
         return;
     };
+    state.tracking.key_count.store(t.keys.len(), Ordering::Relaxed);
     t.items -= ids.len();
     let mut sends = Vec::new();
     for id in ids {
@@ -316,6 +329,7 @@ pub fn flushed(state: &ServerState, current: u64) {
     // clients that turned tracking off, as Redis, until the keys change).
     let mut t = state.tracking.tables.lock();
     t.keys.clear();
+    state.tracking.key_count.store(0, Ordering::Relaxed);
     t.items = 0;
     let ids: Vec<u64> = t.modes.keys().copied().collect();
     drop(t);
@@ -492,13 +506,8 @@ pub fn limit_table(state: &ServerState) {
     if state.tracking.clients.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let max: usize = state
-        .config
-        .read()
-        .get("tracking-table-max-keys")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
-    if max == 0 {
+    let max = state.tracking.max_keys.load(Ordering::Relaxed);
+    if max == 0 || state.tracking.key_count.load(Ordering::Relaxed) <= max {
         return;
     }
     loop {
