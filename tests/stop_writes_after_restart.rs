@@ -325,3 +325,23 @@ async fn a_redlock_majority_is_not_granted_twice_across_a_restart_without_persis
         "B gets node 2 only"
     );
 }
+
+#[tokio::test]
+async fn a_simulated_restart_starts_the_delay_again() {
+    let dir = Dir::new("simulated");
+    let mut config = dir.config(0, "auto").frozen();
+    config.enable_test_commands = true;
+    let s = server_with(config).await;
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "SET", "lock", "A", "NX", "PX", "30000"), b"+OK\r\n");
+    assert_eq!(cmd!(c, "RESPLOCK.RESTART", "EMPTY"), b"+OK\r\n");
+    let mut c = Raw::connect(&s).await;
+    assert_eq!(cmd!(c, "SET", "lock", "B", "NX", "PX", "30000"), REFUSED);
+    assert_eq!(remaining_ms(&cmd!(c, "INFO", "persistence")), 30_000);
+    assert_eq!(
+        cmd!(c, "RESPLOCK.CLOCK", "ADVANCE", "30000").first(),
+        Some(&b':')
+    );
+    assert_eq!(cmd!(c, "SET", "lock", "B", "NX", "PX", "30000"), b"+OK\r\n");
+    s.shutdown().await;
+}
