@@ -350,3 +350,76 @@ impl RestartDelay {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &Path, setting: &str) -> Config {
+        let mut c = Config {
+            dir: Some(dir.to_path_buf()),
+            ..Config::default()
+        };
+        c.set_many(&[(b"stop-writes-after-restart", setting.as_bytes())])
+            .unwrap();
+        c
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("resplock-rd-unit-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn auto_records_only_a_longer_ttl_and_lowers_the_file_after_the_delay() {
+        let dir = scratch("auto");
+        let file = dir.join("dump.rdb.longest-ttl");
+        let d = RestartDelay::default();
+        d.refresh(&config(&dir, "auto"));
+        assert_eq!(d.begin(1_000), 0, "no file: no delay");
+        d.ttl_given(30_000);
+        d.ttl_given(10_000);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "30000\n");
+        // The next start waits that long, from its own start.
+        let d = RestartDelay::default();
+        d.refresh(&config(&dir, "auto"));
+        assert_eq!(d.begin(500_000), 30_000);
+        assert_eq!(d.remaining_ms(500_000), 30_000);
+        assert!(!d.due(529_999));
+        d.ttl_given(5_000);
+        d.end_if_over(529_999);
+        assert_eq!(d.remaining_ms(529_999), 1);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "30000\n");
+        assert!(d.due(530_000));
+        d.end_if_over(530_000);
+        assert!(!d.running());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "5000\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn config_changes_count_from_the_same_start_until_the_delay_ended() {
+        let dir = scratch("fixed");
+        let d = RestartDelay::default();
+        d.refresh(&config(&dir, "10000"));
+        assert_eq!(d.begin(1_000), 10_000);
+        d.refresh(&config(&dir, "20000"));
+        assert_eq!(d.remaining_ms(5_000), 16_000);
+        d.refresh(&config(&dir, "no"));
+        assert_eq!(d.remaining_ms(5_000), 0);
+        d.end_if_over(5_000);
+        d.refresh(&config(&dir, "20000"));
+        assert_eq!(d.remaining_ms(5_000), 0, "an ended delay stays ended");
+        // Turned to auto at run time, it records what this run gave from then on.
+        d.ttl_given(7_000);
+        assert!(!dir.join("dump.rdb.longest-ttl").exists());
+        d.refresh(&config(&dir, "auto"));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("dump.rdb.longest-ttl")).unwrap(),
+            "7000\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
