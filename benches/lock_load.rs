@@ -3,8 +3,8 @@
 //! passed, a third each with SET NX PX + the Lua compare-and-delete release, Redisson's
 //! reentrant hash lock and its unlock script, and Redisson's fair lock (RedissonFairLock: a
 //! queue of waiters and a sorted set of their deadlines; a client that gets queued waits, as
-//! Redisson's lock() does, for the unlock message on its own channel or a short timeout, then
-//! retries the same lock until the queue lets it in). Meanwhile other connections start a lock script
+//! Redisson's tryLock(10, SECONDS) does, for the unlock message on its own channel or a short
+//! timeout, then retries the same lock until the queue lets it in, or gives up after 10 s). Meanwhile other connections start a lock script
 //! (made to spin first) and drop mid-script. Every acquisition is checked against an
 //! in-process table of holders: two holders of one lock at once is an overlap; a release that
 //! does not find its own token is a lost release. Both must be zero.
@@ -33,6 +33,8 @@ const CLIENTS: usize = 200;
 const RESOURCES: usize = 64;
 /// Fair locks: more of them than clients, so queueing happens often but not on every attempt.
 const FAIR_RESOURCES: usize = 256;
+/// How long a fair-lock waiter waits before it gives up (Redisson's tryLock wait time).
+const FAIR_WAIT: Duration = Duration::from_secs(10);
 
 const RELEASE: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -53,6 +55,8 @@ struct Tally {
     fair: AtomicU64,
     /// Fair-lock attempts that found the lock taken and queued (then retried).
     fair_queued: AtomicU64,
+    /// Fair-lock waits given up after FAIR_WAIT.
+    fair_gave_up: AtomicU64,
     overlaps: AtomicU64,
     lost_releases: AtomicU64,
     dropped_mid_script: AtomicU64,
@@ -142,9 +146,20 @@ async fn fair_round(
             .token(token)
             .ttl_ms(10_000)
     });
+    let began = Instant::now();
     let acquired = loop {
-        if sh.stop.load(Ordering::Relaxed) {
+        // Redisson's tryLock(10, SECONDS): a waiter gives up after FAIR_WAIT and cancels its
+        // place in the queue. With lock() waiting without end, a loaded machine piles most
+        // clients up on a few fair locks for minutes (up to 163 waiters on one, 290 s waits),
+        // and each such wait is one client op overlapping thousands of others in the
+        // history's linearizability search.
+        let waited_out = began.elapsed() > FAIR_WAIT;
+        if sh.stop.load(Ordering::Relaxed) || waited_out {
+            if waited_out {
+                sh.tally.fair_gave_up.fetch_add(1, Ordering::Relaxed);
+            }
             // Leave no queue entry behind (it would hold the lock's queue for its wait time),
+            // as Redisson's cancelAcquisition does,
             // in one script: between two separate commands another client's script would see
             // a queued waiter without a deadline, which Redisson's scripts cannot handle.
             let _: redis::RedisResult<i64> = redis::cmd("EVAL")
@@ -206,7 +221,8 @@ async fn fair_round(
         let _ = tokio::time::timeout(wait, p.on_message().next()).await;
     };
     if let Some(call) = call {
-        // Given up (the run stopped, or an error): it may or may not have taken effect.
+        // Given up (waited FAIR_WAIT, the run stopped, or an error): it may or may not have
+        // taken effect.
         call.end(if acquired { Some(true) } else { None });
     }
     if let (Some(chan), Some(p)) = (subscribed, ps.as_mut()) {
@@ -500,8 +516,10 @@ fn main() {
             (a + b + f) as f64 / el
         );
         println!(
-            "  fair-lock attempts queued behind another holder: {}",
-            t.fair_queued.load(Ordering::Relaxed)
+            "  fair-lock attempts queued behind another holder: {}, waits given up after {} s: {}",
+            t.fair_queued.load(Ordering::Relaxed),
+            FAIR_WAIT.as_secs(),
+            t.fair_gave_up.load(Ordering::Relaxed)
         );
         println!(
             "  connections dropped mid-script: {}",

@@ -999,3 +999,55 @@ fn the_rust_recorder_records_calls_and_crashes() {
     // w2's acquire never returned: it may or may not have happened, and nothing is violated.
     assert_clean(&h.check(&CheckOptions::default()));
 }
+
+/// Waiters that gave up without learning whether they got the lock, and whose token never
+/// owned it on the server, had no effect: they are left out of the linearizability search,
+/// where each, open until the end of the run, could go anywhere.
+#[test]
+fn unknown_acquires_that_never_owned_the_lock_are_left_out_of_the_search() {
+    let mut b = B::new();
+    for w in 0..40 {
+        b.op(
+            &format!("waiter{w}"),
+            OpKind::Acquire,
+            w as f64,
+            10_000.0,
+            None,
+            Some(1_000),
+            &format!("gave-up-{w}"),
+        );
+    }
+    for i in 0..300 {
+        let (t, name, token) = (100.0 + 20.0 * i as f64, format!("c{i}"), format!("t{i}"));
+        let who = client(i as u64 + 1, &name);
+        b.op(
+            &name,
+            OpKind::Acquire,
+            t,
+            t + 2.0,
+            Some(true),
+            Some(1_000),
+            &token,
+        );
+        b.set("", t + 1.0, "lock:res", &token, 1_000, who.clone());
+        b.op(
+            &name,
+            OpKind::Release,
+            t + 5.0,
+            t + 7.0,
+            Some(true),
+            None,
+            &token,
+        );
+        b.release("", t + 6.0, "lock:res", who);
+    }
+    let text = b.h.to_json_lines();
+    let h = History::from_json_lines(&text).expect("the history reads back");
+    let r = h.check(&CheckOptions {
+        max_steps: 100_000,
+        ..CheckOptions::default()
+    });
+    assert_clean(&r);
+    assert!(r.inconclusive_locks.is_empty(), "{r}");
+    assert_eq!(r.linearized_ops, 600, "{r}");
+}

@@ -20,6 +20,27 @@ impl Ctx<'_> {
                 per.entry(op.lock).or_default().push(i);
             }
         }
+        // An acquire whose outcome the client never learnt (it gave up, the run stopped) and
+        // whose token never owned the lock on any node had no effect: with every change of
+        // the lock recorded, it is left out of the search, where an op open until the end of
+        // the run can go anywhere (a fair lock's waiters queued at the end made one lock's
+        // search run past its budget). Kept when the recorder dropped events.
+        if h.dropped() == 0 {
+            for (lock, ids) in per.iter_mut() {
+                let owners: std::collections::HashSet<Sym> = self
+                    .leases
+                    .by_lock
+                    .get(*lock as usize)
+                    .into_iter()
+                    .flatten()
+                    .map(|&li| self.leases.leases[li].owner)
+                    .collect();
+                ids.retain(|&i| {
+                    let op = &h.ops[i];
+                    !(op.op == OpKind::Acquire && op.ok.is_none() && !owners.contains(&op.token))
+                });
+            }
+        }
         let mut locks: Vec<u32> = per.keys().copied().collect();
         locks.sort_unstable();
         let mut budget = self.opts.max_steps;

@@ -215,12 +215,23 @@ impl Recorder {
             }
             StateIn::Other(t) => (St::Other(t), 0),
         };
+        // A command's time is read when it starts, before it waits for its keys, so a change
+        // may carry an earlier time than the change it followed on the same key (two clients'
+        // SET and DEL racing: the DEL ran first but the SET read the clock first). The key's
+        // own order is the truth, so its times never go back, except across a clock move.
+        let (mut t, mut real) = (c.t_us, c.real_us);
+        if let Some(last) = g.rings[ring as usize].events.back() {
+            if last.seq > g.clock_moved_at {
+                t = t.max(last.t);
+                real = real.max(last.real);
+            }
+        }
         g.seq += 1;
         let seq = g.seq;
         let stored = Stored {
             seq,
-            t: c.t_us,
-            real: c.real_us,
+            t,
+            real,
             ttl_ms: if matches!(state, St::Gone) {
                 -1
             } else {
@@ -250,6 +261,9 @@ impl Recorder {
         g.seq += 1;
         let seq = g.seq;
         g.bytes += 160;
+        if matches!(what, What::Clock(_)) {
+            g.clock_moved_at = seq;
+        }
         g.node_events.push_back((seq, t_us, real_us, what));
         g.order.push_back((seq, NODE_RING));
         g.kept += 1;
@@ -475,6 +489,36 @@ mod tests {
         assert!(lines[1].contains("\"key\":\"h\""));
         assert!(!lines[2].contains("proof"), "{}", lines[2]);
         assert!(lines[4].contains("\"proof\":\"token\""), "{}", lines[4]);
+    }
+
+    #[test]
+    fn a_keys_times_follow_its_order_except_across_a_clock_move() {
+        let r = Recorder::default();
+        let at = |t: i64, c: ChangeIn<'static>| ChangeIn {
+            t_us: t,
+            real_us: t,
+            ..c
+        };
+        r.key_change(at(
+            100,
+            change(b"lock", StateIn::Str("a".into()), Made::NxCreate, &[]),
+        ));
+        r.key_change(at(300, change(b"lock", StateIn::Gone, Made::Other, &[])));
+        // Its clock read before the DEL's, it ran after it: it happened at 300 at the earliest.
+        r.key_change(at(
+            200,
+            change(b"lock", StateIn::Str("b".into()), Made::NxCreate, &[]),
+        ));
+        // The test clock moved back: times go back with it.
+        r.clock(400, 300, 50, false, "set");
+        r.key_change(at(60, change(b"lock", StateIn::Gone, Made::Other, &[])));
+        let text = String::from_utf8(exported(&r).to_json_lines()).unwrap();
+        let times: Vec<i64> = text
+            .lines()
+            .filter(|l| l.contains("\"ev\":\"key\""))
+            .filter_map(|l| l.split("\"t\":").nth(1)?.split(',').next()?.parse().ok())
+            .collect();
+        assert_eq!(times, [100, 300, 300, 60]);
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub(super) struct Inner {
     pub(super) by: Vec<By>,
     pub(super) by_index: HashMap<By, u32, ahash::RandomState>,
     pub(super) seq: u64,
+    /// The seq of the last clock move: a key's times may go back only across one.
+    pub(super) clock_moved_at: u64,
     pub(super) kept: usize,
     pub(super) bytes: usize,
 }
