@@ -342,3 +342,42 @@ async fn a_master_restarted_from_its_rdb_keeps_its_history_for_its_replicas() {
         info(&mut m, "master_replid").await
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_master_deletes_on_its_replicas_the_keys_that_expired_while_it_was_down() {
+    let dir = Dir::new("expired");
+    let master = server_with(dir.config(0, None)).await;
+    let addr = master.local_addr();
+    let replica = server().await;
+    // Both clocks an hour behind: what is given a minute now has expired for the restarted
+    // master (on the real time), and stays live on the replica until a DEL comes.
+    master.state().clock.advance_ms(-3_600_000);
+    replica.state().clock.advance_ms(-3_600_000);
+    let mut m = Raw::connect(&master).await;
+    let mut r = Raw::connect(&replica).await;
+    replica_of(&mut r, addr).await;
+    until_linked(&mut r).await;
+    cmd!(m, "SET", "lock", "tok", "PX", "60000");
+    cmd!(m, "SELECT", "2");
+    cmd!(m, "SET", "other", "x", "PX", "60000");
+    cmd!(m, "SET", "kept", "y");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(cmd!(r, "GET", "lock"), b"$3\r\ntok\r\n");
+    assert_eq!(cmd!(m, "SAVE"), b"+OK\r\n");
+    master.shutdown().await;
+    let master = server_with(dir.config(addr.port(), None)).await;
+    let mut m = Raw::connect(&master).await;
+    assert_eq!(cmd!(m, "DBSIZE"), b":0\r\n");
+    until_linked(&mut r).await;
+    cmd!(m, "SET", "after", "restart");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(info(&mut m, "sync_partial_ok").await, "1");
+    assert_eq!(info(&mut m, "sync_full").await, "0");
+    assert_eq!(cmd!(r, "EXISTS", "lock"), b":0\r\n");
+    assert_eq!(cmd!(r, "DBSIZE"), b":1\r\n", "db 0 holds only `after`");
+    cmd!(r, "SELECT", "2");
+    assert_eq!(cmd!(r, "EXISTS", "other"), b":0\r\n");
+    assert_eq!(cmd!(r, "GET", "kept"), b"$1\r\ny\r\n");
+    master.shutdown().await;
+    replica.shutdown().await;
+}

@@ -673,3 +673,55 @@ async fn a_stuck_replicas_unwritten_stream_is_its_output_buffer_and_not_counted_
     drop(stuck);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_server_replica_loses_the_keys_that_expired_while_its_master_was_down() {
+    let dir = std::env::temp_dir().join(format!("resplock-master-expired-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = |port: u16| {
+        let mut c = resplock::Config::ephemeral();
+        c.dir = Some(dir.clone());
+        c.port = port;
+        c
+    };
+    let s = server_with(config(0)).await;
+    let addr = s.local_addr();
+    // The master's clock an hour behind: a minute's lease it gives has expired for the
+    // restarted master (on the real time); the replica keeps such a key until its master's
+    // DEL, as a replica never expires keys itself.
+    s.state().clock.advance_ms(-3_600_000);
+    let Some(replica) = Replica::start(addr) else {
+        s.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    };
+    let mut m = Raw::connect(&s).await;
+    let mut r = raw_to(replica.addr).await;
+    until_linked(&mut r).await;
+    cmd!(m, "SET", "lock", "tok", "PX", "60000");
+    cmd!(m, "SET", "kept", "y");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(cmd!(r, "DBSIZE"), b":2\r\n");
+    assert_eq!(cmd!(m, "SAVE"), b"+OK\r\n");
+    s.shutdown().await;
+    let s = server_with(config(addr.port())).await;
+    let mut m = Raw::connect(&s).await;
+    until_linked(&mut r).await;
+    cmd!(m, "SET", "after", "restart");
+    assert_eq!(cmd!(m, "WAIT", "1", "5000"), b":1\r\n");
+    until_caught_up(&mut m, &mut r).await;
+    assert_eq!(
+        cmd!(r, "DBSIZE"),
+        b":2\r\n",
+        "`lock` deleted, `after` added"
+    );
+    assert_eq!(cmd!(r, "GET", "kept"), b"$1\r\ny\r\n");
+    let log = replica.log();
+    assert!(
+        log.contains("Successful partial resynchronization with master"),
+        "{log}"
+    );
+    drop(replica);
+    s.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

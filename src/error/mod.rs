@@ -89,6 +89,11 @@ pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// The same, as a script's `redis.call` raises it (with its code, as luaPushError takes it).
 pub const NOREPLICAS_IN_SCRIPT: &str = "-NOREPLICAS Not enough good replicas to write.";
+/// A write refused for a while after a start (stop-writes-after-restart, resplock's own: the
+/// Redlock "delayed restart"): a lock client counts the instance as not acquired.
+pub const RESTARTED: &str = "RESTARTED Writes are refused for a while after a restart, until the locks granted before it have expired (stop-writes-after-restart).";
+/// The same, as a script's `redis.call` raises it (with its code).
+pub const RESTARTED_IN_SCRIPT: &str = "-RESTARTED Writes are refused for a while after a restart, until the locks granted before it have expired (stop-writes-after-restart).";
 /// A write sent to a replica (processCommand's check, and scripts').
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
 /// READONLY_REPLICA as a script's `redis.call` raises it: the leading `-` keeps its code.

@@ -83,6 +83,32 @@ thread_local! {
     /// stream sees every key the master sent as live (the master decides when keys expire
     /// and sends their deletion).
     static IGNORE_EXPIRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The running command's time (Unix ms, 0: no command) and the longest TTL it gave a key
+    /// so far ([`watch_ttls`], [`take_longest_ttl`]): stop-writes-after-restart's `auto`.
+    static LONGEST_TTL: std::cell::Cell<(i64, i64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Measure the TTLs the command this thread runs next (at Unix ms `now`) gives keys, from
+/// zero: the command layer calls it before each command.
+pub fn watch_ttls(now: i64) {
+    LONGEST_TTL.with(|t| t.set((now, 0)));
+}
+
+/// The longest TTL (ms) a key was given since [`watch_ttls`] (0: none), and stop measuring.
+pub fn take_longest_ttl() -> i64 {
+    LONGEST_TTL.with(|t| t.replace((0, 0)).1)
+}
+
+/// A key got the expiry time `at` (Unix ms): remember it if it is the longest TTL the
+/// running command gave. Loads (no command running) are not measured.
+#[inline]
+fn note_expiry(at: i64) {
+    LONGEST_TTL.with(|t| {
+        let (now, longest) = t.get();
+        if now != 0 && at - now > longest {
+            t.set((now, at - now));
+        }
+    });
 }
 
 /// The longest removal lazy expiry made on this thread since the last call, and reset it: the
@@ -215,6 +241,9 @@ impl Shard {
             }
         }
         let new_volatile = entry.expires_at() != 0;
+        if new_volatile {
+            note_expiry(entry.expires_at());
+        }
         let serves = entry.value.serves_blocked_pops();
         let new_signals = entry.value.signals_when_gone();
         let old = self.map.insert(key, entry);
@@ -277,6 +306,9 @@ impl Shard {
                 let was = e.expires_at() != 0;
                 e.set_expires_at(at);
                 let is = at != 0;
+                if is {
+                    note_expiry(at);
+                }
                 self.volatile = self.volatile + is as usize - was as usize;
                 true
             }

@@ -245,6 +245,14 @@ pub enum Event {
         /// Its value, expiry and access record.
         entry: Entry,
     },
+    /// A key left out because its time had already passed (`drop_expired`): a master that
+    /// restarts tells its replicas with a DEL (rdbLoadRioWithLoadingCtx's RDBFLAGS_FEED_REPL).
+    Expired {
+        /// Its database.
+        db: usize,
+        /// The key.
+        key: Vec<u8>,
+    },
 }
 
 /// What a finished load found.
@@ -377,6 +385,7 @@ pub fn load_body<S: Source>(
         };
         if opts.drop_expired && e.is_some_and(|at| at < opts.now_ms) {
             summary.keys_expired += 1;
+            sink(Event::Expired { db, key })?;
             continue;
         }
         let entry = make_entry(value, e, i, f, opts.now_ms, opts.policy);

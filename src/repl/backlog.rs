@@ -36,6 +36,13 @@ impl Backlog {
         }
     }
 
+    /// Move the whole history `by` bytes further on (rebaseReplicationBuffer): a master
+    /// that restarted from its RDB file fed what it dropped at load into a history counted
+    /// from 0, which continues the file's offset.
+    pub fn rebase(&mut self, by: i64) {
+        self.offset += by;
+    }
+
     /// master_repl_offset: bytes ever appended to the stream.
     pub fn offset(&self) -> i64 {
         self.offset

@@ -198,6 +198,16 @@ impl ServerHandle {
         })
         .await
         .map_err(io::Error::other)?;
+        if loaded.is_ok() {
+            // stop-writes-after-restart's delay starts with the dataset loaded, before any
+            // client is served.
+            let delay = self.state.restart_delay.begin(self.state.clock.now_ms());
+            if delay > 0 {
+                crate::log::notice(&format!(
+                    "Writes refused for {delay} ms after this restart (stop-writes-after-restart)"
+                ));
+            }
+        }
         self.state
             .persist
             .starting

@@ -187,7 +187,8 @@ fn writes(state: &ServerState, client: &Client, cmd: &Command, parent: Option<&C
 }
 
 /// processCommand's refusals of a write: a disk error, too few good replicas, a read-only
-/// replica.
+/// replica; then resplock's own, a write in the delay after a restart
+/// (stop-writes-after-restart).
 fn write_refusal(
     state: &ServerState,
     client: &Client,
@@ -215,6 +216,10 @@ fn write_refusal(
                 let mut script = ScriptFlags::of(cmd);
                 pause::script_writes(state, cmd, args, &mut script).unwrap_or(writes)
             })
+        })
+        .or_else(|| {
+            (writes && state.restart_delay.refuses(&state.clock))
+                .then(|| RedisError::new(error::RESTARTED))
         })
 }
 

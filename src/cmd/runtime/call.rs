@@ -62,6 +62,12 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
         Err(e) => Reply::error(e),
     };
     ctx.state.keyspace.report_pending();
+    // The longest TTL it gave (one compare when it gave none), recorded before the reply
+    // leaves if it is longer than any before (stop-writes-after-restart auto).
+    let longest = crate::keyspace::take_longest_ttl();
+    if longest > 0 {
+        ctx.state.restart_delay.ttl_given(longest);
+    }
     if cmd.has(crate::cmd::base::flags::WRITE) && ctx.state.replication.is_replica() {
         crate::cmd::runtime::replication::remember_own_volatile(
             ctx.state,

@@ -17,6 +17,7 @@ pub async fn run(state: Arc<ServerState>) {
         failover(state.clone()),
         idle_clients(state.clone()),
         output_limits(state.clone()),
+        restart_delay(state.clone()),
         persistence(state)
     );
 }
@@ -141,6 +142,31 @@ async fn failover(state: Arc<ServerState>) {
         if let Some(held) = state.lock.lock_briefly() {
             failover::update(&state);
             drop(held);
+        }
+    }
+}
+
+/// stop-writes-after-restart: the end of the delay after a start, looked for ten times a
+/// second, brings `auto`'s file down to what this run gave (under the server lock, so no
+/// command gives a TTL meanwhile).
+async fn restart_delay(state: Arc<ServerState>) {
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        if !state.restart_delay.due(state.clock.now_ms()) {
+            continue;
+        }
+        loop {
+            if let Some(guard) = state.lock.lock_briefly() {
+                crate::cmd::runtime::handoff::blocking(|| {
+                    state.restart_delay.end_if_over(state.clock.now_ms())
+                });
+                drop(guard);
+                break;
+            }
+            state.lock.released().await;
         }
     }
 }

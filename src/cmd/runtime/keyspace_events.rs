@@ -108,6 +108,8 @@ pub fn track_events(state: &ServerState, now: i64) {
     crate::keyspace::track_ready_keys(state.blocking.any());
     // Values the command creates are stamped with its time (their LRU clock or LFU start).
     crate::keyspace::set_command_context(now, state.access_policy());
+    // The TTLs it gives are measured for stop-writes-after-restart's `auto` (`call`).
+    crate::keyspace::watch_ttls(now);
     // A paused server keeps its dataset constant; a replica leaves expiry to its master
     // (keys past their time read as missing until the master's DEL arrives).
     crate::keyspace::keep_expired(

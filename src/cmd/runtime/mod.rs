@@ -37,6 +37,7 @@ pub mod persist;
 pub mod proc_title;
 pub mod propagate;
 pub mod replication;
+pub mod restart_delay;
 pub mod script_flags;
 pub mod script_runner;
 pub mod shutdown;

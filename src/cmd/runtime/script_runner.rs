@@ -207,6 +207,14 @@ impl ScriptHost<'_> {
         {
             return Some(Err(error::NOREPLICAS_IN_SCRIPT));
         }
+        // stop-writes-after-restart, checked as NOREPLICAS is: before the script's first write.
+        if c.has(flags::WRITE)
+            && !self.state.scripting.has_written()
+            && !self.state.replication.is_replica()
+            && self.state.restart_delay.refuses(&self.state.clock)
+        {
+            return Some(Err(error::RESTARTED_IN_SCRIPT));
+        }
         if crate::cmd::runtime::evict::script_call_refused(
             self.state,
             c,
@@ -315,6 +323,9 @@ impl Host for ScriptHost<'_> {
         if script_flags & sf::NO_WRITES == 0 && !self.state.replication.is_replica() {
             if let Some(e) = crate::cmd::runtime::replication::write_refused(self.state, true) {
                 return Err(e);
+            }
+            if self.state.restart_delay.refuses(&self.state.clock) {
+                return Err(RedisError::new(error::RESTARTED));
             }
         }
         let (Some(node), Some(slot)) = (&self.state.cluster, self.cluster.as_mut()) else {

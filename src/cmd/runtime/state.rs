@@ -125,6 +125,8 @@ pub struct ServerState {
     pub migrate_sockets: crate::cmd::runtime::migrate::Cache,
     /// The lazy-free thread that frees what UNLINK deleted.
     pub lazyfree: crate::cmd::runtime::lazyfree::LazyFree,
+    /// stop-writes-after-restart: writes refused for a while after the start.
+    pub restart_delay: crate::cmd::runtime::restart_delay::RestartDelay,
 }
 
 impl ServerState {
@@ -192,6 +194,7 @@ impl ServerState {
             cluster,
             migrate_sockets: Default::default(),
             lazyfree: Default::default(),
+            restart_delay: Default::default(),
         });
         // LASTSAVE reads the start time until a save runs, on the server's clock.
         let start_s = state.clock.now_ms() / 1000;
@@ -217,6 +220,7 @@ impl ServerState {
         self.lock_history.refresh(&config);
         self.tracking.refresh(&config);
         self.replication.refresh(&config);
+        self.restart_delay.refresh(&config);
         let lfu = config.maxmemory_policy.ends_with("-lfu");
         let packed = (lfu as u64) << 63
             | (config.lfu_log_factor as u64 & 0x7fff_ffff) << 32

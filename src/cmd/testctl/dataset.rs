@@ -92,6 +92,8 @@ pub fn restart(state: &ServerState, restore: &Restore, spare: Option<u64>, label
     if lock_history::on(state) {
         lock_history::restarted(state, label);
     }
+    // A restart as far as stop-writes-after-restart is concerned: its delay starts again.
+    state.restart_delay.begin(state.clock.now_ms());
     state.scripting.flush();
     super::faults::disconnect(state, |c| Some(c.id) != spare);
 }

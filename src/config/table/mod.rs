@@ -408,6 +408,16 @@ fn valid_active_defrag(v: bool) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// stop-writes-after-restart: `no`, `auto` or a number of milliseconds (the server's reading
+/// of it is `cmd::runtime::restart_delay::Setting::parse`).
+fn valid_restart_delay(v: &str) -> Result<(), &'static str> {
+    let ms = !v.is_empty() && v.len() <= 15 && v.bytes().all(|b| b.is_ascii_digit());
+    if ms || v.eq_ignore_ascii_case("no") || v.eq_ignore_ascii_case("auto") {
+        return Ok(());
+    }
+    Err("argument must be 'no', 'auto' or a number of milliseconds")
+}
+
 fn valid_dbfilename(v: &str) -> Result<(), &'static str> {
     if v.contains(['/', '\\']) {
         return Err("dbfilename can't be a path, just a filename");

@@ -253,4 +253,7 @@ pub static PARAMS: &[Param] = &[
         .typed(|c| Value::Int(c.lock_history_max_per_key as i64), |c, v| c.lock_history_max_per_key = v.int() as u64),
     string("lock-history-file", None, HIDDEN | VOLATILE, ALLOW_EMPTY, Some("")).scope(Scope::Honoured)
         .typed(|c| Value::Str(Some(c.lock_history_file.clone())), |c, v| c.lock_history_file = v.into_string()),
+    // resplock's own, hidden likewise: the Redlock "delayed restart" (cmd::runtime::restart_delay).
+    string("stop-writes-after-restart", None, HIDDEN, ALLOW_EMPTY, Some("no")).scope(Scope::Honoured)
+        .check_str(valid_restart_delay),
 ];

@@ -58,7 +58,9 @@ pub fn apply(state: &ServerState, ev: Event, replace: bool) -> Result<(), LoadEr
             }
             Ok(())
         }
-        Event::ResizeDb { .. } => Ok(()),
+        // Dropped at load: only a master starting from its own file tells its replicas
+        // ([`load_rdb`]'s `feed_expired`).
+        Event::ResizeDb { .. } | Event::Expired { .. } => Ok(()),
     }
 }
 
@@ -81,11 +83,15 @@ pub fn stop_loading(state: &ServerState) {
 }
 
 /// rdbLoad: read the RDB file at `path` into the keyspace. Ok(None) when there is no file.
+/// `feed_expired` (RDBFLAGS_FEED_REPL: a master loading at start) puts a DEL (UNLINK with
+/// lazyfree-lazy-expire) of every key dropped as expired into the replication stream, so a
+/// replica that continues the file's history drops it too.
 pub fn load_rdb(
     state: &ServerState,
     path: &Path,
     opts: &LoadOptions,
     replace: bool,
+    feed_expired: bool,
 ) -> Result<Option<LoadSummary>, (LoadError, u64)> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -99,8 +105,25 @@ pub fn load_rdb(
         n: &state.persist.loaded_bytes,
     };
     let mut d = Decoder::from_source(StreamSource::new(counted));
-    let r = file::read_header(&mut d, opts.log)
-        .and_then(|v| file::load_body(&mut d, v, opts, &mut |ev| apply(state, ev, replace)));
+    let lazy = state
+        .config
+        .read()
+        .get("lazyfree-lazy-expire")
+        .is_some_and(|v| v == "yes");
+    let del: &'static [u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    let r = file::read_header(&mut d, opts.log).and_then(|v| {
+        file::load_body(&mut d, v, opts, &mut |ev| match ev {
+            Event::Expired { db, key } if feed_expired => {
+                crate::cmd::runtime::replication::feed(
+                    state,
+                    db,
+                    &[Bytes::from_static(del), Bytes::from(key)],
+                );
+                Ok(())
+            }
+            ev => apply(state, ev, replace),
+        })
+    });
     stop_loading(state);
     match r {
         Ok(summary) => {
@@ -155,16 +178,23 @@ pub fn load_at_start(state: &ServerState) -> Result<(), ()> {
         .get("replicaof")
         .is_none_or(|v| v.is_empty());
     let opts = options(state, master, true);
-    match load_rdb(state, &path, &opts, false) {
-        Ok(None) => Ok(()),
+    let size = crate::cmd::runtime::replication::registry::backlog_size(&state.config.read());
+    if master {
+        // loadDataFromDisk: a master's history starts before the load, for the DELs of the
+        // keys it drops as expired; it is kept only if the file continues a history.
+        state.replication.start_history(size);
+    }
+    match load_rdb(state, &path, &opts, false, master) {
+        Ok(None) => {
+            state.replication.drop_history();
+            Ok(())
+        }
         Ok(Some(_)) => {
             crate::log::notice(&format!(
                 "DB loaded from disk: {:.3} seconds",
                 started.elapsed().as_secs_f64()
             ));
             let (id, offset, db) = state.persist.load_info.lock().repl.clone();
-            let size =
-                crate::cmd::runtime::replication::registry::backlog_size(&state.config.read());
             if state
                 .replication
                 .restore_history(&id, offset, db, master, size)
@@ -235,7 +265,7 @@ pub fn debug_reload(
     }
     let path = settings::rdb_path(&state.config.read());
     let opts = options(state, true, true);
-    match load_rdb(state, &path, &opts, merge) {
+    match load_rdb(state, &path, &opts, merge, false) {
         Ok(Some(_)) => {
             crate::log::warning("DB reloaded by DEBUG RELOAD");
             Ok(())

@@ -298,6 +298,8 @@ pub fn info(state: &ServerState, kv: &mut dyn FnMut(&str, &dyn std::fmt::Display
         kv("loading_loaded_perc", &format!("{perc:.2}"));
         kv("loading_eta_seconds", &eta);
     }
+    // resplock's own (stop-writes-after-restart), only while the parameter is on.
+    state.restart_delay.info(state.clock.now_ms(), kv);
 }
 
 /// CONFIG SET of persistence settings took effect in the configuration: apply them

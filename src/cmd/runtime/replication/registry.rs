@@ -482,6 +482,11 @@ impl Replication {
         backlog_size: usize,
     ) -> bool {
         if id.len() != 40 || offset < 0 || stream_db < 0 {
+            // No history to continue: what `start_history` began goes (Redis frees the
+            // backlog when the file's replication info is not valid).
+            if master {
+                self.drop_history();
+            }
             return false;
         }
         if !master {
@@ -496,8 +501,29 @@ impl Replication {
             ids.replid2 = id.to_string();
             ids.second_offset = offset + 1;
         }
-        *self.backlog.lock() = Some(Backlog::new(backlog_size, offset));
+        // The DELs fed while loading (`start_history`) come right after the file's offset.
+        let mut backlog = self.backlog.lock();
+        match backlog.as_mut() {
+            Some(b) => b.rebase(offset),
+            None => *backlog = Some(Backlog::new(backlog_size, offset)),
+        }
         true
+    }
+
+    /// A master about to load its RDB file at start: an empty history from offset 0, so the
+    /// DELs of keys dropped as expired have a stream to go to (createReplicationBacklog
+    /// before rdbLoad); [`Replication::restore_history`] continues it from the file's
+    /// offset, or it is dropped.
+    pub fn start_history(&self, backlog_size: usize) {
+        *self.backlog.lock() = Some(Backlog::new(backlog_size, 0));
+        *self.stream_db.lock() = None;
+    }
+
+    /// Forget a history begun by [`Replication::start_history`] that nothing continues
+    /// (no file, or one without replication info): replicas that come resynchronize fully.
+    pub fn drop_history(&self) {
+        *self.backlog.lock() = None;
+        *self.stream_db.lock() = None;
     }
 
     /// master_repl_offset.
