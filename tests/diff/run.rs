@@ -179,7 +179,49 @@ impl Session {
         let ok = self.judge(step, &ra, &rb, missing).await;
         self.track(step, &ra);
         self.heal().await;
+        self.resync_random_pop(step, &ra).await;
         (ra, rb, ok)
+    }
+
+    /// SPOP removes members picked at random (redis-server's random, not resplock's): the two
+    /// sets then differ by chance, and every later command on the key would diverge (seed 39:
+    /// SINTER after SPOP). The popped key is copied from the reference to resplock (DUMP, PTTL,
+    /// RESTORE REPLACE), so the rest of the run compares what the grammar did, not the dice.
+    async fn resync_random_pop(&mut self, step: &Step, ra: &[u8]) {
+        let (Some(name), Some(key)) = (step.args.first(), step.args.get(1)) else {
+            return;
+        };
+        // Only a pop that ran (not one queued, nor an error: the key is then as it was).
+        if !name.eq_ignore_ascii_case(b"SPOP") || self.multi.is_some() || ra.first() == Some(&b'-')
+        {
+            return;
+        }
+        let db = self.db.to_string();
+        self.r_aux.cmd(&["SELECT", &db]).await;
+        self.o_aux.cmd(&["SELECT", &db]).await;
+        let dump = self.r_aux.call(&[b"DUMP".to_vec(), key.clone()]).await;
+        let payload = match parse(&dump) {
+            Some(v) => v.text().map(|t| t.to_vec()),
+            None => return,
+        };
+        let Some(payload) = payload else {
+            self.o_aux.call(&[b"DEL".to_vec(), key.clone()]).await;
+            return;
+        };
+        let pttl = parse(&self.r_aux.call(&[b"PTTL".to_vec(), key.clone()]).await)
+            .as_ref()
+            .and_then(super::resp::int_of)
+            .unwrap_or(-1)
+            .max(0);
+        self.o_aux
+            .call(&[
+                b"RESTORE".to_vec(),
+                key.clone(),
+                pttl.to_string().into_bytes(),
+                payload,
+                b"REPLACE".to_vec(),
+            ])
+            .await;
     }
 
     /// What a successful command changed in the connection's state.
