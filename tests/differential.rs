@@ -26,9 +26,12 @@
 //!   modes start their own `redis-server` (it must be on PATH).
 //! - CI (`.ci/run`): `CONFORMANCE_REDIS=... cargo test --test differential`: fixed seeds, each
 //!   mode time-boxed (`DIFF_SECONDS`, default 12: about a minute over the five modes).
-//! - A long campaign: `CONFORMANCE_REDIS=1 DIFF_SEED=1..400 DIFF_OPS=5000 DIFF_SECONDS=0
-//!   cargo test --release --test differential -- --nocapture --test-threads 1` (about 10^6
-//!   commands over the modes; the report gives commands per family).
+//! - A long campaign: `scripts/diff_campaign.sh 1 51` runs seeds 1..51 with `DIFF_OPS=5000`
+//!   (about 20 000 commands per seed over the four counted modes, so about 10^6) in chunks of
+//!   5 seeds, each chunk `DIFF_SEED=A..B DIFF_OPS=5000 DIFF_SECONDS=0 cargo test --release
+//!   --test differential -- --nocapture --test-threads 1` with its own log, and sums the
+//!   commands per mode and per family over the chunks, listing every divergence. In the
+//!   classic mode, family `unknown` counts its deliberately unknown command names.
 //! - `DIFF_SEED=N` or `A..B`; `DIFF_OPS=N` steps per seed (split between a RESP2 and a RESP3
 //!   phase); `DIFF_SECONDS=S` per mode (0: no limit); `DIFF_EXCLUDE=TAG,TAG` skips generated
 //!   commands whose tag contains one of these (to look past a known divergence);

@@ -215,7 +215,8 @@ fn acl_cat(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn acl_genpass(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() > 3 {
-        return Err(error::wrong_arity("acl|genpass"));
+        // aclCommand's fallback, as for GETUSER: the subcommand as typed.
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
     }
     let bits = match a.get(2) {
         None => 256,
@@ -235,7 +236,8 @@ fn acl_genpass(_: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn acl_log(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if a.len() > 3 {
-        return Err(error::wrong_arity("acl|log"));
+        // aclCommand's fallback, as for GETUSER: the subcommand as typed.
+        return Err(error::subcommand_syntax(&a[1], &a[0]));
     }
     let mut count = 10i64;
     if let Some(arg) = a.get(2) {

@@ -250,6 +250,9 @@ fn client_kill(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
         .filter(|c| laddr.is_none_or(|x| c.laddr.as_bytes() == x.as_ref()))
         .filter(|c| user.as_ref().is_none_or(|u| *c.user.lock() == *u))
         .filter(|c| !(skipme && c.id == me))
+        // A client an earlier CLIENT KILL closed is gone for Redis (freeClient), even while
+        // its connection here is still shutting down: it is not counted twice.
+        .filter(|c| !c.kill.is_cancelled())
         .collect();
     for c in &victims {
         kill(ctx, c);

@@ -69,7 +69,7 @@ fn auth(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     } else {
         (&a[1], &a[2])
     };
-    if crate::cmd::runtime::acl::authenticate(ctx, user, pass) {
+    if crate::cmd::runtime::acl::authenticate(ctx, &a[0], user, pass) {
         Ok(Reply::ok())
     } else {
         Err(RedisError::new(error::WRONGPASS))
@@ -102,7 +102,7 @@ fn hello(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let mut args = Args::new(a, 2);
     while let Some(opt) = args.next() {
         if let Some(v) = args.values_of(opt, "auth", 2) {
-            if !crate::cmd::runtime::acl::authenticate(ctx, &v[0], &v[1]) {
+            if !crate::cmd::runtime::acl::authenticate(ctx, &a[0], &v[0], &v[1]) {
                 return Err(RedisError::new(error::WRONGPASS));
             }
         } else if let Some(v) = args.value_of(opt, "setname") {

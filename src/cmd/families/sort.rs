@@ -142,7 +142,13 @@ fn source(
 fn source_len(ctx: &Ctx, key: &[u8]) -> Result<(usize, Kind), RedisError> {
     let (found, hit) = {
         let mut shard = ctx.db().lock(key);
-        let v = shard.get(key, ctx.now).map(|e| &e.value);
+        let mut v = shard.get_mut(key, ctx.now).map(|e| &mut e.value);
+        // sortCommandGeneric converts a sorted set to a skiplist before reading it, even for
+        // SORT_RO: the key stays so (OBJECT ENCODING, DUMP) after the sort.
+        if let Some(Value::ZSet(z)) = v.as_deref_mut() {
+            z.convert_to_skiplist();
+        }
+        let v = v.map(|v| &*v);
         let found = match v {
             None => Ok((0, Kind::List)),
             Some(Value::List(l)) => Ok((l.len(), Kind::List)),

@@ -102,7 +102,10 @@ fn exec(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
 /// Run a transaction's commands in order and collect their replies. Frames a command pushes
 /// to this client itself (SUBSCRIBE's confirmations, messages it publishes to itself,
 /// keyspace events it raises for itself) are written in the middle of the reply, before that
-/// command's reply, as Redis 7.0 does; then the whole reply is queued pre-encoded.
+/// command's reply, as Redis 7.0 does; then the whole reply is queued pre-encoded. Each reply
+/// is encoded in the protocol of the moment it ran: a HELLO inside the transaction changes
+/// the encoding of its own reply and of the ones after it only, as Redis writes each reply
+/// into the output buffer as it goes.
 fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     let state = ctx.state;
     // Frames queued before EXEC: written before its reply.
@@ -110,6 +113,7 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     ctx.client.push.take(usize::MAX, &mut before);
     let mut frames: Vec<Taken> = Vec::new();
     let mut replies = Vec::with_capacity(queued.len());
+    let mut protos = Vec::with_capacity(queued.len());
     // Each queued command was counted in INFO's total_commands_processed when it was queued.
     for (i, q) in queued.iter().enumerate() {
         let cmd = state.commands.every_row()[q.row].0;
@@ -159,12 +163,14 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
             frames.resize_with(i, Taken::default);
             frames.push(t);
         }
+        // After the command: HELLO answers in the protocol it switched to.
+        protos.push(ctx.client.resp);
         replies.push(reply);
     }
-    if before.is_empty() && frames.is_empty() {
+    let resp = ctx.client.resp;
+    if before.is_empty() && frames.is_empty() && protos.iter().all(|&p| p == resp) {
         return Reply::Array(replies);
     }
-    let resp = ctx.client.resp;
     let mut out = BytesMut::new();
     before.write_to(&mut out);
     outbox::encode_array_header(replies.len(), &mut out);
@@ -172,7 +178,7 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
         if let Some(t) = frames.get_mut(i) {
             t.write_to(&mut out);
         }
-        outbox::encode_reply(r, resp, &mut out);
+        outbox::encode_reply(r, protos[i], &mut out);
     }
     ctx.client.push.push_own_encoded(out.freeze());
     Reply::NoReply

@@ -292,7 +292,8 @@ fn parse_options(
         if unions && is(opt, "weights") && left >= n {
             let ws = args.take(n).unwrap_or_default();
             for (w, arg) in spec.weights.iter_mut().zip(ws) {
-                *w = args::parse_f64(arg).ok_or(RedisError::new(error::WEIGHT_NOT_FLOAT))?;
+                // getDoubleFromObjectOrReply: an overflow or underflow (1e310, 1e-400) is refused.
+                *w = crate::num::get_double(arg).ok_or(RedisError::new(error::WEIGHT_NOT_FLOAT))?;
             }
         } else if let Some(how) = args.value_of(opt, "aggregate").filter(|_| unions) {
             spec.how = if is(how, "sum") {

@@ -32,12 +32,12 @@ pub(super) struct LpEntry {
 /// Integral scores in this range are stored as integers (every such f64 is exact).
 const INT_SCORE_LIMIT: f64 = (1u64 << 53) as f64;
 
-/// The score as an integer if it is stored as one: integral, within ±2^53, and not -0.
+/// The score as an integer if it is stored as one: integral and within ±2^53. -0 is one too,
+/// so it reads back as 0, as in Redis, whose zzlInsertAt stores any score double2ll takes
+/// (-0 == 0) as an integer: ZSCORE, ZRANGE and the pops of a listpack-encoded set answer 0
+/// where a skiplist-encoded one keeps -0.
 fn int_score(score: f64) -> Option<i64> {
-    (score.fract() == 0.0
-        && score.abs() < INT_SCORE_LIMIT
-        && !(score == 0.0 && score.is_sign_negative()))
-    .then_some(score as i64)
+    (score.fract() == 0.0 && score.abs() < INT_SCORE_LIMIT).then_some(score as i64)
 }
 
 pub(super) fn lp_entry(buf: &[u8], off: usize) -> LpEntry {
@@ -235,6 +235,8 @@ mod tests {
         let back: Vec<f64> = lp.iter().map(|(_, s)| s).collect();
         assert_eq!(back.len(), sorted.len());
         for (a, b) in back.iter().zip(&sorted) {
+            // -0 is stored as the integer 0, as Redis's listpack does.
+            let b = if *b == 0.0 { 0.0 } else { *b };
             assert_eq!(a.to_bits(), b.to_bits(), "{b} comes back bit for bit");
         }
     }

@@ -486,8 +486,9 @@ impl ZSet {
         }
     }
 
-    /// Redis's zsetConvert to skiplist: each member added to a fresh dict and skiplist.
-    fn convert_to_skiplist(&mut self) {
+    /// Redis's zsetConvert to skiplist: each member added to a fresh dict and skiplist (also
+    /// what SORT does to the sorted set it reads).
+    pub fn convert_to_skiplist(&mut self) {
         if let ZSet::Listpack(lp) = self {
             let mut sl = SkipList::new();
             sl.nodes.reserve_exact(lp.len());

@@ -28,7 +28,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 /// Authenticate `client` as `user` (AUTH, HELLO AUTH): false (and a log entry) if refused.
-pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
+/// The entry's object is the command's name as typed (`cmd`: AUTH, HELLO, hello...) and its
+/// context `multi` inside a transaction, as Redis's addACLLogEntry takes argv[0] and the
+/// client's MULTI flag.
+pub fn authenticate(ctx: &mut Ctx, cmd: &[u8], user: &[u8], pass: &[u8]) -> bool {
     let state = ctx.state;
     if state.acl.credentials_ok(user, pass) {
         ctx.client.authenticated = true;
@@ -41,8 +44,14 @@ pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
         LogEntry {
             count: 1,
             reason: "auth",
-            context: if ctx.in_script { "lua" } else { "toplevel" },
-            object: Bytes::from_static(b"AUTH"),
+            context: if ctx.in_script {
+                "lua"
+            } else if ctx.in_exec {
+                "multi"
+            } else {
+                "toplevel"
+            },
+            object: Bytes::copy_from_slice(cmd),
             username: Bytes::copy_from_slice(user),
             ctime_ms: state.clock.now_ms(),
             client_info: client_info(ctx.state, ctx.client),
