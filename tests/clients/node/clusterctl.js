@@ -19,9 +19,10 @@ const KIND = process.env.CLUSTER_KIND || 'resplock';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const conns = new Map();
-// Addresses of the nodes failed by failMaster: no longer asked anything.
+// Ports of the nodes failed by failMaster (the address lists name a node 0.0.0.0 or
+// 127.0.0.1): no longer asked anything.
 const gone = new Set();
-const key = ({ host, port }) => `${host}:${port}`;
+const key = ({ port }) => port;
 // One plain connection per node address, reused.
 function node({ host, port }) {
   const k = `${host}:${port}`;
@@ -142,8 +143,12 @@ async function failMaster(master) {
     await node(other).call('RESPLOCK.CLUSTER', 'FAIL', master);
   }
   gone.add(key(addr));
-  node(addr).disconnect();
-  conns.delete(key(addr));
+  for (const [k, c] of conns) {
+    if (k.endsWith(`:${addr.port}`)) {
+      c.disconnect();
+      conns.delete(k);
+    }
+  }
   const rep = node(topo.get(replica).addr);
   await wait(async () => (await rep.call('ROLE'))[0] === 'master', 'the replica to be elected', 60000);
   const first = topo.get(master).slots[0][0];

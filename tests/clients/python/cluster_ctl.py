@@ -21,13 +21,14 @@ import redis
 
 NODES = [(h, int(p)) for h, p in (n.rsplit(":", 1) for n in os.environ["RESPLOCK_NODES"].split(","))]
 KIND = os.environ.get("CLUSTER_KIND", "resplock")
-# Addresses of the nodes failed by fail_master: no longer asked anything.
+# Ports of the nodes failed by fail_master (the address lists name a node 0.0.0.0 or
+# 127.0.0.1): no longer asked anything.
 GONE = set()
 
 
 def up():
     """The first node not failed."""
-    return next(a for a in NODES if a not in GONE)
+    return next(a for a in NODES if a[1] not in GONE)
 
 
 def node(addr):
@@ -111,7 +112,7 @@ def end_migration(slot, src_id, dst_id):
 
     def everywhere():
         for addr in NODES:
-            if addr in GONE:
+            if addr[1] in GONE:
                 continue
             for r in node(addr).execute_command("CLUSTER", "SLOTS"):
                 if r[0] <= slot <= r[1] and (r[2][0], r[2][1]) != tuple(topo[dst_id]["addr"]):
@@ -133,7 +134,7 @@ def failover(master_id):
 
     def everywhere():
         for addr in NODES:
-            if addr in GONE:
+            if addr[1] in GONE:
                 continue
             for r in node(addr).execute_command("CLUSTER", "SLOTS"):
                 if r[0] == slots[0][0] and (r[2][0], r[2][1]) != tuple(topo[replica_id]["addr"]):
@@ -153,16 +154,16 @@ def fail_master(master_id):
     if KIND == "redis-server":
         os.kill(int(node(addr).info("server")["process_id"]), signal.SIGKILL)
     else:
-        other = next(a for a in NODES if a != addr and a not in GONE)
+        other = next(a for a in NODES if a[1] != addr[1] and a[1] not in GONE)
         node(other).execute_command("RESPLOCK.CLUSTER", "FAIL", master_id)
-    GONE.add(addr)
+    GONE.add(addr[1])
     rep = node(topo[replica_id]["addr"])
     wait(lambda: rep.execute_command("ROLE")[0] == "master", "the replica to be elected", 60)
     first = topo[master_id]["slots"][0][0]
 
     def everywhere():
         for a in NODES:
-            if a in GONE:
+            if a[1] in GONE:
                 continue
             for r in node(a).execute_command("CLUSTER", "SLOTS"):
                 if r[0] == first and (r[2][0], r[2][1]) != tuple(topo[replica_id]["addr"]):
