@@ -131,11 +131,16 @@ async function failover(master) {
 // redis-server its process is killed (SIGKILL, its pid from INFO server) and its replica is
 // elected once the others have flagged it fail (cluster-node-timeout, then the election).
 // Resolves to the replica's id once every node still up sees it as the master.
-async function failMaster(master) {
+// With how 'partition' (resplock only), RESPLOCK.CLUSTER PARTITION cuts the master off from
+// the other nodes and its clients instead; its replica takes over the same way.
+async function failMaster(master, how = 'fail') {
   const topo = await topology();
   const [replica] = [...topo].find(([, n]) => n.of === master);
   const addr = topo.get(master).addr;
-  if (KIND === 'redis-server') {
+  if (how === 'partition') {
+    const other = NODES.find((a) => key(a) !== key(addr) && !gone.has(key(a)));
+    await node(other).call('RESPLOCK.CLUSTER', 'PARTITION', master);
+  } else if (KIND === 'redis-server') {
     const info = await node(addr).call('INFO', 'server');
     process.kill(Number(/process_id:(\d+)/.exec(info)[1]), 'SIGKILL');
   } else {
@@ -161,6 +166,19 @@ async function failMaster(master) {
 const within = (p, ms, what) =>
   Promise.race([p, sleep(ms).then(() => { throw new Error(`${what}: no answer within ${ms} ms`); })]);
 
+// RESPLOCK.CLUSTER HEAL ALL (resplock only): every node cut off comes back, a replaced
+// master as a replica of its successor; resolves once they replicate again.
+async function healAll() {
+  const back = NODES.filter((a) => gone.has(key(a)));
+  await node(NODES.find((a) => !gone.has(key(a)))).call('RESPLOCK.CLUSTER', 'HEAL', 'ALL');
+  gone.clear();
+  for (const a of back) {
+    await wait(async () => /master_link_status:up/.test(await node(a).call('INFO', 'replication')),
+      `${a.port} to replicate again`);
+  }
+  return back;
+}
+
 function close() {
   for (const c of conns.values()) c.disconnect();
 }
@@ -172,7 +190,10 @@ async function runSteps(library, steps) {
   for (const [name, fn] of steps) {
     const started = Date.now();
     try {
-      await fn();
+      if ((await fn()) === 'n/a') {
+        console.log(`n/a  ${library}: ${name}`);
+        continue;
+      }
       passed += 1;
       console.log(`ok   ${library}: ${name} (${((Date.now() - started) / 1000).toFixed(2)}s)`);
     } catch (e) {
@@ -191,7 +212,7 @@ const check = (cond, what) => {
 
 module.exports = {
   NODES, KIND, sleep, node, topology, owner, keyslot, wait, beginMigration, moveKeys,
-  endMigration, failover, failMaster, within, close, runSteps, check, gone,
+  endMigration, failover, failMaster, healAll, within, close, runSteps, check, gone,
 };
 
 // The steps every cluster client goes through, given its commands: api.set(k, v), api.get(k),
@@ -284,6 +305,19 @@ async function scenario(library, api) {
         'writes after the failover');
     }],
     ['a master fails under writes: every write WAIT acknowledged survives', () => masterFails(api)],
+    ['resplock only: the failed master healed, then its successor partitioned under writes and healed',
+      async () => {
+        if (KIND !== 'resplock') return 'n/a';
+        const [old] = await healAll();
+        const topo = await topology();
+        const me = [...topo].find(([, n]) => n.addr.port === old.port);
+        check(me && !me[1].master, 'the failed master came back as a replica');
+        await masterFails(api, 'partition');
+        const [cut] = await healAll();
+        const again = [...(await topology())].find(([, n]) => n.addr.port === cut.port);
+        check(again && !again[1].master, 'the partitioned master came back as a replica');
+        return undefined;
+      }],
   ];
   return runSteps(library, steps);
 }
@@ -301,10 +335,10 @@ const WRITES = 20000;
 const WAIT_MS = 300;
 module.exports.WAIT_MS = WAIT_MS;
 const FAIL_BUDGET = 60000;
-async function masterFails(api) {
+async function masterFails(api, how = 'fail') {
   const victim = await owner(await keyslot('mf:{victim}'));
   const victimSlots = (await topology()).get(victim).slots;
-  const keys = Array.from({ length: WRITES }, (_, i) => `mf:${i}`);
+  const keys = Array.from({ length: WRITES }, (_, i) => `${how}:${i}`);
   const onVictim = new Set(keys.filter((k) => victimSlots.some(([a, b]) => a <= slotOf(k) && slotOf(k) <= b)));
   const acked = new Map();
   const errors = [];
@@ -335,7 +369,7 @@ async function masterFails(api) {
   let fresh;
   try {
     await sleep(500);
-    fresh = await failMaster(victim);
+    fresh = await failMaster(victim, how);
   } finally {
     failed = true;
     await writer;

@@ -145,13 +145,18 @@ def failover(master_id):
     return replica_id
 
 
-def fail_master(master_id):
+def fail_master(master_id, how="fail"):
     """Fail master_id (not gracefully); returns its replica's id once it is master and every
-    node still up sees it so."""
+    node still up sees it so. With how "partition" (resplock only), RESPLOCK.CLUSTER PARTITION
+    cuts it off from the other nodes and its clients instead; its replica takes over the same
+    way."""
     topo = topology()
     replica_id = next(i for i, n in topo.items() if n["of"] == master_id)
     addr = topo[master_id]["addr"]
-    if KIND == "redis-server":
+    if how == "partition":
+        other = next(a for a in NODES if a[1] != addr[1] and a[1] not in GONE)
+        node(other).execute_command("RESPLOCK.CLUSTER", "PARTITION", master_id)
+    elif KIND == "redis-server":
         os.kill(int(node(addr).info("server")["process_id"]), signal.SIGKILL)
     else:
         other = next(a for a in NODES if a[1] != addr[1] and a[1] not in GONE)
@@ -172,3 +177,20 @@ def fail_master(master_id):
 
     wait(everywhere, "every node to see the new master")
     return replica_id
+
+
+def topology_by_port():
+    """topology() keyed by each node's port."""
+    return {n["addr"][1]: n for n in topology().values()}
+
+
+def heal_all():
+    """RESPLOCK.CLUSTER HEAL ALL (resplock only): every node cut off comes back, a replaced
+    master as a replica of its successor. Returns their addresses once they replicate again."""
+    back = [a for a in NODES if a[1] in GONE]
+    node(up()).execute_command("RESPLOCK.CLUSTER", "HEAL", "ALL")
+    GONE.clear()
+    for a in back:
+        wait(lambda a=a: node(a).info("replication").get("master_link_status") == "up",
+             f"{a[1]} to replicate again")
+    return back
