@@ -711,3 +711,50 @@ async fn the_test_controls_run_over_the_wire_from_any_node() {
         "-ERR Unknown node nope\r\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_on_a_master_counts_its_replica_until_it_is_cut_off() {
+    let c = cluster(3, 1).await;
+    let (owner, _) = owner_and_other(&c, "{wt}");
+    let replica = c.replicas_of(owner)[0];
+    let mut w = raw(&c, owner).await;
+    assert_eq!(s(&cmd!(w, "SET", "{wt}a", "1")), "+OK\r\n");
+    assert_eq!(s(&cmd!(w, "WAIT", "1", "5000")), ":1\r\n");
+    assert_eq!(s(&cmd!(w, "WAIT", "2", "100")), ":1\r\n");
+    c.nodes()[replica].db(0).assert_value("{wt}a", "1");
+    // A replica cut off acknowledges nothing more: WAIT times out with 0.
+    c.partition(replica, false).await.unwrap();
+    assert_eq!(s(&cmd!(w, "SET", "{wt}b", "1")), "+OK\r\n");
+    assert_eq!(s(&cmd!(w, "WAIT", "1", "100")), ":0\r\n");
+    c.heal(replica).await.unwrap();
+    assert!(c.wait_for_replicas(Duration::from_secs(5)).await);
+    assert_eq!(s(&cmd!(w, "SET", "{wt}c", "1")), "+OK\r\n");
+    assert_eq!(s(&cmd!(w, "WAIT", "1", "5000")), ":1\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_master_with_a_replica_is_replaced_and_heals_as_its_replica() {
+    let c = cluster(3, 1).await;
+    let (owner, other) = owner_and_other(&c, "{pt}");
+    let replica = c.replicas_of(owner)[0];
+    let mut w = raw(&c, owner).await;
+    assert_eq!(s(&cmd!(w, "SET", "{pt}a", "1")), "+OK\r\n");
+    assert_eq!(s(&cmd!(w, "WAIT", "1", "5000")), ":1\r\n");
+    c.partition(owner, true).await.unwrap();
+    assert!(c.masters().contains(&replica));
+    let mut o = raw(&c, other).await;
+    let moved = s(&cmd!(o, "GET", "{pt}a"));
+    assert_eq!(
+        moved,
+        format!(
+            "-MOVED {} 127.0.0.1:{}\r\n",
+            Cluster::slot_of("{pt}a"),
+            c.addrs()[replica].port()
+        )
+    );
+    c.nodes()[replica].db(0).assert_value("{pt}a", "1");
+    c.heal(owner).await.unwrap();
+    assert_eq!(c.replicas_of(replica), vec![owner]);
+    assert!(c.wait_for_replicas(Duration::from_secs(5)).await);
+    c.nodes()[owner].db(0).assert_value("{pt}a", "1");
+}

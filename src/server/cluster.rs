@@ -290,8 +290,9 @@ impl Cluster {
     }
 
     /// Cut node `i` off from the other nodes and, with `clients`, from its clients
-    /// (connections closed, new ones refused). No replica takes over a master cut off this
-    /// way: its slots are down until [`Cluster::heal`] (see [`Cluster::fail_master`]).
+    /// (connections closed, new ones refused). A master's replica still connected takes over,
+    /// as the majority side of a real cluster elects it; a master with none leaves its slots
+    /// down until [`Cluster::heal`] (see also [`Cluster::fail_master`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)] async fn main() -> std::io::Result<()> {

@@ -24,7 +24,14 @@
 # a real Redis Cluster of 6 redis-server nodes (cluster-enabled, on free loopback ports, built
 # by `redis-cli --cluster create --cluster-replicas 1`), every node's address in
 # RESPLOCK_NODES and CLUSTER_KIND=resplock|redis-server. They move a slot and fail over a
-# master with the commands an operator uses, so the same scenario runs against both.
+# master with the commands an operator uses, so the same scenario runs against both; then a
+# master fails under writes (RESPLOCK.CLUSTER FAIL; on redis-server the scenario kills the
+# node with SIGKILL, bash reports it "Killed", and its replica is elected after the
+# cluster-node-timeout of 2000 ms) and every write acknowledged by WAIT 1 must be read back
+# from the new master, which the clients find by themselves (cluster-locks: locks held on
+# that master, see its header). On resplock only, the failed master is then healed and its
+# successor partitioned under writes (RESPLOCK.CLUSTER PARTITION) and healed: "n/a" on
+# redis-server, counted in neither total.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ARG=${1:?usage: run-all.sh path/to/resplock [scenario...]}

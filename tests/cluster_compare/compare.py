@@ -13,7 +13,8 @@ and a summary; exits 1 if any differs. Scenarios: topology commands, redirection
 (MOVED, CROSSSLOT, hash tags, READONLY replicas, transactions, scripts, sharded pub/sub),
 who serves a slot after DELSLOTS/ADDSLOTS on one node, a slot migration (IMPORTING/MIGRATING,
 ASK, ASKING, TRYAGAIN, SETSLOT NODE), a manual
-failover, and a master failing and coming back.
+failover, and a master failing (a write WAIT acknowledged before it, read back from its
+replica) and coming back.
 """
 
 import os
@@ -774,6 +775,9 @@ def scenario_failover(run):
 
 
 def scenario_failure(run):
+    # A write WAIT acknowledges (its replica has it) survives M2's failure.
+    run.step("M2", "SET", "foo", "acked", label="failure: a write on M2 before it fails")
+    run.step("M2", "WAIT", "1", "5000", label="failure: WAIT 1 on M2 counts its replica")
     # M2 stops answering (SIGSTOP / RESPLOCK.CLUSTER FAIL); R2 takes over after the timeout.
     for side in run.sides:
         if side.name == "redis":
@@ -799,6 +803,8 @@ def scenario_failure(run):
            for side in run.sides]
     run.same("failure: COUNT-FAILURE-REPORTS of the failed master (from M0) within 0..2", *got)
     run.step("R2", "GET", "foo", label="failure: a read on the new master")
+    run.step("R2", "SET", "foo:{foo}", "after", label="failure: a write on the new master")
+    run.step("R2", "WAIT", "1", "100", label="failure: WAIT 1 on a master left with no replica")
     for side in run.sides:
         if side.name == "redis":
             os.kill(side.pids["M2"], signal.SIGCONT)

@@ -45,7 +45,9 @@ fn wait(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     if timeout < 0 {
         return Err(RedisError::new(error::TIMEOUT_NEGATIVE));
     }
-    let offset = ctx.state.replication.offset();
+    // A cluster node's replicas follow its in-process feed, whose offset WAIT waits for.
+    let offset = crate::cmd::runtime::cluster::hooks::wait_offset(ctx.state)
+        .unwrap_or_else(|| ctx.state.replication.offset());
     let acked = ctx.state.replication.acked(offset);
     if acked >= numreplicas || ctx.in_exec {
         return Ok(Reply::Int(acked));

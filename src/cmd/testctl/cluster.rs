@@ -101,9 +101,31 @@ pub async fn move_keys(shared: &Arc<Shared>, from: NodeIx, to: NodeIx, keys: &[B
 /// Cut `node` off from the other nodes (they flag it `fail`, it sees them `fail?` and its
 /// cluster down) and, with `clients`, from its clients (connections closed, new ones
 /// refused). Replication to and from it stops; its replicas first get what it acknowledged.
+/// A master's first replica still connected takes over, as the majority side of a real
+/// cluster elects it after cluster-node-timeout; with none, its slots stay down.
 pub async fn partition(shared: &Arc<Shared>, node: NodeIx, clients: bool) -> Result<(), Refusal> {
     let _ops = shared.ops.lock().await;
-    cut(shared, node, clients).await
+    let candidates = successors(shared, node);
+    cut(shared, node, clients).await?;
+    for r in candidates {
+        if ops::failover(shared, r, Takeover::Force).await {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The replicas of master `node` that could take over from it (none for a replica).
+fn successors(shared: &Shared, node: NodeIx) -> Vec<NodeIx> {
+    let truth = shared.membership.truth();
+    if truth.nodes[node].master.is_some() {
+        return Vec::new();
+    }
+    truth
+        .replicas_of(node)
+        .into_iter()
+        .filter(|&r| !shared.membership.is_partitioned(r))
+        .collect()
 }
 
 async fn cut(shared: &Arc<Shared>, node: NodeIx, clients: bool) -> Result<(), Refusal> {
@@ -140,15 +162,10 @@ async fn cut(shared: &Arc<Shared>, node: NodeIx, clients: bool) -> Result<(), Re
 /// its first replica that has its data takes over. Returns the node now serving its slots.
 pub async fn fail_master(shared: &Arc<Shared>, node: NodeIx) -> Result<NodeIx, Refusal> {
     let _ops = shared.ops.lock().await;
-    let truth = shared.membership.truth();
-    if truth.nodes[node].master.is_some() {
+    if shared.membership.truth().nodes[node].master.is_some() {
         return Err(error::err("ERR the node is not a master"));
     }
-    let candidates: Vec<NodeIx> = truth
-        .replicas_of(node)
-        .into_iter()
-        .filter(|&r| !shared.membership.is_partitioned(r))
-        .collect();
+    let candidates = successors(shared, node);
     cut(shared, node, true).await?;
     for r in candidates {
         if ops::failover(shared, r, Takeover::Force).await {

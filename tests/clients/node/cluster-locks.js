@@ -5,11 +5,13 @@
 // by SPUBLISH from inside the script and waiters woken through SSUBSCRIBE on the node that owns
 // the lock's slot (Redisson's sharded pub/sub in cluster mode). Workers on locks spread over
 // every master increment a counter under the lock with a separate GET and SET: a lost
-// increment, or two holders at once, fails the scenario.
+// increment, or two holders at once, fails the scenario. Last, the master of held locks fails
+// (RESPLOCK.CLUSTER FAIL; SIGKILL and an election on a real cluster): see that step.
 'use strict';
 const IORedis = require('ioredis');
 const Redlock = require('redlock');
 const { createCluster } = require('redis');
+const slotOf = require('cluster-key-slot');
 const ctl = require('./clusterctl');
 
 const { check, sleep } = ctl;
@@ -159,6 +161,89 @@ async function exclusion(names, worker, counters) {
       }, nr);
       check(woken > 0, 'no waiter was woken by an unlock message');
       for (const name of names) await nr.sUnsubscribe(`redisson_lock__channel:{${name}}`);
+    }],
+    // The master holding a lock fails. Redis replicates asynchronously: a lock written on a
+    // master that dies before its replica got it is gone after the election, and another
+    // client acquires it while its first holder still believes it holds it (two holders).
+    // node-redlock over one cluster is a single-instance lock there, and does nothing about
+    // it; Redisson waits for the replicas after acquiring (WAIT, its checkLockSyncedSlaves),
+    // which is what closes that window. Here both locks are acknowledged by WAIT 1 on the
+    // connection that took them, as Redisson does, so on resplock as on a real cluster the
+    // replica has them when it takes over: the locks survive, a second client is refused,
+    // the holders extend and release them on the new master, and a Redisson waiter blocked
+    // on the lock's sharded channel acquires it once released, never before. (Without the
+    // WAIT, a real cluster keeps the lock only when replication won the race with the kill,
+    // which on loopback is nearly always; RESPLOCK.CLUSTER FAIL always lets the replica
+    // apply what its master acknowledged before it takes over.)
+    ['a lock\'s master fails while the lock is held: the locks survive on the new master', async () => {
+      const victim = await ctl.owner(await ctl.keyslot('held:{redlock}'));
+      const pick = async (prefix) => {
+        for (let i = 0; ; i++) if ((await ctl.owner(await ctl.keyslot(`${prefix}${i}`))) === victim) return `${prefix}${i}`;
+      };
+      const rl = await pick('held:redlock-');
+      const rs = await pick('held:redisson-');
+      const ioWait = async (key) => {
+        const at = io.slots[slotOf(key)][0];
+        const conn = io.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === at);
+        return conn.call('WAIT', '1', '2000');
+      };
+      const nrWait = async (key) =>
+        (await nr.nodeClient(nr.slots[slotOf(key)].master)).sendCommand(['WAIT', '1', '2000']);
+      const lock = await redlock().lock(rl, 30000);
+      check((await ioWait(rl)) === 1, 'the redlock write reached the replica (WAIT 1)');
+      check((await nr.eval(ACQUIRE, { keys: [rs], arguments: ['30000', 'holder:1'] })) === null, 'Redisson lock taken');
+      check((await nrWait(rs)) === 1, 'the Redisson lock reached the replica (WAIT 1)');
+      // A Redisson waiter: subscribed to the lock's channel on the node owning its slot.
+      let woken = 0;
+      let wake = null;
+      await nr.sSubscribe(`redisson_lock__channel:{${rs}}`, () => {
+        woken++;
+        if (wake) wake();
+      });
+      const fresh = await ctl.failMaster(victim);
+      const addr = (await ctl.topology()).get(fresh).addr;
+      check((await ctl.node(addr).get(rl)) === lock.value, 'the redlock lock is on the new master');
+      check((await ctl.node(addr).hget(rs, 'holder:1')) === '1', 'the Redisson lock is on the new master');
+      // The clients find the new master by themselves; the locks are held there.
+      await ctl.wait(async () => (await io.pttl(rl)) > 0, 'ioredis to reach the new master');
+      let refused = false;
+      await redlock().lock(rl, 10000).catch((e) => {
+        refused = e instanceof Redlock.LockError;
+      });
+      check(refused, 'a second redlock client is refused');
+      let ttl = null;
+      await ctl.wait(async () => {
+        ttl = await nr.eval(ACQUIRE, { keys: [rs], arguments: ['30000', 'thief:1'] });
+        return true;
+      }, 'node-redis to reach the new master');
+      check(ttl !== null && ttl > 0, `a second Redisson client is refused (${ttl})`);
+      const waiter = (async () => {
+        for (let i = 0; i < 100; i++) {
+          const t = await nr.eval(ACQUIRE, { keys: [rs], arguments: ['30000', 'waiter:1'] });
+          if (t === null) return Date.now();
+          await new Promise((r) => {
+            wake = r;
+            setTimeout(r, Math.min(Number(t), 500));
+          });
+        }
+        throw new Error('the waiter never acquired');
+      })();
+      await sleep(200);
+      const extended = await lock.extend(30000);
+      check((await io.pttl(rl)) > 20000, 'the holder extends its redlock lock on the new master');
+      await extended.unlock();
+      check((await io.exists(rl)) === 0, 'and releases it');
+      await redlock().lock(rl, 1000).then((l) => l.unlock());
+      const released = Date.now();
+      const r = await nr.eval(UNLOCK, {
+        keys: [rs, `redisson_lock__channel:{${rs}}`, `redisson_unlock_latch:{${rs}}:holder:1:0`],
+        arguments: ['0', '30000', 'holder:1', 'spublish', '13500'],
+      });
+      check(r === 1, `the Redisson holder releases on the new master (${r})`);
+      const acquired = await ctl.within(waiter, 10000, 'the Redisson waiter');
+      check(acquired >= released, 'the waiter acquired only after the release');
+      await nr.sUnsubscribe(`redisson_lock__channel:{${rs}}`);
+      console.log(`     the Redisson waiter was woken by ${woken ? 'the unlock message' : 'its lease timer'}`);
     }],
   ];
   const failed = await ctl.runSteps(LIBRARY, steps);

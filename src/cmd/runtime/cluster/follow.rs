@@ -7,7 +7,7 @@
 use crate::cluster::NodeIx;
 use crate::cmd::runtime::call::call;
 use crate::cmd::runtime::client::Client;
-use crate::cmd::runtime::cluster::registry::{Effect, Msg, Subscriber};
+use crate::cmd::runtime::cluster::registry::{ClusterNode, Effect, Msg, Subscriber};
 use crate::cmd::runtime::lock::Held;
 use crate::cmd::runtime::state::{Ctx, ServerState};
 use crate::reply::Reply;
@@ -149,7 +149,23 @@ async fn follower(
         }
         crate::cmd::runtime::blocking::serve_ready(&replica);
         drop(held);
+        acknowledge(&node).await;
     }
+}
+
+/// The replica applied a unit: its master's clients blocked in WAIT that now have enough
+/// replicas are answered (Redis: the replica's REPLCONF ACK), under the master's lock, taken
+/// after the replica's was released.
+async fn acknowledge(node: &ClusterNode) {
+    let Some(master) = (*node.follow.master.read()).and_then(|m| node.shared.server(m)) else {
+        return;
+    };
+    if master.replication.waits.lock().is_empty() {
+        return;
+    }
+    let held = lock_async(&master).await;
+    crate::cmd::runtime::blocking::serve_replica_waits(&master);
+    drop(held);
 }
 
 /// Apply one effect on a replica, holding its lock.

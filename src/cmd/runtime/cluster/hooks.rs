@@ -289,6 +289,35 @@ pub fn replication(state: &ServerState) -> Option<Replication> {
     })
 }
 
+/// WAIT on a cluster node counts the replicas following its feed: those online (following
+/// this node, synced, not cut off) that applied up to `offset` of the feed.
+pub fn count_feed_acks(state: &ServerState, node: std::sync::Arc<ClusterNode>) {
+    let count = move |offset: i64| -> i64 {
+        let m = &node.shared.membership;
+        m.view(node.me)
+            .replicas_of(node.me)
+            .into_iter()
+            .filter(|&r| {
+                !m.is_partitioned(r)
+                    && node.shared.server(r).is_some_and(|rs| {
+                        let f = &rs.cluster.as_deref().expect("a cluster node").follow;
+                        *f.master.read() == Some(node.me)
+                            && f.synced.load(std::sync::atomic::Ordering::Acquire) == 1
+                            && f.applied.load(std::sync::atomic::Ordering::Acquire) as i64 >= offset
+                    })
+            })
+            .count() as i64
+    };
+    let _ = state.replication.in_process.set(Box::new(count));
+}
+
+/// The offset a WAIT on this node waits for its replicas to reach: the end of its feed
+/// (None outside cluster mode: the replication stream's offset applies).
+pub fn wait_offset(state: &ServerState) -> Option<i64> {
+    let node = state.cluster.as_deref()?;
+    Some(node.feed.offset.load(std::sync::atomic::Ordering::Acquire) as i64)
+}
+
 /// Redis's clusterRedirectBlockedClientIfNeeded for every client blocked on this node: one
 /// blocked on a key of a slot the node no longer serves (nor imports) gets `-MOVED` (or
 /// `-CLUSTERDOWN`) instead of waiting forever. The caller holds the server lock; the cron

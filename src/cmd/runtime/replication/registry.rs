@@ -264,6 +264,10 @@ pub struct Replication {
     /// Clients blocked in WAIT: client id -> (the offset to be acknowledged, replicas
     /// wanted).
     pub waits: Mutex<HashMap<u64, (i64, i64)>>,
+    /// Replicas fed in process rather than by the stream (an in-process cluster node's
+    /// replicas, following its feed): how many of them applied up to an offset of that
+    /// feed. Counted by WAIT with the stream's replicas.
+    pub in_process: std::sync::OnceLock<InProcessAcks>,
     /// client-output-buffer-limit's replica class (hard, soft, soft seconds), refreshed on
     /// every configuration change so the write path reads no configuration.
     limits: [AtomicU64; 3],
@@ -297,6 +301,7 @@ impl Default for Replication {
             stream_db: Mutex::new(None),
             replicas: Mutex::new(Vec::new()),
             waits: Mutex::new(HashMap::new()),
+            in_process: std::sync::OnceLock::new(),
             limits: Default::default(),
             min_replicas: Default::default(),
             failover: Mutex::new(Failover::default()),
@@ -306,6 +311,9 @@ impl Default for Replication {
         }
     }
 }
+
+/// How many replicas fed in process applied up to an offset (see [`Replication::in_process`]).
+pub type InProcessAcks = Box<dyn Fn(i64) -> i64 + Send + Sync>;
 
 /// A replication id that names no history (master_replid2 when there is none).
 pub const NO_REPLID: &str = "0000000000000000000000000000000000000000";
@@ -397,15 +405,18 @@ impl Replication {
         self.backlog.lock().is_some()
     }
 
-    /// replicationCountAcksByOffset: online replicas that acknowledged `offset`.
+    /// replicationCountAcksByOffset: online replicas that acknowledged `offset` (with those
+    /// fed in process, see [`Replication::in_process`]).
     pub fn acked(&self, offset: i64) -> i64 {
-        self.replicas
+        let streamed = self
+            .replicas
             .lock()
             .iter()
             .filter(|r| {
                 r.state() == LinkState::Online && r.ack_offset.load(Ordering::Relaxed) >= offset
             })
-            .count() as i64
+            .count() as i64;
+        streamed + self.in_process.get().map_or(0, |count| count(offset))
     }
 
     /// A WAIT about to block: what it waits for, kept until it is answered.
