@@ -95,7 +95,9 @@ pub async fn start_cluster(config: Config, masters: usize, replicas: usize) -> i
     for (i, (c, l, _)) in bound.into_iter().enumerate() {
         let node = ClusterNode::new(i, shared.clone());
         let commands = crate::cmd::commands_for(&c);
-        let state = ServerState::new_node(c, commands, Some(node));
+        let state = ServerState::new_node(c, commands, Some(node.clone()));
+        // WAIT on this node counts the replicas following its in-process feed.
+        crate::cmd::runtime::cluster::hooks::count_feed_acks(&state, node);
         states.push(Arc::downgrade(&state));
         nodes.push(serve_bound(l, state, None)?);
     }

@@ -202,9 +202,6 @@ impl ServerState {
         state.started_s.store(start_s, Ordering::Relaxed);
         // Derive the cached settings from the configuration the server starts with.
         state.config_changed();
-        if let Some(node) = state.cluster.clone() {
-            crate::cmd::runtime::cluster::hooks::count_feed_acks(&state, node);
-        }
         state
     }
 
