@@ -706,3 +706,26 @@ async fn config_set_port_under_load_keeps_the_connected_clients_serving() {
     assert!(ping_at(new).await);
     assert!(!ping_at(old).await);
 }
+
+/// A client one CLIENT KILL closed is gone, as Redis frees it at once: a second CLIENT KILL
+/// right after (pipelined, while its connection here may still be shutting down) finds none.
+#[tokio::test]
+async fn a_client_killed_once_is_not_counted_by_the_next_client_kill() {
+    let s = server().await;
+    let mut killer = Raw::connect(&s).await;
+    let mut victim = Raw::connect(&s).await;
+    let id = String::from_utf8(victim.cmd(&[b"CLIENT", b"ID"]).await).unwrap();
+    let id = id.trim_start_matches(':').trim();
+    killer
+        .send(
+            format!(
+                "CLIENT KILL USER default SKIPME yes\r\nCLIENT KILL ID {id}\r\nCLIENT KILL ID {id} SKIPME no\r\n"
+            )
+            .as_bytes(),
+        )
+        .await;
+    assert_eq!(killer.reply().await, b":1\r\n");
+    assert_eq!(killer.reply().await, b":0\r\n");
+    assert_eq!(killer.reply().await, b":0\r\n");
+    s.shutdown().await;
+}
