@@ -571,8 +571,17 @@ async fn a_failed_master_is_replaced_by_its_replica_and_comes_back_as_its_replic
         "{nodes}"
     );
     assert!(s(&cmd!(r, "CLUSTER", "INFO")).contains("cluster_state:ok"));
+    // Its port refuses connections, as a killed redis-server's does.
+    let refused = tokio::net::TcpStream::connect(c.addrs()[owner]).await;
+    assert_eq!(
+        refused.map(|_| ()).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::ConnectionRefused)
+    );
     c.heal(owner).await.unwrap();
     assert_eq!(c.replicas_of(owner_replica), vec![owner]);
+    // Healed, it listens on the same port again.
+    let mut back = raw(&c, owner).await;
+    assert_eq!(s(&cmd!(back, "PING")), "+PONG\r\n");
     for k in &keys {
         c.nodes()[owner].db(0).assert_value(k, "v");
     }

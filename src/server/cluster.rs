@@ -292,7 +292,7 @@ impl Cluster {
     }
 
     /// Cut node `i` off from the other nodes and, with `clients`, from its clients
-    /// (connections closed, new ones refused). A master's replica still connected takes over,
+    /// (connections closed, its port closed so new ones are refused, until it heals). A master's replica still connected takes over,
     /// as the majority side of a real cluster elects it; a master with none leaves its slots
     /// down until [`Cluster::heal`] (see also [`Cluster::fail_master`]).
     ///

@@ -18,6 +18,7 @@ use crate::cmd::base::args::is;
 use crate::cmd::runtime::cluster::follow;
 use crate::cmd::runtime::cluster::ops::{self, Takeover};
 use crate::cmd::runtime::cluster::registry::{ClusterNode, Shared};
+use crate::cmd::runtime::listeners::Change;
 use crate::cmd::runtime::table::Command;
 use crate::error::{self, RedisError};
 use crate::reply::Reply;
@@ -136,6 +137,12 @@ async fn cut(shared: &Arc<Shared>, node: NodeIx, clients: bool) -> Result<(), Re
     if clients {
         cnode.cut_from_clients.store(true, Ordering::Release);
         state.faults.refuse_connections(true);
+        // Its port refuses connections, as a dead or unreachable node's does (ECONNREFUSED):
+        // a client that got a connection accepted and closed at once (node-redis) kept
+        // retrying the node instead of refreshing its slot map.
+        if let Some(l) = state.listeners.get() {
+            l.close_all();
+        }
         super::faults::disconnect(&state, |_| true);
     }
     // What it acknowledged reaches its replicas before the link goes (loopback is fast).
@@ -189,6 +196,19 @@ pub async fn heal(shared: &Arc<Shared>, node: NodeIx) -> Result<(), Refusal> {
     let now = state.clock.now_ms();
     let was = shared.membership.heal(node, now);
     if cnode.cut_from_clients.swap(false, Ordering::AcqRel) {
+        // Listen again on the port it had (the configuration may say 0: a free port).
+        let mut config = state.config.read().clone();
+        if config.port == 0 {
+            config.port = shared.membership.truth().nodes[node].port;
+        }
+        if let Some(l) = state.listeners.get() {
+            if l.relisten(Change::Bind, &config).is_err() {
+                crate::log::warning(&format!(
+                    "Could not listen again on port {} after the partition healed",
+                    config.port
+                ));
+            }
+        }
         state.faults.refuse_connections(false);
     }
     if was {

@@ -25,14 +25,6 @@ const ctl = require('./clusterctl');
       return m.execAsPipeline();
     },
     many: (ops) => Promise.all(ops.map(([c, ...a]) => call(c, a))),
-    // KNOWN DIFFERENCE, open: a node failed by RESPLOCK.CLUSTER FAIL (or PARTITION) still
-    // accepts TCP connections and closes them at once, where a killed redis-server refuses
-    // them (ECONNREFUSED). Against it node-redis 6.3 kept failing writes to the failed
-    // master's slots (Socket closed unexpectedly, CLUSTERDOWN) for the whole minute and
-    // never refreshed its slot map, while against a real cluster it follows the election.
-    // Until a failed node closes its listener, this step runs on redis-server only.
-    failureNotFollowed:
-      'n/a on resplock: its failed node accepts then closes connections (redis-server refuses them); node-redis does not refresh then',
     // WAIT on the cluster's own client of the key's master (node-redis sends WAIT itself to
     // every master and answers the least, all_shards/agg_min, which is not this write's).
     ackedSet: async (k, v) => {
