@@ -105,12 +105,7 @@ pub fn load_rdb(
         n: &state.persist.loaded_bytes,
     };
     let mut d = Decoder::from_source(StreamSource::new(counted));
-    let lazy = state
-        .config
-        .read()
-        .get("lazyfree-lazy-expire")
-        .is_some_and(|v| v == "yes");
-    let del: &'static [u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    let del = crate::cmd::runtime::propagate::expired_deletion(state);
     let r = file::read_header(&mut d, opts.log).and_then(|v| {
         file::load_body(&mut d, v, opts, &mut |ev| match ev {
             Event::Expired { db, key } if feed_expired => {

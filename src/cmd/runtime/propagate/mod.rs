@@ -109,13 +109,23 @@ pub fn expired(state: &ServerState, db: usize, key: &Bytes) {
     if !state.propagation.is_active() {
         return;
     }
+    let cmd = expired_deletion(state);
+    also(state, db, vec![Bytes::from_static(cmd), key.clone()]);
+}
+
+/// The command an expired key's deletion propagates as: UNLINK with lazyfree-lazy-expire,
+/// else DEL (also what a master restarting from its file feeds for the keys it drops).
+pub fn expired_deletion(state: &ServerState) -> &'static [u8] {
     let lazy = state
         .config
         .read()
         .get("lazyfree-lazy-expire")
         .is_some_and(|v| v == "yes");
-    let cmd: &'static [u8] = if lazy { b"UNLINK" } else { b"DEL" };
-    also(state, db, vec![Bytes::from_static(cmd), key.clone()]);
+    if lazy {
+        b"UNLINK"
+    } else {
+        b"DEL"
+    }
 }
 
 /// A key was evicted for maxmemory: its deletion (UNLINK with lazyfree-lazy-eviction)
