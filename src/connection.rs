@@ -23,9 +23,9 @@ use crate::cmd::runtime::client_limits::SoftLimitClock;
 use crate::cmd::ServerState;
 use crate::cmd::{self};
 use crate::outbox::{PushQueue, Taken};
-use crate::protocol::{encode, size_hint, Limits};
+use crate::protocol::{encode, Limits, Output, MAX_SLICES};
 use crate::reply::Reply;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_util::FutureExt;
 use input::Input;
 use std::sync::atomic::Ordering;
@@ -141,7 +141,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     client.socket_fd = rd.raw_fd();
     let mut input = Input::new();
     // Lent by the pool while there are replies to write (see `pool`).
-    let mut out = BytesMut::new();
+    let mut out = Output::new();
     let mut soft_clock = SoftLimitClock::default();
     loop {
         // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
@@ -193,7 +193,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                 lend(&mut out);
                 if let Some(reply) = cmd::runtime::blocking::timed_out(&state, &mut client).await {
                     client.push.take(usize::MAX, &mut taken);
-                    taken.write_to(&mut out);
+                    taken.write_to(out.tail());
                     encode(&reply, client.resp, &mut out);
                 }
                 if !client.is_blocked() {
@@ -211,7 +211,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             cmd::runtime::persist::before_reply(&state).await;
             // Nearly every batch of replies fits the socket's buffer: one write, tried
             // without building the futures below (each registers with a token's lock).
-            match wr.write(&out).now_or_never() {
+            match write_out(&mut wr, &out).now_or_never() {
                 Some(Ok(n)) => wrote(&state, &mut out, n),
                 Some(Err(_)) => break,
                 None => {}
@@ -233,7 +233,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                     biased;
                     _ = info.kill.cancelled() => ok = false,
                     _ = state.shutdown.cancelled() => ok = false,
-                    r = wr.write(&out) => match r {
+                    r = write_out(&mut wr, &out) => match r {
                         Ok(n) if n > 0 => wrote(&state, &mut out, n),
                         _ => ok = false,
                     },
@@ -260,13 +260,13 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             }
             if out.capacity() > 1024 * 1024 {
                 // A big reply's buffer is freed (never pooled) and its pages go back.
-                out = BytesMut::new();
+                out = Output::new();
                 input::release_freed_memory();
             }
         }
         // Everything written: the buffers go back to the pool until bytes move again, so an
         // idle or blocked client holds none.
-        pool::give(&mut out);
+        pool::give(out.tail());
         if client.close_after_reply {
             break;
         }
@@ -295,12 +295,23 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
 }
 
 /// `n` bytes of `out` reached the socket.
-fn wrote(state: &ServerState, out: &mut BytesMut, n: usize) {
+fn wrote(state: &ServerState, out: &mut Output, n: usize) {
     state
         .stats
         .net_output_bytes
         .fetch_add(n as u64, Ordering::Relaxed);
-    bytes::Buf::advance(out, n);
+    out.advance(n);
+}
+
+/// Write what `out` holds: one write of the buffer, or, when large values wait beside it,
+/// one vectored write of all the slices (a stream that cannot vector, TLS, writes the first).
+async fn write_out<W: AsyncWrite + Unpin>(wr: &mut W, out: &Output) -> std::io::Result<usize> {
+    if let Some(buf) = out.contiguous() {
+        return wr.write(buf).await;
+    }
+    let mut slices = [std::io::IoSlice::new(&[]); MAX_SLICES];
+    let n = out.slices(&mut slices);
+    wr.write_vectored(&slices[..n]).await
 }
 
 /// Bytes were read into the query buffer: enforce client-query-buffer-limit and
@@ -339,9 +350,9 @@ impl<R: ReadHalf> replica::Requests for ReplicaInput<'_, R> {
 }
 
 /// Make sure `out` has a buffer before replies are written to it.
-fn lend(out: &mut BytesMut) {
+fn lend(out: &mut Output) {
     if out.capacity() == 0 {
-        *out = pool::take();
+        *out.tail() = pool::take();
     }
 }
 
@@ -354,7 +365,7 @@ async fn take_pushes(
     info: &ClientInfo,
     push: &PushQueue,
     taken: &mut Taken,
-    out: &mut BytesMut,
+    out: &mut Output,
 ) -> bool {
     let stop = async {
         tokio::select! {
@@ -365,7 +376,7 @@ async fn take_pushes(
     let taken_now = cmd::runtime::lock::when_no_script(state, stop, || {
         // Frames left over wake this task again at once.
         push.take(PUSH_BATCH_BYTES.saturating_sub(out.len()), taken);
-        taken.write_to(out);
+        taken.write_to(out.tail());
     })
     .await
     .is_some();
@@ -382,7 +393,7 @@ async fn process_input(
     client: &mut Client,
     taken: &mut Taken,
     input: &mut Input,
-    out: &mut BytesMut,
+    out: &mut Output,
     soft_clock: &mut SoftLimitClock,
 ) {
     while !client.close_after_reply
@@ -413,13 +424,13 @@ async fn process_input(
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);
-                taken.write_to(out);
+                taken.write_to(out.tail());
                 if cmd::runtime::clients::reply_goes_out(state, client, &reply) {
-                    out.reserve(size_hint(&reply));
+                    // A large value is not copied: `out` holds it until it is written.
                     encode(&reply, client.resp, out);
                 }
                 drop(reply);
-                cmd::runtime::clients::write_after_reply(client, out);
+                cmd::runtime::clients::write_after_reply(client, out.tail());
                 let mem = &client.info.extra.mem;
                 mem.argv_len.store(0, Ordering::Relaxed);
                 mem.argc.store(0, Ordering::Relaxed);

@@ -1,6 +1,40 @@
+use super::output::Output;
 use crate::num::format_double;
 use crate::reply::Reply;
 use bytes::{BufMut, Bytes, BytesMut};
+
+/// Where replies are encoded: a plain buffer, or a connection's [`Output`], which shares
+/// large values instead of copying them.
+pub trait Sink {
+    /// The buffer encoded bytes are appended to.
+    fn buf(&mut self) -> &mut BytesMut;
+    /// Append a value a reply holds (a bulk string's contents).
+    fn value(&mut self, v: &Bytes) {
+        self.buf().put_slice(v);
+    }
+}
+
+impl Sink for BytesMut {
+    fn buf(&mut self) -> &mut BytesMut {
+        self
+    }
+}
+
+impl Sink for Output {
+    fn buf(&mut self) -> &mut BytesMut {
+        self.tail()
+    }
+    fn value(&mut self, v: &Bytes) {
+        self.put_value(v);
+    }
+}
+
+/// A bulk string whose contents are a value the reply holds (shared by an [`Output`]).
+fn put_bulk_value<S: Sink>(out: &mut S, prefix: u8, v: &Bytes) {
+    put_int_line(out.buf(), prefix, v.len() as i64);
+    out.value(v);
+    out.buf().put_slice(b"\r\n");
+}
 
 fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     let mut b = itoa::Buffer::new();
@@ -38,8 +72,9 @@ pub fn size_hint(reply: &Reply) -> usize {
 }
 
 /// Append `reply` to `out` in RESP `proto` (2 or 3).
-pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
+pub fn encode<S: Sink>(reply: &Reply, proto: u8, sink: &mut S) {
     let resp3 = proto >= 3;
+    let out = sink.buf();
     match reply {
         Reply::Simple(s) => {
             out.put_u8(b'+');
@@ -52,25 +87,25 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
             out.put_slice(b"\r\n");
         }
         Reply::Int(n) => put_int_line(out, b':', *n),
-        Reply::Bulk(b) => put_bulk(out, b'$', b),
+        Reply::Bulk(b) => put_bulk_value(sink, b'$', b),
         Reply::Nil => out.put_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
         Reply::NilArray => out.put_slice(if resp3 { b"_\r\n" } else { b"*-1\r\n" }),
         Reply::Array(items) => {
             put_int_line(out, b'*', items.len() as i64);
             for i in items {
-                encode(i, proto, out);
+                encode(i, proto, sink);
             }
         }
         Reply::Set(items) => {
             put_int_line(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
             for i in items {
-                encode(i, proto, out);
+                encode(i, proto, sink);
             }
         }
         Reply::Push(items) => {
             put_int_line(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
             for i in items {
-                encode(i, proto, out);
+                encode(i, proto, sink);
             }
         }
         Reply::Map(pairs) => {
@@ -80,8 +115,8 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
                 put_int_line(out, b'*', 2 * pairs.len() as i64);
             }
             for (k, v) in pairs {
-                encode(k, proto, out);
-                encode(v, proto, out);
+                encode(k, proto, sink);
+                encode(v, proto, sink);
             }
         }
         Reply::Double(d) => {
@@ -115,10 +150,10 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
             if resp3 {
                 put_int_line(out, b'=', b.len() as i64 + 4);
                 out.put_slice(b"txt:");
-                out.put_slice(b);
-                out.put_slice(b"\r\n");
+                sink.value(b);
+                sink.buf().put_slice(b"\r\n");
             } else {
-                put_bulk(out, b'$', b);
+                put_bulk_value(sink, b'$', b);
             }
         }
         Reply::NoReply => {}
@@ -126,11 +161,11 @@ pub fn encode(reply: &Reply, proto: u8, out: &mut BytesMut) {
             if resp3 {
                 put_int_line(out, b'|', pairs.len() as i64);
                 for (k, v) in pairs {
-                    encode(k, proto, out);
-                    encode(v, proto, out);
+                    encode(k, proto, sink);
+                    encode(v, proto, sink);
                 }
             }
-            encode(reply, proto, out);
+            encode(reply, proto, sink);
         }
         Reply::BigNumber(b) => {
             if resp3 {

@@ -153,7 +153,7 @@ fn parse_ext(a: &[Bytes], from: usize, for_set: bool) -> Result<ExtOptions<'_>, 
 /// What SET-like commands do once their options are checked.
 struct SetSpec<'a> {
     key: &'a [u8],
-    val: &'a [u8],
+    val: &'a Bytes,
     nx: bool,
     xx: bool,
     /// Read the old value first (SET ... GET): WRONGTYPE if it is not a string.
@@ -165,6 +165,22 @@ struct SetSpec<'a> {
 struct SetOutcome {
     old: Option<Bytes>,
     written: bool,
+}
+
+/// Values this long or longer may be kept as the request's own argument (see [`stored_value`]).
+const KEEP_ARG_MIN: usize = 32 * 1024;
+
+/// What SET stores for the argument `v`: a large argument that is alone in its buffer (the
+/// connection reads a big argument into a buffer of its own, sized for it) is kept as it is,
+/// as Redis keeps a big argument's query buffer as the value, so a 10 MB SET neither copies
+/// 10 MB nor holds it twice; anything else is copied, so a stored value never pins the rest
+/// of a request's buffer.
+fn stored_value(v: &Bytes) -> Bytes {
+    if v.len() >= KEEP_ARG_MIN && v.is_unique() {
+        v.clone()
+    } else {
+        Bytes::copy_from_slice(v)
+    }
 }
 
 /// Redis's setGenericCommand after the expire time has been validated.
@@ -191,7 +207,7 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
         Expiry::At(t) => t,
     };
     if written {
-        let value = Value::Str(Bytes::copy_from_slice(s.val));
+        let value = Value::Str(stored_value(s.val));
         shard.insert(s.key, Entry::with_expiry(value, expires_at));
     }
     drop(shard);
@@ -208,7 +224,7 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
             ctx.propagate_as(vec![
                 Bytes::from_static(b"SET"),
                 Bytes::copy_from_slice(s.key),
-                Bytes::copy_from_slice(s.val),
+                s.val.clone(),
                 Bytes::from_static(b"PXAT"),
                 Bytes::from(t.to_string()),
             ]);

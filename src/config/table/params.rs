@@ -50,7 +50,7 @@ pub static PARAMS: &[Param] = &[
     boolean("crash-log-enabled", None, 0, true),
     boolean("crash-memcheck-enabled", None, 0, true),
     boolean("use-exit-on-panic", None, HIDDEN, false),
-    boolean("disable-thp", None, IMMUTABLE, true),
+    boolean("disable-thp", None, IMMUTABLE, true).scope(Scope::Honoured),
     boolean("cluster-allow-replica-migration", None, 0, true).scope(Scope::Cluster),
     boolean("replica-announced", None, 0, true).scope(Scope::Replication),
     boolean("latency-tracking", None, 0, true),
