@@ -274,3 +274,66 @@ async fn client_kill_by_old_style_address() {
     assert!(victim.closed(Duration::from_secs(5)).await);
     s.shutdown().await;
 }
+
+/// A RESP multibulk request.
+fn request(args: &[&[u8]]) -> Vec<u8> {
+    let mut req = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        req.extend_from_slice(a);
+        req.extend_from_slice(b"\r\n");
+    }
+    req
+}
+
+fn bulk(v: &[u8]) -> Vec<u8> {
+    let mut b = format!("${}\r\n", v.len()).into_bytes();
+    b.extend_from_slice(v);
+    b.extend_from_slice(b"\r\n");
+    b
+}
+
+#[tokio::test]
+async fn large_values_arrive_whole_and_in_order_among_pipelined_replies_and_pushes() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    // Larger than a socket buffer, so the replies are written in several partial writes.
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let mid: Vec<u8> = (0..40_000u32).map(|i| (i % 13) as u8 + b'a').collect();
+    assert_eq!(c.cmd(&[b"SET", b"big", &big]).await, b"+OK\r\n");
+    assert_eq!(c.cmd(&[b"SET", b"mid", &mid]).await, b"+OK\r\n");
+    let mut batch = Vec::new();
+    for args in [
+        &[&b"GET"[..], b"big"][..],
+        &[b"PING"],
+        &[b"MGET", b"mid", b"nokey", b"big", b"mid"],
+        &[b"GET", b"mid"],
+    ] {
+        batch.extend_from_slice(&request(args));
+    }
+    c.send(&batch).await;
+    assert_eq!(c.reply().await, bulk(&big));
+    assert_eq!(c.reply().await, b"+PONG\r\n");
+    let mut mget = b"*4\r\n".to_vec();
+    mget.extend_from_slice(&bulk(&mid));
+    mget.extend_from_slice(b"$-1\r\n");
+    mget.extend_from_slice(&bulk(&big));
+    mget.extend_from_slice(&bulk(&mid));
+    assert_eq!(c.reply().await, mget);
+    assert_eq!(c.reply().await, bulk(&mid));
+    // RESP3, with a message this client publishes to itself between two large replies: the
+    // message goes out before PUBLISH's reply, after the value before it.
+    c.cmd(&[b"HELLO", b"3"]).await;
+    c.cmd(&[b"SUBSCRIBE", b"ch"]).await;
+    let mut batch = request(&[b"GET", b"big"]);
+    batch.extend_from_slice(&request(&[b"PUBLISH", b"ch", &mid]));
+    batch.extend_from_slice(&request(&[b"GET", b"mid"]));
+    c.send(&batch).await;
+    assert_eq!(c.reply().await, bulk(&big));
+    let mut msg = b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n".to_vec();
+    msg.extend_from_slice(&bulk(&mid));
+    assert_eq!(c.reply().await, msg);
+    assert_eq!(c.reply().await, b":1\r\n");
+    assert_eq!(c.reply().await, bulk(&mid));
+    s.shutdown().await;
+}

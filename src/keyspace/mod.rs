@@ -391,10 +391,11 @@ impl<'a> MultiGuard<'a> {
     /// The shard holding `key`; it must be one of the keys this guard was built from.
     pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
         let idx = self.db.shard_of(key);
+        // The guards are sorted by shard (they were taken in that order): a command over many
+        // keys (MGET of 100) finds each key's shard without walking the list.
         let pos = self
             .guards
-            .iter()
-            .position(|(i, _)| *i == idx)
+            .binary_search_by_key(&idx, |(i, _)| *i)
             .expect("key was not locked by this command");
         &mut self.guards[pos].1
     }

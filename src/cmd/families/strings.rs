@@ -416,21 +416,29 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 
 fn mget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let keys = &a[1..];
-    let found: Vec<Option<Option<Bytes>>> = {
+    // The replies are built under the lock; only misses (rare, and each one a keymiss
+    // event) are remembered for afterwards, so a batch of hits allocates nothing but its reply.
+    let mut out = Vec::with_capacity(keys.len());
+    let mut misses = Vec::new();
+    {
         let mut g = ctx.db().lock_keys(keys.iter().map(|k| &k[..]));
-        keys.iter()
-            .map(|k| {
-                g.shard(k).get(k, ctx.now).map(|e| match &e.value {
-                    Value::Str(s) => Some(s.clone()),
-                    _ => None,
-                })
-            })
-            .collect()
-    };
-    let mut out = Vec::with_capacity(found.len());
-    for (k, f) in keys.iter().zip(found) {
-        note_read(ctx, k, f.is_some());
-        out.push(bulk_or_nil(f.flatten()));
+        for (i, k) in keys.iter().enumerate() {
+            out.push(match g.shard(k).get(k, ctx.now) {
+                Some(e) => match &e.value {
+                    Value::Str(s) => Reply::Bulk(s.clone()),
+                    _ => Reply::Nil,
+                },
+                None => {
+                    misses.push(i);
+                    Reply::Nil
+                }
+            });
+        }
+    }
+    let mut next_miss = misses.iter().peekable();
+    for (i, k) in keys.iter().enumerate() {
+        let hit = next_miss.next_if_eq(&&i).is_none();
+        note_read(ctx, k, hit);
     }
     Ok(Reply::Array(out))
 }
