@@ -384,19 +384,25 @@ pub struct Db {
 /// Several shards of one database, locked in ascending order.
 pub struct MultiGuard<'a> {
     db: &'a Db,
+    /// Bit i set: shard i is locked (its guard is at the position of the bit among the set
+    /// ones, as the guards are taken in ascending order).
+    mask: u64,
     guards: Vec<(usize, ShardGuard<'a>)>,
 }
+
+// A multi-shard guard's set of shards is one u64.
+const _: () = assert!(SHARDS <= 64);
 
 impl<'a> MultiGuard<'a> {
     /// The shard holding `key`; it must be one of the keys this guard was built from.
     pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
         let idx = self.db.shard_of(key);
-        // The guards are sorted by shard (they were taken in that order): a command over many
-        // keys (MGET of 100) finds each key's shard without walking the list.
-        let pos = self
-            .guards
-            .binary_search_by_key(&idx, |(i, _)| *i)
-            .expect("key was not locked by this command");
+        assert!(
+            self.mask & (1 << idx) != 0,
+            "key was not locked by this command"
+        );
+        // A command over many keys (MGET of 100) finds each key's shard in constant time.
+        let pos = (self.mask & ((1u64 << idx) - 1)).count_ones() as usize;
         &mut self.guards[pos].1
     }
 
@@ -446,12 +452,21 @@ impl Db {
 
     /// Lock the shards of all `keys` at once, in ascending shard order.
     pub fn lock_keys<'k, I: IntoIterator<Item = &'k [u8]>>(&self, keys: I) -> MultiGuard<'_> {
-        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.shard_of(k)).collect();
-        idx.sort_unstable();
-        idx.dedup();
+        // The set of shards as bits: ascending order and no duplicates without sorting.
+        let mask = keys
+            .into_iter()
+            .fold(0u64, |m, k| m | 1 << self.shard_of(k));
+        let mut guards = Vec::with_capacity(mask.count_ones() as usize);
+        let mut rest = mask;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            guards.push((i, self.acquire(i)));
+            rest &= rest - 1;
+        }
         MultiGuard {
             db: self,
-            guards: idx.into_iter().map(|i| (i, self.acquire(i))).collect(),
+            mask,
+            guards,
         }
     }
 
@@ -459,6 +474,7 @@ impl Db {
     pub fn lock_all(&self) -> MultiGuard<'_> {
         MultiGuard {
             db: self,
+            mask: u64::MAX >> (64 - SHARDS),
             guards: (0..SHARDS).map(|i| (i, self.acquire(i))).collect(),
         }
     }
