@@ -1,5 +1,6 @@
 //! One task per client: read what arrived, run every complete request in order, write all
-//! replies with one write, and interleave out-of-band pushes (pub/sub) between batches.
+//! replies with one write (vectored when large values wait beside the buffer, see
+//! [`Output`]), and interleave out-of-band pushes (pub/sub) between batches.
 //!
 //! Pushes: publishers append frames, already encoded, to the client's queue (`Client::push`,
 //! which counts the bytes queued and wakes this task only when it was empty). Before each

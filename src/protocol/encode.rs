@@ -62,15 +62,6 @@ pub fn encode_bulks(parts: &[&[u8]]) -> Bytes {
     out.freeze()
 }
 
-/// Bytes a large bulk reply will take, so the output buffer can be sized once instead of
-/// doubling its way there (each doubling holding old and new copies); 0 for anything else.
-pub fn size_hint(reply: &Reply) -> usize {
-    match reply {
-        Reply::Bulk(b) | Reply::Verbatim(b) if b.len() >= 64 * 1024 => b.len() + 32,
-        _ => 0,
-    }
-}
-
 /// Append `reply` to `out` in RESP `proto` (2 or 3).
 pub fn encode<S: Sink>(reply: &Reply, proto: u8, sink: &mut S) {
     let resp3 = proto >= 3;

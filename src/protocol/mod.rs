@@ -10,7 +10,7 @@ mod encode;
 mod output;
 mod parse;
 
-pub use encode::{encode, encode_bulks, size_hint, Sink};
+pub use encode::{encode, encode_bulks, Sink};
 pub use output::{Output, MAX_SLICES, SHARE_MIN};
 pub use parse::{
     parse_request, split_args, Limits, ParseState, ProtocolError, BIG_ARG, PROTO_INLINE_MAX_SIZE,
