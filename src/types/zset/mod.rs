@@ -465,11 +465,16 @@ impl ZSet {
         *self = ZSet::Listpack(lp);
     }
 
-    /// The i-th member in storage order (any order, for random picks): O(1) for a skiplist.
+    /// The i-th member in storage order (any order, for random picks): O(1) for a skiplist
+    /// without freed slots, O(log n) with.
     fn nth_any_order(&self, i: usize) -> Option<(&[u8], f64)> {
         match self {
             ZSet::Listpack(_) => self.get_by_rank(i),
-            ZSet::Skiplist(sl) => sl.nodes.get(i + 1).map(|n| (&n.ele[..], n.score)),
+            // With no holes slot i + 1 is a uniform pick; with holes, rank i is.
+            ZSet::Skiplist(sl) if sl.free.is_empty() => {
+                sl.nodes.get(i + 1).map(|n| (&n.ele[..], n.score))
+            }
+            ZSet::Skiplist(_) => self.get_by_rank(i),
         }
     }
 
