@@ -451,7 +451,7 @@ impl ZSet {
             return;
         }
         let (mut longest, mut total) = (0, 0);
-        for n in &sl.nodes[1..] {
+        for n in sl.nodes.iter() {
             longest = longest.max(n.ele.len());
             total += n.ele.len();
         }
@@ -471,8 +471,8 @@ impl ZSet {
         match self {
             ZSet::Listpack(_) => self.get_by_rank(i),
             // With no holes slot i + 1 is a uniform pick; with holes, rank i is.
-            ZSet::Skiplist(sl) if sl.free.is_empty() => {
-                sl.nodes.get(i + 1).map(|n| (&n.ele[..], n.score))
+            ZSet::Skiplist(sl) if sl.nodes.holes() == 0 => {
+                sl.nodes.nth(i).map(|n| (&n.ele[..], n.score))
             }
             ZSet::Skiplist(_) => self.get_by_rank(i),
         }
@@ -496,7 +496,6 @@ impl ZSet {
     pub fn convert_to_skiplist(&mut self) {
         if let ZSet::Listpack(lp) = self {
             let mut sl = SkipList::new();
-            sl.nodes.reserve_exact(lp.len());
             for (m, s) in lp.iter() {
                 sl.dict.rehash_step();
                 sl.dict.expand_if_needed(sl.len());

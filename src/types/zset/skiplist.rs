@@ -1,6 +1,8 @@
 //! The skiplist encoding: Redis's zskiplist with spans over a dense node arena, plus a
 //! member -> node hash table.
 
+use std::ops::{Index, IndexMut};
+
 use hashbrown::HashTable;
 
 use super::order::cmp_entry;
@@ -11,6 +13,10 @@ pub(super) const NIL: u32 = u32::MAX;
 const ABSENT: u32 = u32::MAX - 1;
 /// The `backward` of a freed arena slot, waiting on the free list.
 const FREE: u32 = u32::MAX - 1;
+/// A node id is its level class in the top two bits and its slot in that class's arena.
+const CLASS_SHIFT: u32 = 30;
+const SLOT_MASK: u32 = (1 << CLASS_SHIFT) - 1;
+const CLASSES: usize = 4;
 const MAX_LEVEL: usize = 32;
 /// Levels above 0 stored inside the node: with level 0 that covers every node but one in 64,
 /// so a descent reads each node it visits from one cache line.
@@ -115,22 +121,113 @@ impl Node {
     }
 }
 
+/// The nodes, in one dense arena per level class (levels 4 and up with the header, 3, 2, 1),
+/// as jemalloc's size classes keep Redis's nodes of each level together: a descent's upper
+/// levels visit only higher nodes, which then share few cache lines and pages (1 MB for the
+/// 1 in 64 nodes of level 4 and up in a 1,000,000-member set) instead of one page each.
+#[derive(Clone, Default)]
+pub(super) struct Arena {
+    class: [Vec<Node>; CLASSES],
+    /// Freed slots per class (node ids), reused before the class's arena grows.
+    free: [Vec<u32>; CLASSES],
+}
+
+/// The class of a node of `level` levels; class 0 holds the header, so its id is 0.
+fn class_of(level: usize) -> usize {
+    CLASSES - level.min(CLASSES)
+}
+
+fn id(class: usize, slot: usize) -> u32 {
+    ((class as u32) << CLASS_SHIFT) | slot as u32
+}
+
+impl Index<usize> for Arena {
+    type Output = Node;
+    #[inline]
+    fn index(&self, x: usize) -> &Node {
+        let x = x as u32;
+        &self.class[(x >> CLASS_SHIFT) as usize][(x & SLOT_MASK) as usize]
+    }
+}
+
+impl IndexMut<usize> for Arena {
+    #[inline]
+    fn index_mut(&mut self, x: usize) -> &mut Node {
+        let x = x as u32;
+        &mut self.class[(x >> CLASS_SHIFT) as usize][(x & SLOT_MASK) as usize]
+    }
+}
+
+impl Arena {
+    /// Store `node` in a free slot of its class, or a new one; its id.
+    fn alloc(&mut self, node: Node) -> u32 {
+        let c = class_of(node.level());
+        if let Some(x) = self.free[c].pop() {
+            self[x as usize] = node;
+            return x;
+        }
+        let slot = self.class[c].len();
+        assert!(slot < (FREE & SLOT_MASK) as usize, "sorted set too large");
+        self.class[c].push(node);
+        id(c, slot)
+    }
+
+    /// Put unlinked node `x`'s slot on its class's free list.
+    fn release(&mut self, x: u32) {
+        self.free[(x >> CLASS_SHIFT) as usize].push(x);
+    }
+
+    /// Slots in use or free, the header's included.
+    #[cfg(test)]
+    pub(super) fn slots(&self) -> usize {
+        self.class.iter().map(Vec::len).sum()
+    }
+
+    /// Freed slots waiting for reuse.
+    pub(super) fn holes(&self) -> usize {
+        self.free.iter().map(Vec::len).sum()
+    }
+
+    /// The freed slots' ids.
+    #[cfg(test)]
+    pub(super) fn free_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.free.iter().flatten().copied()
+    }
+
+    /// Every slot's node: the header, members and freed slots (empty members).
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Node> {
+        self.class.iter().flatten()
+    }
+
+    /// The node in the i-th slot after the header, counting across classes (a freed slot if
+    /// there are holes): with none, a uniform i is a uniform member.
+    pub(super) fn nth(&self, mut i: usize) -> Option<&Node> {
+        for (c, v) in self.class.iter().enumerate() {
+            let first = usize::from(c == 0);
+            let n = v.len() - first.min(v.len());
+            if i < n {
+                return Some(&v[first + i]);
+            }
+            i -= n;
+        }
+        None
+    }
+}
+
 /// The large encoding: Redis's zskiplist (zslInsert, zslDeleteNode, zslUpdateScore,
-/// zslGetRank, zslGetElementByRank, zslDeleteRangeByRank) over nodes in a dense arena
-/// addressed by u32 (slot 0 is the 32-level header), and a hash table from member to slot.
+/// zslGetRank, zslGetElementByRank, zslDeleteRangeByRank) over nodes in dense arenas
+/// addressed by u32 ids (id 0 is the 32-level header), and a hash table from member to id.
 /// A freed slot goes on a free list for the next insert (moving the arena's last node into it
 /// instead would cost a second descent per delete to find that node's predecessors); once
 /// holes outnumber members the arena is rebuilt in rank order.
 #[derive(Clone)]
 pub struct SkipList {
-    pub(super) nodes: Vec<Node>,
+    pub(super) nodes: Arena,
     pub(super) index: HashTable<u32>,
     pub(super) tail: u32,
     pub(super) level: usize,
     /// Linked nodes (zsl->length).
     pub(super) length: usize,
-    /// Freed slots, reused before the arena grows.
-    pub(super) free: Vec<u32>,
     /// What Redis's dict for the same operations would look like, for MEMORY USAGE.
     pub(super) dict: DictModel,
 }
@@ -148,12 +245,15 @@ impl SkipList {
     pub(super) fn new() -> Self {
         let header = Node::new(Box::default(), 0.0, MAX_LEVEL);
         SkipList {
-            nodes: vec![header],
+            nodes: {
+                let mut a = Arena::default();
+                a.alloc(header);
+                a
+            },
             index: HashTable::new(),
             tail: NIL,
             level: 1,
             length: 0,
-            free: Vec::new(),
             dict: DictModel::default(),
         }
     }
@@ -320,18 +420,7 @@ impl SkipList {
     /// A new node at the end of the arena with a random level, then linked (no hash entry).
     pub(super) fn push_and_link(&mut self, member: &[u8], score: f64) -> u32 {
         let node = Node::new(member.into(), score, random_level());
-        let x = match self.free.pop() {
-            Some(x) => {
-                self.nodes[x as usize] = node;
-                x
-            }
-            None => {
-                let x = self.nodes.len() as u32;
-                assert!(x < FREE, "sorted set too large");
-                self.nodes.push(node);
-                x
-            }
-        };
+        let x = self.nodes.alloc(node);
         self.link(x);
         let nodes = &self.nodes;
         self.index.insert_unique(hash_bytes(member), x, |&j| {
@@ -348,7 +437,9 @@ impl SkipList {
     }
 
     /// zslUpdateScore: in place when the node keeps its position, else unlinked and
-    /// relinked (with a new random level, as Redis makes a new node).
+    /// relinked. Redis relinks a new node with a fresh random level; this one keeps its level
+    /// (drawn the same way, independent of scores, so the distribution is the same), and so
+    /// its slot in its level class.
     pub(super) fn update_score(&mut self, x: u32, score: f64) {
         let (back, next) = {
             let n = &self.nodes[x as usize];
@@ -367,7 +458,6 @@ impl SkipList {
         self.unlink(x, &update);
         let n = &mut self.nodes[x as usize];
         n.score = score;
-        n.set_level(random_level());
         self.link(x);
     }
 
@@ -405,10 +495,11 @@ impl SkipList {
         n.ele = Box::default();
         n.overflow = Box::default();
         n.backward = FREE;
-        self.free.push(x);
+        self.nodes.release(x);
     }
 
     /// True if slot `x` holds a member (not the header, not freed).
+    #[cfg(test)]
     pub(super) fn is_member_slot(&self, x: usize) -> bool {
         x != 0 && self.nodes[x].backward != FREE
     }
@@ -481,36 +572,53 @@ impl SkipList {
         rank
     }
 
-    /// Give memory back: rebuild the arena once holes outnumber members (so a delete's
-    /// share of the rebuild is O(1)), then shrink it once it is under a quarter full.
+    /// Give memory back: rebuild the arenas once holes outnumber members (so a delete's
+    /// share of the rebuild is O(1)), then shrink each once it is under a quarter full.
     pub(super) fn shrink(&mut self) {
-        if self.free.len() > 16 && self.free.len() > self.length {
+        let holes = self.nodes.holes();
+        if holes > 16 && holes > self.length {
             self.compact();
         }
-        let n = self.nodes.len();
-        if n > 16 && n * 4 < self.nodes.capacity() {
-            self.nodes.shrink_to(n * 2);
+        for v in &mut self.nodes.class {
+            let n = v.len();
+            if n > 16 && n * 4 < v.capacity() {
+                v.shrink_to(n * 2);
+            }
+        }
+        let n = self.length;
+        if n > 16 && n * 4 < self.index.capacity() {
             let nodes = &self.nodes;
             self.index
                 .shrink_to(n * 2, |&j| hash_bytes(&nodes[j as usize].ele));
         }
     }
 
-    /// Move every member into a fresh arena in rank order (no holes, neighbours adjacent),
+    /// Move every member into fresh arenas in rank order (no holes, neighbours adjacent),
     /// renumbering the links and the hash table; spans are unchanged.
     fn compact(&mut self) {
-        let mut map = vec![NIL; self.nodes.len()];
-        map[0] = 0;
-        let mut fresh = Vec::with_capacity(self.length + 1);
+        let mut map: [Vec<u32>; CLASSES] = Default::default();
+        for (m, v) in map.iter_mut().zip(&self.nodes.class) {
+            *m = vec![NIL; v.len()];
+        }
+        let mut fresh = Arena::default();
         let mut x = 0u32;
         while x != NIL {
-            map[x as usize] = fresh.len() as u32;
-            let n = std::mem::replace(&mut self.nodes[x as usize], Node::new(Box::default(), 0.0, 1));
-            x = n.next;
-            fresh.push(n);
+            let n = std::mem::replace(
+                &mut self.nodes[x as usize],
+                Node::new(Box::default(), 0.0, 1),
+            );
+            let next = n.next;
+            map[(x >> CLASS_SHIFT) as usize][(x & SLOT_MASK) as usize] = fresh.alloc(n);
+            x = next;
         }
-        let remap = |f: u32| if f == NIL || f == ABSENT { f } else { map[f as usize] };
-        for n in &mut fresh {
+        let remap = |f: u32| {
+            if f == NIL || f == ABSENT {
+                f
+            } else {
+                map[(f >> CLASS_SHIFT) as usize][(f & SLOT_MASK) as usize]
+            }
+        };
+        for n in fresh.class.iter_mut().flatten() {
             n.backward = remap(n.backward);
             n.next = remap(n.next);
             for l in n.inline.iter_mut().chain(n.overflow.iter_mut()) {
@@ -518,10 +626,9 @@ impl SkipList {
             }
         }
         for slot in self.index.iter_mut() {
-            *slot = map[*slot as usize];
+            *slot = remap(*slot);
         }
         self.tail = remap(self.tail);
         self.nodes = fresh;
-        self.free = Vec::new();
     }
 }

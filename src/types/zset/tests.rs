@@ -56,8 +56,8 @@ pub(super) fn check_invariants(z: &ZSet) {
         }
     }
     assert_eq!(sl.index.len(), sl.len());
-    assert_eq!(sl.nodes.len(), sl.len() + 1 + sl.free.len());
-    for &x in &sl.free {
+    assert_eq!(sl.nodes.slots(), sl.len() + 1 + sl.nodes.holes());
+    for x in sl.nodes.free_ids() {
         assert!(!sl.is_member_slot(x as usize));
     }
     for &x in &order {
@@ -382,14 +382,14 @@ fn skiplist_arena_reuses_and_compacts_freed_slots() {
     }
     z.remove_range_by_rank(10..100);
     let sl = skiplist_of(&z);
-    assert!(sl.free.len() <= (z.len()).max(16), "{} holes", sl.free.len());
-    assert_eq!(sl.nodes.len(), z.len() + 1 + sl.free.len());
+    assert!(sl.nodes.holes() <= z.len().max(16), "{} holes", sl.nodes.holes());
+    assert_eq!(sl.nodes.slots(), z.len() + 1 + sl.nodes.holes());
     check_invariants(&z);
     for i in 1000..1010 {
         z.insert_or_update(format!("{i}").as_bytes(), 1.5, small());
     }
     let sl = skiplist_of(&z);
-    assert_eq!(sl.nodes.len(), z.len() + 1 + sl.free.len());
+    assert_eq!(sl.nodes.slots(), z.len() + 1 + sl.nodes.holes());
     check_invariants(&z);
     while !z.is_empty() {
         z.pop(7, fastrand::bool());
