@@ -554,9 +554,30 @@ impl SkipList {
     }
 
     /// zslGetRank, 0-based, for linked node `x`.
+    /// Like Redis's, it stops on reaching `x`, skipping the levels below.
     pub(super) fn rank_of(&self, x: u32) -> usize {
         let n = &self.nodes[x as usize];
-        self.count_prefix(|m| cmp_entry(m.score, &m.ele, n.score, &n.ele).is_le()) - 1
+        let mut rank = 0usize;
+        let mut h = 0u32;
+        for i in (0..self.level).rev() {
+            loop {
+                let f = self.fwd(h, i);
+                self.prefetch_below(h, i);
+                if f != NIL && {
+                    let m = &self.nodes[f as usize];
+                    cmp_entry(m.score, &m.ele, n.score, &n.ele).is_le()
+                } {
+                    rank += self.span(h, i) as usize;
+                    h = f;
+                } else {
+                    break;
+                }
+            }
+            if h == x {
+                break;
+            }
+        }
+        rank - 1
     }
 
     /// zslGetElementByRank, 0-based; `r` must be below the length.
