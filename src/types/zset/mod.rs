@@ -7,8 +7,9 @@
 //! While a sorted set has at most `zset-max-listpack-entries` members, none longer than
 //! `zset-max-listpack-value`, it is a [`Listpack`]: one buffer in order, searched linearly as
 //! Redis's listpack is. Past that it becomes a [`SkipList`]: Redis's skiplist with spans
-//! (O(log n) insert, delete, rank and access by rank) whose nodes live in one dense arena,
-//! plus a member -> node hash table (O(1) ZSCORE, and O(1) uniform random members).
+//! (O(log n) insert, delete, rank and access by rank) whose 64-byte nodes live in one dense
+//! arena per level class (so a descent's upper levels stay in few cache lines), plus a
+//! member -> node hash table (O(1) ZSCORE, and O(1) uniform random members).
 //!
 //! Range operations work on ranks: [`ZSet::score_ranks`] and [`ZSet::lex_ranks`] turn
 //! bounds into a range of ranks in O(log n), which [`ZSet::range`] walks either way and
