@@ -17,7 +17,8 @@
 #       now=target/release/resplock -- evalsha <sha1 of PRE> 1 k:__rand_int__
 #
 # Environment: N (requests, default 300000), C (clients, default 50), PRE (a script to
-# SCRIPT LOAD first). Needs redis-server, redis-benchmark, redis-cli, perf, taskset.
+# SCRIPT LOAD first), FILL (redis-benchmark arguments run before the measurement, unmeasured,
+# e.g. `-P 16 -n 300000 set lock:__rand_int__ tok` so a GET finds its key). Needs redis-server, redis-benchmark, redis-cli, perf, taskset.
 set -u
 ROUNDS=${1:?rounds}
 shift
@@ -42,9 +43,11 @@ for r in $(seq 1 "$ROUNDS"); do
       taskset -c 1 env $server --port "$P" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
     fi
     SP=$!
-    for _ in $(seq 100); do redis-cli -p "$P" PING >/dev/null 2>&1 && break; sleep 0.05; done
+    for _ in $(seq 100); do redis-cli -p "$P" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done
     redis-cli -p "$P" SET key:__rand_int__ x >/dev/null
     [ -n "${PRE:-}" ] && redis-cli -p "$P" SCRIPT LOAD "$PRE" >/dev/null
+    # shellcheck disable=SC2086 # FILL is a word list of redis-benchmark arguments
+    [ -n "${FILL:-}" ] && taskset -c 0 redis-benchmark -p "$P" -c "$C" -r 100000 -q $FILL >/dev/null 2>&1
     # User and system CPU of the server from /proc (clock ticks): user time is where the
     # server's own code shows; system time is mostly the kernel's TCP work for both servers.
     read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$SP/stat")

@@ -141,6 +141,22 @@ fn hash_of(hasher: &RandomState, rotate: u32, key: &[u8]) -> u64 {
     hasher.hash_one(key).rotate_left(rotate)
 }
 
+/// Start loading the last cache line of `slot` while its key is compared. A 72-byte slot
+/// spans two cache lines, and a lookup reads all of it (the key, then the expiry and the
+/// value): without this it waited for two misses one after the other.
+#[inline(always)]
+fn prefetch_tail(slot: &Slot) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let last = (slot as *const Slot).cast::<i8>().wrapping_add(std::mem::size_of::<Slot>() - 1);
+        // SAFETY: a prefetch is a hint: it reads nothing and cannot fault, and `last` is
+        // inside `slot`.
+        unsafe { std::arch::x86_64::_mm_prefetch(last, std::arch::x86_64::_MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = slot;
+}
+
 fn pos(i: usize) -> u32 {
     u32::try_from(i).expect("more than 2^32 keys in one shard")
 }
@@ -213,7 +229,11 @@ impl Map {
         let h = self.hash(key);
         let entries = &self.entries;
         self.index
-            .find(h, |&i| entries[i as usize].0.as_bytes() == key)
+            .find(h, |&i| {
+                let slot = &entries[i as usize];
+                prefetch_tail(slot);
+                slot.0.as_bytes() == key
+            })
             .map(|&i| i as usize)
     }
 

@@ -33,7 +33,7 @@ pub use key::Key;
 pub use map::Map;
 pub use scan::{scan_by_hash, ScanPage};
 pub use snapshot::Snapshot;
-pub use value::{Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
+pub use value::{str_bytes, Entry, StrKind, Value, EMBSTR_SIZE_LIMIT};
 
 use ahash::RandomState;
 use bytes::Bytes;

@@ -190,7 +190,15 @@ pub fn read_object<S: Source>(
 ) -> Result<Option<Value>, LoadError> {
     use types::*;
     let value = match t {
-        STRING => Value::Str(Bytes::from(r.read_string()?)),
+        STRING => {
+            let s = r.read_string()?;
+            // Short values as SET stores them (see `str_bytes`).
+            Value::Str(if s.len() < 120 {
+                crate::keyspace::str_bytes(&s)
+            } else {
+                Bytes::from(s)
+            })
+        }
         LIST => {
             let n = r.read_len()?;
             let mut l = List::new();

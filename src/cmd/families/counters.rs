@@ -42,7 +42,7 @@ fn incr_by(ctx: &Ctx, key: &[u8], incr: i64) -> CmdResult {
         let v = cur
             .checked_add(incr)
             .ok_or(RedisError::new(error::OVERFLOW))?;
-        let text = Bytes::copy_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        let text = crate::keyspace::str_bytes(itoa::Buffer::new().format(v).as_bytes());
         match old {
             Some(e) => {
                 // A new integer object in Redis, whatever the old one was.

@@ -237,7 +237,7 @@ fn expire_generic(ctx: &mut Ctx, a: &[Bytes], relative: bool, seconds: bool) -> 
     // Propagated as an explicit deletion, or as PEXPIREAT with the absolute time.
     if event == "del" {
         ctx.propagate_as_del(key, "lazyfree-lazy-expire");
-    } else if relative || seconds {
+    } else if (relative || seconds) && ctx.propagates() {
         let mut prop = a.to_vec();
         prop[0] = Bytes::from_static(b"PEXPIREAT");
         prop[2] = Bytes::from(when.to_string());

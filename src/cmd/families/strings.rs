@@ -179,7 +179,7 @@ fn stored_value(v: &Bytes) -> Bytes {
     if v.len() >= KEEP_ARG_MIN && v.is_unique() {
         v.clone()
     } else {
-        Bytes::copy_from_slice(v)
+        crate::keyspace::str_bytes(v)
     }
 }
 
@@ -217,8 +217,10 @@ fn set_generic(ctx: &Ctx, s: &SetSpec) -> Result<SetOutcome, RedisError> {
     if written {
         ctx.signal_modified(s.key);
         ctx.notify(notify::STRING, "set", s.key);
-        if let Expiry::At(t) = s.expiry {
+        if matches!(s.expiry, Expiry::At(_)) {
             ctx.notify(notify::GENERIC, "expire", s.key);
+        }
+        if let (Expiry::At(t), true) = (s.expiry, ctx.propagates()) {
             // With the absolute time, so the log and replicas expire it when this server
             // does, however late they replay it.
             ctx.propagate_as(vec![
@@ -455,7 +457,7 @@ fn mset_generic(ctx: &Ctx, a: &[Bytes], nx: bool) -> Result<bool, RedisError> {
             return Ok(false);
         }
         for p in pairs() {
-            let value = Value::Str(Bytes::copy_from_slice(&p[1]));
+            let value = Value::Str(crate::keyspace::str_bytes(&p[1]));
             g.shard(&p[0]).insert(&p[0], Entry::new(value));
         }
     }

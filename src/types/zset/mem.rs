@@ -36,7 +36,7 @@ impl ZSet {
                     let node = &sl.nodes[x as usize];
                     size += sds_alloc_size(node.ele.len())
                         + DICT_ENTRY
-                        + jemalloc_size(24 + 16 * (1 + node.upper.len()));
+                        + jemalloc_size(24 + 16 * node.level());
                     n += 1;
                     x = node.next;
                 }

@@ -7,8 +7,9 @@
 //! While a sorted set has at most `zset-max-listpack-entries` members, none longer than
 //! `zset-max-listpack-value`, it is a [`Listpack`]: one buffer in order, searched linearly as
 //! Redis's listpack is. Past that it becomes a [`SkipList`]: Redis's skiplist with spans
-//! (O(log n) insert, delete, rank and access by rank) whose nodes live in one dense arena,
-//! plus a member -> node hash table (O(1) ZSCORE, and O(1) uniform random members).
+//! (O(log n) insert, delete, rank and access by rank) whose 64-byte nodes live in one dense
+//! arena per level class (so a descent's upper levels stay in few cache lines), plus a
+//! member -> node hash table (O(1) ZSCORE, and O(1) uniform random members).
 //!
 //! Range operations work on ranks: [`ZSet::score_ranks`] and [`ZSet::lex_ranks`] turn
 //! bounds into a range of ranks in O(log n), which [`ZSet::range`] walks either way and
@@ -451,7 +452,7 @@ impl ZSet {
             return;
         }
         let (mut longest, mut total) = (0, 0);
-        for n in &sl.nodes[1..] {
+        for n in sl.nodes.iter() {
             longest = longest.max(n.ele.len());
             total += n.ele.len();
         }
@@ -465,11 +466,16 @@ impl ZSet {
         *self = ZSet::Listpack(lp);
     }
 
-    /// The i-th member in storage order (any order, for random picks): O(1) for a skiplist.
+    /// The i-th member in storage order (any order, for random picks): O(1) for a skiplist
+    /// without freed slots, O(log n) with.
     fn nth_any_order(&self, i: usize) -> Option<(&[u8], f64)> {
         match self {
             ZSet::Listpack(_) => self.get_by_rank(i),
-            ZSet::Skiplist(sl) => sl.nodes.get(i + 1).map(|n| (&n.ele[..], n.score)),
+            // With no holes slot i + 1 is a uniform pick; with holes, rank i is.
+            ZSet::Skiplist(sl) if sl.nodes.holes() == 0 => {
+                sl.nodes.nth(i).map(|n| (&n.ele[..], n.score))
+            }
+            ZSet::Skiplist(_) => self.get_by_rank(i),
         }
     }
 
@@ -491,7 +497,6 @@ impl ZSet {
     pub fn convert_to_skiplist(&mut self) {
         if let ZSet::Listpack(lp) = self {
             let mut sl = SkipList::new();
-            sl.nodes.reserve_exact(lp.len());
             for (m, s) in lp.iter() {
                 sl.dict.rehash_step();
                 sl.dict.expand_if_needed(sl.len());

@@ -185,6 +185,14 @@ fn feed(state: &ServerState, db: usize, args: &[Bytes], targets: u8) {
 }
 
 impl Ctx<'_> {
+    /// Whether what commands do goes anywhere (an AOF or a replica): a command that rewrites
+    /// itself for propagation builds the rewritten arguments only then, sparing the busiest
+    /// (SET with an expiry, PEXPIRE) their allocations on a server with neither.
+    #[inline]
+    pub fn propagates(&self) -> bool {
+        self.state.propagation.is_active()
+    }
+
     /// Propagate this command as `args` instead of as it was called
     /// (rewriteClientCommandVector), if it changes anything.
     pub fn propagate_as(&self, args: Vec<Bytes>) {
