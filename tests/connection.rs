@@ -275,17 +275,6 @@ async fn client_kill_by_old_style_address() {
     s.shutdown().await;
 }
 
-/// A RESP multibulk request.
-fn request(args: &[&[u8]]) -> Vec<u8> {
-    let mut req = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        req.extend_from_slice(a);
-        req.extend_from_slice(b"\r\n");
-    }
-    req
-}
-
 fn bulk(v: &[u8]) -> Vec<u8> {
     let mut b = format!("${}\r\n", v.len()).into_bytes();
     b.extend_from_slice(v);
@@ -309,7 +298,7 @@ async fn large_values_arrive_whole_and_in_order_among_pipelined_replies_and_push
         &[b"MGET", b"mid", b"nokey", b"big", b"mid"],
         &[b"GET", b"mid"],
     ] {
-        batch.extend_from_slice(&request(args));
+        batch.extend_from_slice(&common::request(args));
     }
     c.send(&batch).await;
     assert_eq!(c.reply().await, bulk(&big));
@@ -325,9 +314,9 @@ async fn large_values_arrive_whole_and_in_order_among_pipelined_replies_and_push
     // message goes out before PUBLISH's reply, after the value before it.
     c.cmd(&[b"HELLO", b"3"]).await;
     c.cmd(&[b"SUBSCRIBE", b"ch"]).await;
-    let mut batch = request(&[b"GET", b"big"]);
-    batch.extend_from_slice(&request(&[b"PUBLISH", b"ch", &mid]));
-    batch.extend_from_slice(&request(&[b"GET", b"mid"]));
+    let mut batch = common::request(&[b"GET", b"big"]);
+    batch.extend_from_slice(&common::request(&[b"PUBLISH", b"ch", &mid]));
+    batch.extend_from_slice(&common::request(&[b"GET", b"mid"]));
     c.send(&batch).await;
     assert_eq!(c.reply().await, bulk(&big));
     let mut msg = b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n".to_vec();

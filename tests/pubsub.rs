@@ -18,16 +18,6 @@ async fn quiet(c: &mut Raw) {
     assert_eq!(c.try_reply(Duration::from_millis(100)).await, None);
 }
 
-fn resp_cmd(args: &[&[u8]]) -> Vec<u8> {
-    let mut req = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        req.extend_from_slice(a);
-        req.extend_from_slice(b"\r\n");
-    }
-    req
-}
-
 #[tokio::test]
 async fn subscribe_confirmations_and_messages_are_byte_exact_in_resp2() {
     let s = server().await;
@@ -413,12 +403,12 @@ async fn vanished_subscriber_is_removed_everywhere_and_cycles_leave_nothing() {
     for i in 0..2000 {
         let ch = format!("chan:{i}");
         let pat = format!("pat:{i}*");
-        pipeline.extend(resp_cmd(&[b"SUBSCRIBE", ch.as_bytes()]));
-        pipeline.extend(resp_cmd(&[b"PSUBSCRIBE", pat.as_bytes()]));
-        pipeline.extend(resp_cmd(&[b"SSUBSCRIBE", ch.as_bytes()]));
-        pipeline.extend(resp_cmd(&[b"UNSUBSCRIBE", ch.as_bytes()]));
-        pipeline.extend(resp_cmd(&[b"PUNSUBSCRIBE", pat.as_bytes()]));
-        pipeline.extend(resp_cmd(&[b"SUNSUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(common::request(&[b"SUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(common::request(&[b"PSUBSCRIBE", pat.as_bytes()]));
+        pipeline.extend(common::request(&[b"SSUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(common::request(&[b"UNSUBSCRIBE", ch.as_bytes()]));
+        pipeline.extend(common::request(&[b"PUNSUBSCRIBE", pat.as_bytes()]));
+        pipeline.extend(common::request(&[b"SUNSUBSCRIBE", ch.as_bytes()]));
     }
     sub.send(&pipeline).await;
     for _ in 0..2000 * 6 {
@@ -433,7 +423,7 @@ async fn vanished_subscriber_is_removed_everywhere_and_cycles_leave_nothing() {
 }
 
 fn lock_attempt_req() -> Vec<u8> {
-    resp_cmd(&[b"SET", b"order-42", b"uuid-b:1", b"NX", b"PX", b"30000"])
+    common::request(&[b"SET", b"order-42", b"uuid-b:1", b"NX", b"PX", b"30000"])
 }
 
 /// One client holds a Redisson-style lock hash; a waiter subscribes to the lock's channel,
@@ -525,7 +515,7 @@ async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     // A subscriber that reads everything and counts bytes.
     let mut reader = TcpStream::connect(s.local_addr()).await.unwrap();
     reader
-        .write_all(&resp_cmd(&[b"SUBSCRIBE", b"firehose"]))
+        .write_all(&common::request(&[b"SUBSCRIBE", b"firehose"]))
         .await
         .unwrap();
     let confirm = b"*3\r\n$9\r\nsubscribe\r\n$8\r\nfirehose\r\n:1\r\n";
@@ -582,7 +572,7 @@ async fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
         pubs.push(tokio::spawn(async move {
             let mut c = TcpStream::connect(addr).await.unwrap();
             let payload = vec![b'a' + p as u8; SIZE];
-            let one = resp_cmd(&[b"PUBLISH", b"firehose", &payload]);
+            let one = common::request(&[b"PUBLISH", b"firehose", &payload]);
             let mut batch = Vec::with_capacity(one.len() * BATCH);
             for _ in 0..BATCH {
                 batch.extend_from_slice(&one);
@@ -848,7 +838,7 @@ async fn script_publishes_are_written_once_the_script_ends_or_turns_busy() {
     let mut killer = Raw::connect(&s).await;
     cmd!(sub, "SUBSCRIBE", "c");
     runner
-        .send(&resp_cmd(&[
+        .send(&common::request(&[
             b"EVAL",
             b"redis.call('publish','c','1'); while true do end",
             b"0",
@@ -943,7 +933,7 @@ async fn frames_queued_before_hello_keep_the_protocol_they_were_published_in() {
         cmd!(sub, "SUBSCRIBE", "ch"),
         b">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
     );
-    publ.send(&resp_cmd(&[
+    publ.send(&common::request(&[
         b"EVAL",
         b"redis.call('publish','ch','m1') local t=redis.call('time') \
           local s=t[1]*1000000+t[2] while true do local u=redis.call('time') \
@@ -953,7 +943,7 @@ async fn frames_queued_before_hello_keep_the_protocol_they_were_published_in() {
     .await;
     // Well inside the script's second even on a loaded machine.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    sub.send(&resp_cmd(&[b"HELLO", b"2"])).await;
+    sub.send(&common::request(&[b"HELLO", b"2"])).await;
     assert_eq!(
         sub.reply().await,
         b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nm1\r\n"
@@ -1001,7 +991,7 @@ async fn mixed_protocol_subscribers_get_large_and_small_messages_in_order() {
         .collect();
     let mut pipeline = Vec::new();
     for b in &bodies {
-        pipeline.extend(resp_cmd(&[b"PUBLISH", b"ch", b]));
+        pipeline.extend(common::request(&[b"PUBLISH", b"ch", b]));
     }
     publ.send(&pipeline).await;
     for _ in &bodies {
@@ -1081,10 +1071,10 @@ async fn a_subscriber_over_the_soft_limit_is_closed_without_more_traffic() {
     .await;
     // A subscriber that never reads again: the socket's buffers fill, then its backlog.
     let mut sub = TcpStream::connect(s.local_addr()).await.unwrap();
-    sub.write_all(&resp_cmd(&[b"CLIENT", b"SETNAME", b"slow"]))
+    sub.write_all(&common::request(&[b"CLIENT", b"SETNAME", b"slow"]))
         .await
         .unwrap();
-    sub.write_all(&resp_cmd(&[b"SUBSCRIBE", b"foo"]))
+    sub.write_all(&common::request(&[b"SUBSCRIBE", b"foo"]))
         .await
         .unwrap();
     let mut buf = [0u8; 64];

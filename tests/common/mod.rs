@@ -7,6 +7,17 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// `args` as a RESP multibulk request.
+pub fn request(args: &[&[u8]]) -> Vec<u8> {
+    let mut req = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        req.extend_from_slice(a);
+        req.extend_from_slice(b"\r\n");
+    }
+    req
+}
+
 pub async fn server() -> ServerHandle {
     server_with(Config::ephemeral()).await
 }
@@ -131,13 +142,7 @@ impl Raw {
 
     /// Send a command as a multibulk request.
     pub async fn cmd(&mut self, args: &[&[u8]]) -> Vec<u8> {
-        let mut req = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            req.extend_from_slice(a);
-            req.extend_from_slice(b"\r\n");
-        }
-        self.send(&req).await;
+        self.send(&request(args)).await;
         self.reply().await
     }
 
