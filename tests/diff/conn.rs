@@ -40,18 +40,9 @@ impl Conn {
         self.stream.is_none()
     }
 
-    pub fn request(args: &[Vec<u8>]) -> Vec<u8> {
-        let mut req = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            req.extend_from_slice(a);
-            req.extend_from_slice(b"\r\n");
-        }
-        req
-    }
-
     pub async fn send(&mut self, args: &[Vec<u8>]) {
-        let req = Self::request(args);
+        let args: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        let req = crate::common::request(&args);
         self.send_raw(&req).await;
     }
 
