@@ -1,6 +1,7 @@
-//! One task per client: read what arrived, run every complete request in order, write all
-//! replies with one write (vectored when large values wait beside the buffer, see
-//! [`Output`]), and interleave out-of-band pushes (pub/sub) between batches.
+//! One task per client: read what arrived, run every complete request in order, let the
+//! other ready clients run theirs ([`yield_before_write`]), write all replies with one write
+//! (vectored when large values wait beside the buffer, see [`Output`]), and interleave
+//! out-of-band pushes (pub/sub) between batches.
 //!
 //! Pushes: publishers append frames, already encoded, to the client's queue (`Client::push`,
 //! which counts the bytes queued and wakes this task only when it was empty). Before each
@@ -29,13 +30,47 @@ use crate::reply::Reply;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use input::Input;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 /// Push frames written per wakeup. Large, so a subscriber that reads catches up with several
 /// publishers (each of which serves about one request per wakeup) instead of falling behind
 /// into its output-buffer limit; small enough that `out` stays under its 1 MB shrink mark.
 const PUSH_BATCH_BYTES: usize = 512 * 1024;
+
+/// Connections being served in this process, for [`yield_before_write`]'s choice. A hint
+/// only: servers embedded side by side in one process share it.
+static SERVING: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a connection in [`SERVING`] for as long as its task lives.
+struct Serving;
+
+impl Serving {
+    fn start() -> Serving {
+        SERVING.fetch_add(1, Ordering::Relaxed);
+        Serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        SERVING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Before writing its replies, a connection lets every other connection the worker found
+/// ready run first, as Redis writes all replies in `beforeSleep` after reading every ready
+/// client. A send into loopback wakes the reader when it sleeps in epoll: written one by one
+/// between reads, nearly every send paid that wakeup (an inter-processor interrupt, costly in
+/// a VM: the kernel's time per request was twice Redis's with 16 requests in flight); written
+/// together, the first send wakes the reader and the rest find it awake. Tokio runs a yielded
+/// task again only after polling the I/O driver, so the others' reads come first. A lone
+/// connection would only pay the extra poll, so it writes at once.
+async fn yield_before_write() {
+    if SERVING.load(Ordering::Relaxed) > 1 {
+        tokio::task::yield_now().await;
+    }
+}
 
 /// Where a client connected from, as CLIENT LIST prints it.
 pub struct Peer {
@@ -132,6 +167,7 @@ impl Stream for tokio::net::UnixStream {
 
 /// Serve one client until it disconnects, is killed or the server stops.
 pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
+    let _serving = Serving::start();
     let id = state.next_client_id();
     let mut client = cmd::runtime::clients::connect(&state, id, peer.addr, peer.laddr);
     client.info.set_unix_socket(peer.unix_socket);
@@ -208,6 +244,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             break;
         }
         if !out.is_empty() {
+            yield_before_write().await;
             // The append-only log holds every write a reply here may acknowledge.
             cmd::runtime::persist::before_reply(&state).await;
             // Nearly every batch of replies fits the socket's buffer: one write, tried
