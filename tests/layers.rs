@@ -54,7 +54,7 @@ const ARROWS: &[(&str, &[&str])] = &[
     // Lua: reaches the server only through the `Host` trait the commands implement.
     (
         "script",
-        &["reply", "error", "num", "version", "config", "log"],
+        &["reply", "error", "num", "version", "config", "log", "clock"],
     ),
     // Commands: the table, dispatch, the server state and every family.
     (

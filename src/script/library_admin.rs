@@ -132,7 +132,7 @@ impl Scripting {
                     ),
                     (
                         bulk("duration_ms"),
-                        Reply::Int(r.started.elapsed().as_millis() as i64),
+                        Reply::Int(crate::clock::mono_since(r.started).as_millis() as i64),
                     ),
                 ])
             }

@@ -119,7 +119,7 @@ impl Scripting {
             .lock()
             .as_ref()
             .filter(|r| !r.debugging)
-            .map(|r| r.started.elapsed())
+            .map(|r| crate::clock::mono_since(r.started))
     }
 
     /// Whether the running script (if any) is an EVAL script rather than a function.

@@ -14,7 +14,6 @@ use bytes::Bytes;
 use mlua::{Lua, Table, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Growth of the interpreter's memory since its last full collection that triggers one.
 const BIG_GARBAGE: usize = 4 << 20;
@@ -147,7 +146,7 @@ impl Scripting {
         self.wrote.store(false, Ordering::Release);
         let state = eng.main;
         *self.watch.current.lock() = Some(Running {
-            started: Instant::now(),
+            started: crate::clock::mono_ns(),
             is_eval: job.is_eval,
             function: job
                 .function

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often the watchdog looks at a running script: one that has run this long gets its
 /// hook run at its next instruction, however long each instruction takes.
@@ -39,7 +39,8 @@ unsafe impl Send for StatePtr {}
 
 /// The running script, as FUNCTION STATS and the KILL commands see it.
 pub(super) struct Running {
-    pub(super) started: Instant,
+    /// When it started ([`crate::clock::mono_ns`]).
+    pub(super) started: i64,
     /// EVAL/EVALSHA (SCRIPT KILL applies) or FCALL (FUNCTION KILL applies).
     pub(super) is_eval: bool,
     /// For a function: its name and the command that called it.
@@ -89,7 +90,7 @@ impl Watch {
         let Some(r) = cur.as_ref() else {
             return false;
         };
-        if self.hook.kill.load(Ordering::Acquire) || r.started.elapsed() >= WATCH_EVERY {
+        if self.hook.kill.load(Ordering::Acquire) || crate::clock::mono_since(r.started) >= WATCH_EVERY {
             self.poke(r);
         }
         true

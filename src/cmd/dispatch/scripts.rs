@@ -17,7 +17,7 @@ use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use bytes::Bytes;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A script row (EVAL, FCALL and their forms): the script runs holding the server lock for its
 /// whole run. `script` holds its flags if the request already looked them up.
@@ -106,7 +106,7 @@ async fn run_with(
             return Reply::error(e);
         }
         state.acl.script_user.lock().clone_from(&client.user);
-        let started = Instant::now();
+        let started = crate::clock::mono_ns();
         handoff::set_inline_since(Some(started));
         crate::cmd::runtime::tracking::script_started(state, client.id);
         let history = lock_history::on(state);
@@ -137,7 +137,7 @@ async fn run_with(
             cmd,
             &args,
             &reply,
-            started.elapsed(),
+            crate::clock::mono_since(started),
         );
         crate::cmd::runtime::blocking::serve_ready(state);
         drop(held);

@@ -13,7 +13,7 @@ const INLINE_GRACE: Duration = Duration::from_millis(1);
 thread_local! {
     /// When the script running inline on this thread started (None: no inline script, or its
     /// tasks were already handed off).
-    pub static INLINE_SINCE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+    pub static INLINE_SINCE: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
 }
 
 /// The scripting layer's tick, called from the Lua count hook. tokio keeps some runnable
@@ -28,7 +28,7 @@ thread_local! {
 /// tick tries again.
 pub fn hand_off_if_long() {
     let long = INLINE_SINCE.with(|s| match s.get() {
-        Some(t) if t.elapsed() >= INLINE_GRACE => {
+        Some(t) if crate::clock::mono_since(t) >= INLINE_GRACE => {
             s.set(None);
             true
         }
@@ -54,7 +54,7 @@ pub fn hand_off_if_long() {
         false
     });
     if !driven {
-        INLINE_SINCE.with(|s| s.set(Some(Instant::now())));
+        INLINE_SINCE.with(|s| s.set(Some(crate::clock::mono_ns())));
     }
 }
 
@@ -70,7 +70,7 @@ pub fn runs_inline() -> bool {
 
 /// Mark the script starting on this thread now as running inline (the hook may hand off
 /// after INLINE_GRACE), or clear the mark (`None`) when it ends.
-pub fn set_inline_since(since: Option<Instant>) {
+pub fn set_inline_since(since: Option<i64>) {
     INLINE_SINCE.with(|s| s.set(since));
 }
 

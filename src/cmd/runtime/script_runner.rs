@@ -14,7 +14,6 @@ use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::Host;
 use bytes::Bytes;
-use std::time::Instant;
 
 /// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
@@ -47,7 +46,7 @@ pub(crate) fn script_in_transaction(
     state.acl.script_user.lock().clone_from(&client.user);
     let inline = handoff::runs_inline();
     if inline {
-        handoff::set_inline_since(Some(Instant::now()));
+        handoff::set_inline_since(Some(crate::clock::mono_ns()));
     }
     if crate::cmd::runtime::lock_history::on(state) {
         crate::cmd::runtime::lock_history::before_script(state, args);
