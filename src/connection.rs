@@ -423,6 +423,41 @@ async fn take_pushes(
     taken_now && !info.kill.is_cancelled() && !state.shutdown.is_cancelled()
 }
 
+/// Start loading what the lookup of the next pipelined request's key will read, so its cache
+/// misses overlap the current request's work (Redis 8 prefetches a batch's keys for the same
+/// reason). The key is the first argument, or an EVAL/EVALSHA/FCALL's first key; a request
+/// whose first argument is no key (PUBLISH, PING) costs a hash for nothing.
+fn prefetch_next_key(state: &ServerState, client: &Client, input: &Input) {
+    let mut args: [&[u8]; 4] = [&[]; 4];
+    let n = input.peek_args(&mut args);
+    if n < 2 {
+        return;
+    }
+    let name = args[0];
+    let scripted = matches!(name.len(), 4..=10)
+        && [
+            b"eval".as_slice(),
+            b"evalsha",
+            b"fcall",
+            b"eval_ro",
+            b"evalsha_ro",
+            b"fcall_ro",
+        ]
+        .iter()
+        .any(|s| name.eq_ignore_ascii_case(s));
+    let key = if !scripted {
+        args[1]
+    } else if n == 4 && args[2] != b"0" {
+        args[3]
+    } else {
+        return;
+    };
+    if let Some(db) = (client.db < state.keyspace.databases()).then(|| state.keyspace.db(client.db))
+    {
+        db.prefetch(key);
+    }
+}
+
 /// Run every complete request in `input`, appending the replies to `out` (after any push
 /// frames queued before each reply was produced). A client whose pending replies pass the
 /// normal class's client-output-buffer-limit is closed (its `kill` token cancelled).
@@ -458,6 +493,7 @@ async fn process_input(
                     // Evicted for maxmemory-clients before its command ran (processCommand).
                     break;
                 }
+                prefetch_next_key(state, client, input);
                 let reply = cmd::dispatch::execute::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.

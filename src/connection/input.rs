@@ -4,7 +4,7 @@
 //! argument with a read length of what it still needs), so it is neither copied nor grown
 //! by doubling; when a large request has been served its memory goes back at once.
 
-use crate::protocol::{parse_request, Limits, ParseState, ProtocolError};
+use crate::protocol::{parse_request, peek_args, Limits, ParseState, ProtocolError};
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 
@@ -118,6 +118,11 @@ impl Input {
         limits: &Limits,
     ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
         parse_request(&mut self.buf, &mut self.state, limits)
+    }
+
+    /// The first arguments of the next request, if they have arrived (see [`peek_args`]).
+    pub(super) fn peek_args<'a>(&'a self, out: &mut [&'a [u8]]) -> usize {
+        peek_args(&self.buf, &self.state, out)
     }
 
     /// Bytes the client has sent that are waiting to be parsed or are part of an unfinished

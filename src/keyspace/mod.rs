@@ -438,6 +438,18 @@ impl Db {
         self.hasher.hash_one(key)
     }
 
+    /// Start loading the slot a lookup of `key` will read: a connection calls it for the next
+    /// request of a pipeline before running the current one, so the slot's cache misses
+    /// overlap that work instead of stalling the lookup (the index is small enough to stay
+    /// mostly in cache; the slots are not). Skipped when another worker holds the shard.
+    #[inline]
+    pub fn prefetch(&self, key: &[u8]) {
+        let h = self.hash_key(key);
+        if let Some(g) = self.shards[(h >> (64 - SHARD_BITS)) as usize].try_lock() {
+            g.map.prefetch_slot(h.rotate_left(SHARD_BITS));
+        }
+    }
+
     pub fn shard_of(&self, key: &[u8]) -> usize {
         (self.hash_key(key) >> (64 - SHARD_BITS)) as usize
     }

@@ -132,6 +132,46 @@ pub fn parse_request(
     }
 }
 
+/// The first arguments of the next request in `buf`, if it is a multibulk request whose
+/// header and those arguments have all arrived, without consuming or allocating anything:
+/// fills `out` from the front and returns how many it filled (0: none to look at). For a
+/// look ahead only (a connection prefetching the next request's key): it checks no limit,
+/// and a malformed request merely yields fewer arguments, the parse proper reporting it.
+pub fn peek_args<'a>(buf: &'a [u8], state: &ParseState, out: &mut [&'a [u8]]) -> usize {
+    if state.remaining > 0 || buf.first() != Some(&b'*') {
+        return 0;
+    }
+    let Some(nl) = find_cr(buf, 0) else {
+        return 0;
+    };
+    let count = match parse_ll(&buf[1..nl]) {
+        Some(n) if n > 0 => n as usize,
+        _ => return 0,
+    };
+    let mut at = nl + 2;
+    let mut filled = 0;
+    while filled < out.len().min(count) {
+        if buf.get(at) != Some(&b'$') {
+            break;
+        }
+        let Some(nl) = find_cr(buf, at) else {
+            break;
+        };
+        let len = match parse_ll(&buf[at + 1..nl]) {
+            Some(n) if n >= 0 => n as usize,
+            _ => break,
+        };
+        let start = nl + 2;
+        let Some(arg) = buf.get(start..start.saturating_add(len)) else {
+            break;
+        };
+        out[filled] = arg;
+        filled += 1;
+        at = start + len + 2;
+    }
+    filled
+}
+
 fn parse_multibulk(
     buf: &mut BytesMut,
     state: &mut ParseState,
