@@ -425,36 +425,38 @@ async fn take_pushes(
 
 /// Start loading what the lookup of the next pipelined request's key will read, so its cache
 /// misses overlap the current request's work (Redis 8 prefetches a batch's keys for the same
-/// reason). The key is the first argument, or an EVAL/EVALSHA/FCALL's first key; a request
-/// whose first argument is no key (PUBLISH, PING) costs a hash for nothing.
-fn prefetch_next_key(state: &ServerState, client: &Client, input: &Input) {
+/// reason). The key is the first argument of a command whose first key it is, or an
+/// EVAL/EVALSHA/FCALL's first key; other commands (PUBLISH, PING) prefetch nothing, since a
+/// lookup of a word that is no key would cost a miss for nothing. `last` keeps the command
+/// found the time before, as a pipeline mostly repeats one command.
+fn prefetch_next_key(
+    state: &ServerState,
+    client: &Client,
+    input: &Input,
+    last: &mut Option<&'static cmd::runtime::table::Command>,
+) {
     let mut args: [&[u8]; 4] = [&[]; 4];
     let n = input.peek_args(&mut args);
     if n < 2 {
         return;
     }
-    let name = args[0];
-    let scripted = matches!(name.len(), 4..=10)
-        && [
-            b"eval".as_slice(),
-            b"evalsha",
-            b"fcall",
-            b"eval_ro",
-            b"evalsha_ro",
-            b"fcall_ro",
-        ]
-        .iter()
-        .any(|s| name.eq_ignore_ascii_case(s));
-    let key = if !scripted {
-        args[1]
-    } else if n == 4 && args[2] != b"0" {
-        args[3]
-    } else {
-        return;
+    let cmd = match *last {
+        Some(c) if c.name.as_bytes().eq_ignore_ascii_case(args[0]) => c,
+        _ => match state.commands.lookup(args[0]) {
+            Some(c) => {
+                *last = Some(c);
+                c
+            }
+            None => return,
+        },
     };
-    if let Some(db) = (client.db < state.keyspace.databases()).then(|| state.keyspace.db(client.db))
-    {
-        db.prefetch(key);
+    let key = match cmd.runs {
+        cmd::runtime::table::Runs::Script(_) if n == 4 && args[2] != b"0" => args[3],
+        cmd::runtime::table::Runs::Handler(_) if cmd.first_key == 1 => args[1],
+        _ => return,
+    };
+    if client.db < state.keyspace.databases() {
+        state.keyspace.db(client.db).prefetch(key);
     }
 }
 
@@ -469,6 +471,7 @@ async fn process_input(
     out: &mut Output,
     soft_clock: &mut SoftLimitClock,
 ) {
+    let mut last_cmd = None;
     while !client.close_after_reply
         && !client.is_blocked()
         && !client.info.kill.is_cancelled()
@@ -493,7 +496,7 @@ async fn process_input(
                     // Evicted for maxmemory-clients before its command ran (processCommand).
                     break;
                 }
-                prefetch_next_key(state, client, input);
+                prefetch_next_key(state, client, input, &mut last_cmd);
                 let reply = cmd::dispatch::execute::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.

@@ -20,6 +20,12 @@ extern "C-unwind" {
     /// in the loops of the string, table and buffer functions and of the lexer unwinds with
     /// LUA_ERRMEM, once. A plain store: other threads may call it while code runs.
     pub fn lua_interrupt(l: *mut ffi::lua_State);
+    /// resplock's Lua patch: make the next interrupt check call the callback set by
+    /// [`lua_setinterruptcb`] and go on, unless a [`lua_interrupt`] is pending. A plain store,
+    /// like `lua_interrupt`; the two must not race (both are called under `current`'s lock).
+    pub fn lua_softinterrupt(l: *mut ffi::lua_State);
+    /// resplock's Lua patch: the callback of [`lua_softinterrupt`].
+    pub fn lua_setinterruptcb(l: *mut ffi::lua_State, cb: Option<extern "C" fn()>);
     /// resplock's Lua patch: forget a pending interrupt and where the last one fired.
     pub fn lua_clearinterrupt(l: *mut ffi::lua_State);
     /// resplock's Lua patch: the flag of a pending interrupt, which long loops poll.

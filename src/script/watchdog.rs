@@ -72,6 +72,18 @@ impl Watch {
         self.poked.store(true, Ordering::Release);
     }
 
+    /// Make the running script call the tick at its next interrupt check too, if it is inside
+    /// a long C call (a backtracking `string.find`) where the count hook cannot run: the tick
+    /// hands the worker's other tasks off once the script has run long, as from the hook.
+    /// Without it a script stuck in one C call kept the clients whose tasks waited on its
+    /// worker (a yield before writing, the LIFO slot) without replies, SCRIPT KILL among them.
+    fn soft_interrupt(&self, running: &Running) {
+        SOFT_TICK.get_or_init(|| self.hook.tick);
+        // SAFETY: as `poke`: a plain store in the running state's global part, under
+        // `current`'s lock like `stop`'s interrupt, so the two do not race.
+        unsafe { ffi::lua_softinterrupt(running.state.0) };
+    }
+
     /// Stop the running script: the flag its hook checks, an interrupt of the C call it may be
     /// in (the patched Lua's string, table and buffer loops and its lexer check it, then
     /// unwind as from an allocation failure, which every caller of those survives), and a poke
@@ -92,6 +104,7 @@ impl Watch {
         };
         if self.hook.kill.load(Ordering::Acquire) || crate::clock::mono_since(r.started) >= WATCH_EVERY {
             self.poke(r);
+            self.soft_interrupt(r);
         }
         true
     }
@@ -101,6 +114,17 @@ impl std::ops::Deref for Watch {
     type Target = HookState;
     fn deref(&self) -> &HookState {
         &self.hook
+    }
+}
+
+/// The tick the soft interrupt calls (every server of a process passes the same one).
+static SOFT_TICK: OnceLock<fn()> = OnceLock::new();
+
+/// The callback of [`ffi::lua_softinterrupt`]: the server's tick, on the thread running the
+/// script.
+pub(super) extern "C" fn soft_tick() {
+    if let Some(tick) = SOFT_TICK.get() {
+        tick();
     }
 }
 

@@ -47,13 +47,19 @@ impl<'a> Poll<'a> {
             return false;
         }
         let mut pending = false;
-        // SAFETY: reads the state's interrupt flag; nothing raises.
-        let _ = unsafe {
+        // SAFETY: reads the state's interrupt flag; a soft interrupt (2) runs its callback
+        // and goes on. Should a kill land between the read and that call, it unwinds, which
+        // the protected call catches: the loop stops then too.
+        let r = unsafe {
             self.lua.exec_raw::<()>((), |l| {
-                pending = std::ptr::read_volatile(super::ffi::lua_getinterrupt(l)) != 0;
+                let flag = std::ptr::read_volatile(super::ffi::lua_getinterrupt(l));
+                if flag == 2 {
+                    super::ffi::lua_checkinterrupt(l);
+                }
+                pending = flag == 1;
             })
         };
-        pending
+        pending || r.is_err()
     }
 }
 

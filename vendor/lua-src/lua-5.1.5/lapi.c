@@ -1116,6 +1116,17 @@ LUA_API void lua_interrupt (lua_State *L) {
   G(L)->interrupt = 1;
 }
 
+/* resplock: ask the running code to call the callback set by lua_setinterruptcb at the next
+** interrupt check and go on (a pending lua_interrupt is kept). */
+LUA_API void lua_softinterrupt (lua_State *L) {
+  if (G(L)->interrupt == 0) G(L)->interrupt = 2;
+}
+
+/* resplock: the callback of lua_softinterrupt (NULL: none). */
+LUA_API void lua_setinterruptcb (lua_State *L, void (*cb) (void)) {
+  G(L)->interrupt_cb = cb;
+}
+
 /* resplock: forget a pending interrupt request and where the last one fired. */
 LUA_API void lua_clearinterrupt (lua_State *L) {
   G(L)->interrupt = 0;

@@ -59,6 +59,11 @@ void luaG_interrupt (lua_State *L) {
   global_State *g = G(L);
   CallInfo *ci;
   if (!g->interrupt) return;
+  if (g->interrupt == 2) {  /* resplock: a soft interrupt: the embedder's callback, then on */
+    g->interrupt = 0;
+    if (g->interrupt_cb) g->interrupt_cb();
+    return;
+  }
   g->interrupt = 0;
   g->interrupt_line = -1;
   g->interrupt_srclen = 0;

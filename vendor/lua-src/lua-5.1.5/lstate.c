@@ -176,6 +176,7 @@ LUA_API lua_State *lua_newstate (lua_Alloc f, void *ud) {
   g->tmudata = NULL;
   g->totalbytes = sizeof(LG);
   g->interrupt = 0;
+  g->interrupt_cb = NULL;
   g->interrupt_line = -2;
   g->interrupt_srclen = 0;
   g->gcpause = LUAI_GCPAUSE;

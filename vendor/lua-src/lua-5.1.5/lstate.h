@@ -93,7 +93,8 @@ typedef struct global_State {
   TString *tmname[TM_N];  /* array with tag-method names */
   /* resplock: an interrupt requested by the embedder (see lua_interrupt), and where the
   ** code it stopped was (its innermost Lua function's source and current line). */
-  volatile int interrupt;
+  volatile int interrupt;  /* 1: unwind (lua_interrupt); 2: call interrupt_cb (lua_softinterrupt) */
+  void (*interrupt_cb) (void);
   int interrupt_line;
   size_t interrupt_srclen;
   char interrupt_src[256];

@@ -364,6 +364,8 @@ LUA_API int lua_isreadonlytable (lua_State *L, int index);
 /* resplock: interrupting code that runs long inside one call (see PATCHES.md) */
 LUA_API void lua_interrupt (lua_State *L);
 LUA_API void lua_clearinterrupt (lua_State *L);
+LUA_API void lua_softinterrupt (lua_State *L);
+LUA_API void lua_setinterruptcb (lua_State *L, void (*cb) (void));
 LUA_API const volatile int *lua_getinterrupt (lua_State *L);
 LUA_API void lua_checkinterrupt (lua_State *L);
 LUA_API int lua_interruptedat (lua_State *L, const char **source, size_t *len);
