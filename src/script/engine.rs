@@ -113,7 +113,7 @@ impl Engine {
         // SAFETY: only reads the state exec_raw runs on, which at top level is the main one.
         unsafe { lua.exec_raw::<()>((), |l| main = l)? };
         // SAFETY: a plain store in the new state's global part.
-        unsafe { ffi::lua_setinterruptcb(main, Some(super::watchdog::soft_tick)) };
+        unsafe { ffi::lua_setinterruptcb(main, Some(ffi::soft_tick)) };
         let run_eval = c(ffi::run_eval)?;
         let run_function = c(ffi::run_function)?;
         let anchors = vec![

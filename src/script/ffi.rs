@@ -42,6 +42,18 @@ extern "C-unwind" {
     ) -> c_int;
 }
 
+/// The tick the soft interrupt calls (every server of a process passes the same one); set
+/// by the watchdog when it first raises one.
+pub static SOFT_TICK: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// The callback of [`lua_softinterrupt`]: the server's tick, on the thread running the
+/// script.
+pub extern "C" fn soft_tick() {
+    if let Some(tick) = SOFT_TICK.get() {
+        tick();
+    }
+}
+
 /// Registry key of the light userdata pointing at the running script's [`HookState`].
 pub const HOOK_STATE_KEY: &std::ffi::CStr = c"resplock.hook";
 /// Registry key of the light userdata pointing at the FUNCTION LOAD deadline.

@@ -78,7 +78,7 @@ impl Watch {
     /// Without it a script stuck in one C call kept the clients whose tasks waited on its
     /// worker (a yield before writing, the LIFO slot) without replies, SCRIPT KILL among them.
     fn soft_interrupt(&self, running: &Running) {
-        SOFT_TICK.get_or_init(|| self.hook.tick);
+        ffi::SOFT_TICK.get_or_init(|| self.hook.tick);
         // SAFETY: as `poke`: a plain store in the running state's global part, under
         // `current`'s lock like `stop`'s interrupt, so the two do not race.
         unsafe { ffi::lua_softinterrupt(running.state.0) };
@@ -114,17 +114,6 @@ impl std::ops::Deref for Watch {
     type Target = HookState;
     fn deref(&self) -> &HookState {
         &self.hook
-    }
-}
-
-/// The tick the soft interrupt calls (every server of a process passes the same one).
-static SOFT_TICK: OnceLock<fn()> = OnceLock::new();
-
-/// The callback of [`ffi::lua_softinterrupt`]: the server's tick, on the thread running the
-/// script.
-pub(super) extern "C" fn soft_tick() {
-    if let Some(tick) = SOFT_TICK.get() {
-        tick();
     }
 }
 

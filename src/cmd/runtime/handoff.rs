@@ -1,7 +1,8 @@
 //! Scripts run on the worker that received them (a thread hand-off per script costs more than
 //! a typical script); one that runs long hands the worker's other tasks to another thread
-//! from the Lua count hook ([`hand_off_if_long`]), so BUSY, SCRIPT KILL and SHUTDOWN stay
-//! served. This file is that hand-off and the marks a script runner sets around a script.
+//! from the Lua count hook ([`hand_off_if_long`]), or from the soft interrupt the script
+//! watchdog raises when the script is inside one long C call where the hook cannot run, so
+//! BUSY, SCRIPT KILL and SHUTDOWN stay served. This file is that hand-off and the marks a script runner sets around a script.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -11,8 +12,8 @@ use std::time::{Duration, Instant};
 const INLINE_GRACE: Duration = Duration::from_millis(1);
 
 thread_local! {
-    /// When the script running inline on this thread started (None: no inline script, or its
-    /// tasks were already handed off).
+    /// When the script running inline on this thread started ([`crate::clock::mono_ns`];
+    /// None: no inline script, or its tasks were already handed off).
     pub static INLINE_SINCE: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
 }
 
