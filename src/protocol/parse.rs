@@ -440,6 +440,26 @@ mod tests {
     }
 
     #[test]
+    fn peek_args_sees_the_next_requests_first_arguments_without_consuming_them() {
+        let mut st = ParseState::default();
+        let mut b = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r\n$7\r\nEVALSHA\r\n$1\r\ns\r\n$1\r\n1\r\n$4\r\nlo"[..]);
+        let mut out: [&[u8]; 4] = [&[]; 4];
+        assert_eq!(peek_args(&b, &st, &mut out), 2);
+        assert_eq!(out[..2], [&b"GET"[..], b"a"]);
+        let got = parse_request(&mut b, &mut st, &Limits::default()).unwrap();
+        assert_eq!(got, Some(vec![Bytes::from("GET"), Bytes::from("a")]));
+        // The next one has not wholly arrived: only the complete arguments are seen.
+        let mut out: [&[u8]; 4] = [&[]; 4];
+        assert_eq!(peek_args(&b, &st, &mut out), 3);
+        assert_eq!(out[..3], [&b"EVALSHA"[..], b"s", b"1"]);
+        // Inline requests and requests under way are not looked at.
+        let mut out: [&[u8]; 4] = [&[]; 4];
+        assert_eq!(peek_args(b"PING\r\n", &st, &mut out), 0);
+        assert_eq!(parse_request(&mut b, &mut st, &Limits::default()).unwrap(), None);
+        assert_eq!(peek_args(&b, &st, &mut out), 0);
+    }
+
+    #[test]
     fn request_split_across_reads_resumes() {
         let mut st = ParseState::default();
         let mut b = BytesMut::from(&b"*3\r\n$3\r\nSET\r\n$1\r\nk"[..]);
