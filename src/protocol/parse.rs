@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn peek_args_sees_the_next_requests_first_arguments_without_consuming_them() {
         let mut st = ParseState::default();
-        let mut b = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r\n$7\r\nEVALSHA\r\n$1\r\ns\r\n$1\r\n1\r\n$4\r\nlo"[..]);
+        let mut b = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*4\r\n$7\r\nEVALSHA\r\n$1\r\ns\r\n$1\r\n1\r\n$4\r\nlo"[..]);
         let mut out: [&[u8]; 4] = [&[]; 4];
         assert_eq!(peek_args(&b, &st, &mut out), 2);
         assert_eq!(out[..2], [&b"GET"[..], b"a"]);
