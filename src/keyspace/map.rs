@@ -3,10 +3,10 @@
 //!
 //! The dense array is what the active expirer's rotating cursor and RANDOMKEY's O(1) pick
 //! need. Against `IndexMap<Bytes, Entry>` it saves, per key: the cached 8-byte hash (the index
-//! keeps 32 bits of it; the whole is recomputed for swap-removal), the key's own allocation when it fits inline ([`Key`]), and the
-//! growth slack: the array is kept in fixed-size chunks ([`Chunks`]) instead of one vector
-//! that doubles, which would leave both unused capacity and its freed predecessors (as much
-//! again) in the process's memory.
+//! keeps 32 bits of it; the whole is recomputed for swap-removal), the key's own allocation
+//! when it fits inline ([`Key`]), and the growth slack: the array is kept in fixed-size
+//! chunks ([`Chunks`]) instead of one vector that doubles, which would leave both unused
+//! capacity and its freed predecessors (as much again) in the process's memory.
 
 use super::key::Key;
 use super::value::Entry;
