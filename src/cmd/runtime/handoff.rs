@@ -2,7 +2,8 @@
 //! a typical script); one that runs long hands the worker's other tasks to another thread
 //! from the Lua count hook ([`hand_off_if_long`]), or from the soft interrupt the script
 //! watchdog raises when the script is inside one long C call where the hook cannot run, so
-//! BUSY, SCRIPT KILL and SHUTDOWN stay served. This file is that hand-off and the marks a script runner sets around a script.
+//! BUSY, SCRIPT KILL and SHUTDOWN stay served. This file is that hand-off and the marks a
+//! script runner sets around a script.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
