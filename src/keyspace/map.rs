@@ -299,8 +299,12 @@ fn prefetch_tail(slot: &Slot) {
     let _ = slot;
 }
 
+/// A slot's position as the index keeps it: below `u32::MAX`, since a cell holds it plus one.
 fn pos(i: usize) -> u32 {
-    u32::try_from(i).expect("more than 2^32 keys in one shard")
+    u32::try_from(i)
+        .ok()
+        .filter(|&p| p < u32::MAX)
+        .expect("4 billion keys in one shard")
 }
 
 impl Map {
