@@ -455,9 +455,7 @@ fn prefetch_next_key(
         cmd::runtime::table::Runs::Handler(_) if cmd.first_key == 1 => args[1],
         _ => return,
     };
-    if client.db < state.keyspace.databases() {
-        state.keyspace.db(client.db).prefetch(key);
-    }
+    state.keyspace.db(client.db).prefetch(key);
 }
 
 /// Run every complete request in `input`, appending the replies to `out` (after any push

@@ -387,7 +387,12 @@ pub struct MultiGuard<'a> {
     /// Bit i set: shard i is locked (its guard is at the position of the bit among the set
     /// ones, as the guards are taken in ascending order).
     mask: u64,
-    guards: Vec<(usize, ShardGuard<'a>)>,
+    guards: Vec<ShardGuard<'a>>,
+}
+
+/// The shard of a key whose [`Db::hash_key`] is `h`: the hash's top bits.
+fn shard_index(h: u64) -> usize {
+    (h >> (64 - SHARD_BITS)) as usize
 }
 
 // A multi-shard guard's set of shards is one u64.
@@ -403,12 +408,12 @@ impl<'a> MultiGuard<'a> {
         );
         // A command over many keys (MGET of 100) finds each key's shard in constant time.
         let pos = (self.mask & ((1u64 << idx) - 1)).count_ones() as usize;
-        &mut self.guards[pos].1
+        &mut self.guards[pos]
     }
 
     /// Every locked shard (all of them when built by [`Db::lock_all`]).
     pub fn shards(&mut self) -> impl Iterator<Item = &mut Shard> + use<'_, 'a> {
-        self.guards.iter_mut().map(|(_, g)| &mut **g)
+        self.guards.iter_mut().map(|g| &mut **g)
     }
 }
 
@@ -445,13 +450,13 @@ impl Db {
     #[inline]
     pub fn prefetch(&self, key: &[u8]) {
         let h = self.hash_key(key);
-        if let Some(g) = self.shards[(h >> (64 - SHARD_BITS)) as usize].try_lock() {
+        if let Some(g) = self.shards[shard_index(h)].try_lock() {
             g.map.prefetch_slot(h.rotate_left(SHARD_BITS));
         }
     }
 
     pub fn shard_of(&self, key: &[u8]) -> usize {
-        (self.hash_key(key) >> (64 - SHARD_BITS)) as usize
+        shard_index(self.hash_key(key))
     }
 
     pub fn lock(&self, key: &[u8]) -> ShardGuard<'_> {
@@ -472,7 +477,7 @@ impl Db {
         let mut rest = mask;
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
-            guards.push((i, self.acquire(i)));
+            guards.push(self.acquire(i));
             rest &= rest - 1;
         }
         MultiGuard {
@@ -487,7 +492,7 @@ impl Db {
         MultiGuard {
             db: self,
             mask: u64::MAX >> (64 - SHARDS),
-            guards: (0..SHARDS).map(|i| (i, self.acquire(i))).collect(),
+            guards: (0..SHARDS).map(|i| self.acquire(i)).collect(),
         }
     }
 
