@@ -39,6 +39,10 @@ pub(super) struct Engine {
     pub lua: Lua,
     /// aHash: EVALSHA looks a script up twice per call (flags, then the run).
     pub scripts: ahash::AHashMap<String, Script>,
+    /// The script [`Engine::find`] found last (its SHA, function and flags): an EVALSHA
+    /// looks its script up twice (the flags before the run, the function in it), and a
+    /// client usually runs one script over and over, so a compare replaces both hash lookups.
+    last_found: Option<([u8; 40], c_int, u32)>,
     pub libs: Libraries,
     pub functions: FunctionEnv,
     pub runs: u64,
@@ -52,6 +56,8 @@ pub(super) struct Engine {
     pub eval_runner: [c_int; 2],
     /// Registry references of [`ffi::run_function`], the function environment and handler.
     pub function_runner: [c_int; 3],
+    /// The hook state whose address the registry holds for the kill hook (null: none yet).
+    pub hook_registered: *const super::host::HookState,
     /// Keeps the runner references alive.
     _anchors: Vec<RegistryKey>,
     /// The interpreter's main state, where runs happen: the KILL commands and the watchdog
@@ -126,6 +132,8 @@ impl Engine {
         Ok(Engine {
             eval_runner: [anchors[0].id(), anchors[1].id()],
             function_runner: [anchors[2].id(), anchors[3].id(), anchors[4].id()],
+            hook_registered: std::ptr::null(),
+            last_found: None,
             _anchors: anchors,
             main,
             slot,
@@ -176,10 +184,25 @@ impl Engine {
         Ok(buf)
     }
 
+    /// The registry reference and flags of the cached script with SHA `sha` (lowercase).
+    pub fn find(&mut self, sha: &[u8; 40]) -> Option<(c_int, u32)> {
+        if let Some((last, func, flags)) = &self.last_found {
+            if last == sha {
+                return Some((*func, *flags));
+            }
+        }
+        let name = sha_str(sha);
+        let sc = self.scripts.get(name).filter(|_| !name.is_empty())?;
+        let found = (sc.func.id(), sc.flags);
+        self.last_found = Some((*sha, found.0, found.1));
+        Some(found)
+    }
+
     /// SCRIPT FLUSH: forget every cached script. The interpreter and the function libraries
     /// stay; EVAL's `cjson` starts over with its defaults, as in Redis's fresh interpreter.
     pub fn flush_scripts(&mut self) -> mlua::Result<()> {
         self.scripts = ahash::AHashMap::new();
+        self.last_found = None;
         self.lua.expire_registry_values();
         let make_tramp = unsafe { self.lua.create_c_function(ffi::make_tramp)? };
         let cjson = libs::cjson(&self.lua, &make_tramp)?;

@@ -199,8 +199,19 @@ pub unsafe extern "C-unwind" fn set_hook(
     hook: *const HookState,
     count: c_int,
 ) {
+    register_hook_state(l, hook);
+    install_kill_hook(l, count);
+}
+
+/// Register the address of the hook state the kill hook reads (a registry write: the engine
+/// does it once, not per run).
+pub unsafe fn register_hook_state(l: *mut ffi::lua_State, hook: *const HookState) {
     ffi::lua_pushlightuserdata(l, hook as *mut _);
     ffi::lua_setfield(l, ffi::LUA_REGISTRYINDEX, HOOK_STATE_KEY.as_ptr());
+}
+
+/// Install (count > 0) or remove the kill hook, over the hook state registered before.
+pub unsafe fn install_kill_hook(l: *mut ffi::lua_State, count: c_int) {
     if count > 0 {
         ffi::lua_sethook(l, Some(kill_hook), ffi::LUA_MASKCOUNT, count);
     } else {

@@ -150,13 +150,12 @@ impl Scripting {
     /// or EVAL compatibility mode): None for an unknown SHA or a bad shebang, which the run
     /// itself reports. maxmemory's check before EVAL reads them.
     pub fn flags_of(&self, by_sha: bool, body_or_sha: &[u8]) -> Option<u32> {
-        let g = self.engine.lock();
+        let mut g = self.engine.lock();
         if by_sha {
             return g
-                .as_ref()?
-                .scripts
-                .get(sha_str(&engine::lower_sha(body_or_sha)?))
-                .map(|s| s.flags);
+                .as_mut()?
+                .find(&engine::lower_sha(body_or_sha)?)
+                .map(|(_, flags)| flags);
         }
         let sha = sha1_hex(body_or_sha);
         if let Some(sc) = g.as_ref().and_then(|e| e.scripts.get(&sha)) {

@@ -381,6 +381,8 @@ pub(super) struct RunParams<'a> {
     pub keys: &'a [Bytes],
     pub argv: &'a [Bytes],
     pub hook: *const HookState,
+    /// Whether `hook` must be registered first (the engine registered another, or none).
+    pub register_hook: bool,
     /// Instructions between two runs of the count hook.
     pub hook_every: c_int,
     /// Under the Lua debugger: its line hook instead of the count hook.
@@ -413,8 +415,10 @@ pub(super) unsafe fn run(l: *mut ffi::lua_State, p: &RunParams, out: &mut Scalar
     ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, p.func as _);
     push_strings(l, p.keys);
     push_strings(l, p.argv);
+    if p.register_hook {
+        sffi::register_hook_state(l, p.hook);
+    }
     if p.debug {
-        sffi::set_hook(l, p.hook, 0);
         ffi::lua_sethook(
             l,
             Some(super::ldb::ldb_hook),
@@ -422,10 +426,10 @@ pub(super) unsafe fn run(l: *mut ffi::lua_State, p: &RunParams, out: &mut Scalar
             super::ldb::HOOK_COUNT,
         );
     } else {
-        sffi::set_hook(l, p.hook, p.hook_every);
+        sffi::install_kill_hook(l, p.hook_every);
     }
     ffi::lua_call(l, p.runner.len() as c_int + 2, 2);
-    sffi::set_hook(l, p.hook, 0);
+    sffi::install_kill_hook(l, 0);
     if ffi::lua_toboolean(l, -2) == 0 {
         return;
     }

@@ -73,11 +73,10 @@ impl Scripting {
             } else {
                 eng.compile_buf(&args[1])?
             };
-            let sha = sha_str(&sha_buf);
-            let (func, sflags) = match eng.scripts.get(sha) {
-                Some(sc) if !sha.is_empty() => (sc.func.id(), sc.flags),
-                _ => return Err(RedisError::new(error::NOSCRIPT)),
+            let Some((func, sflags)) = eng.find(&sha_buf) else {
+                return Err(RedisError::new(error::NOSCRIPT));
             };
+            let sha = sha_str(&sha_buf);
             let compat = sflags & script_flags::EVAL_COMPAT != 0;
             // A script without a shebang is prepared too (a stale replica refuses it).
             host.prepare(sflags)?;
@@ -168,6 +167,7 @@ impl Scripting {
             keys: job.keys,
             argv: job.argv,
             hook,
+            register_hook: eng.hook_registered != hook,
             hook_every: HOOK_EVERY,
             debug: session.is_some(),
         };
@@ -182,6 +182,7 @@ impl Scripting {
             // may still be installed.
             set_hook(lua, hook, 0);
         }
+        eng.hook_registered = hook;
         if let Some(session) = session {
             ldb::end(session);
         }
