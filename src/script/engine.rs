@@ -4,7 +4,7 @@
 //! cache without dropping it, so libraries survive.
 
 use super::host::{HostSlot, RunCtx, SlotRef};
-use super::{ffi, functions::Libraries, libs, redis_lib, script_flags};
+use super::{ffi, functions::Libraries, libs, raw, redis_lib, script_flags};
 use crate::error::{self, RedisError};
 use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table};
 use std::os::raw::c_int;
@@ -58,7 +58,9 @@ pub(super) struct Engine {
     pub function_runner: [c_int; 3],
     /// The hook state whose address the registry holds for the kill hook (null: none yet).
     pub hook_registered: *const super::host::HookState,
-    /// Keeps the runner references alive.
+    /// EVAL's KEYS and ARGV, refilled from run to run.
+    pub arg_tables: raw::ArgTables,
+    /// Keeps the runner references (and the KEYS and ARGV tables' slots) alive.
     _anchors: Vec<RegistryKey>,
     /// The interpreter's main state, where runs happen: the KILL commands and the watchdog
     /// install a hook on it from other threads.
@@ -128,12 +130,19 @@ impl Engine {
             lua.create_registry_value(&run_function)?,
             lua.create_registry_value(&env)?,
             lua.create_registry_value(&handler)?,
+            lua.create_registry_value(lua.create_table()?)?,
+            lua.create_registry_value(lua.create_table()?)?,
         ];
         Ok(Engine {
             eval_runner: [anchors[0].id(), anchors[1].id()],
             function_runner: [anchors[2].id(), anchors[3].id(), anchors[4].id()],
             hook_registered: std::ptr::null(),
             last_found: None,
+            arg_tables: raw::ArgTables {
+                refs: [anchors[5].id(), anchors[6].id()],
+                lens: [0, 0],
+                installed: false,
+            },
             _anchors: anchors,
             main,
             slot,

@@ -342,14 +342,25 @@ pub unsafe extern "C-unwind" fn set_readonly(l: *mut ffi::lua_State) -> c_int {
 }
 
 /// `run_eval(handler, f, keys, argv)`: set the KEYS and ARGV globals (the globals are opened
-/// for that moment, as luaCallFunction does), then `f()` under `handler`. Returns
-/// `(true, result)` or `(false, error)`.
+/// for that moment, as luaCallFunction does; nil leaves one as it is), then `f()` under
+/// `handler`. Returns `(true, result)` or `(false, error)`.
 pub unsafe extern "C-unwind" fn run_eval(l: *mut ffi::lua_State) -> c_int {
     ffi::lua_settop(l, 4);
-    lua_enablereadonlytable(l, ffi::LUA_GLOBALSINDEX, 0);
-    ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"ARGV".as_ptr());
-    ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"KEYS".as_ptr());
-    lua_enablereadonlytable(l, ffi::LUA_GLOBALSINDEX, 1);
+    // nil: the global already is the table, refilled in place (see `raw::ArgTables`).
+    let new_keys = ffi::lua_type(l, 3) != ffi::LUA_TNIL;
+    let new_argv = ffi::lua_type(l, 4) != ffi::LUA_TNIL;
+    if new_keys || new_argv {
+        lua_enablereadonlytable(l, ffi::LUA_GLOBALSINDEX, 0);
+        if new_argv {
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"ARGV".as_ptr());
+        }
+        ffi::lua_settop(l, 3);
+        if new_keys {
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"KEYS".as_ptr());
+        }
+        lua_enablereadonlytable(l, ffi::LUA_GLOBALSINDEX, 1);
+    }
+    ffi::lua_settop(l, 2);
     finish_run(l, ffi::lua_pcall(l, 0, 1, 1))
 }
 

@@ -407,14 +407,28 @@ pub(super) enum Scalar {
 /// # Safety
 /// `l` is the engine's state inside a protected call, the registry references are live, and
 /// `p.hook` outlives the run.
-pub(super) unsafe fn run(l: *mut ffi::lua_State, p: &RunParams, out: &mut Scalar) {
+pub(super) unsafe fn run(
+    l: *mut ffi::lua_State,
+    p: &RunParams,
+    tables: Option<&mut ArgTables>,
+    out: &mut Scalar,
+) {
     ffi::luaL_checkstack(l, 8, std::ptr::null());
     for &r in p.runner {
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, r as _);
     }
     ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, p.func as _);
-    push_strings(l, p.keys);
-    push_strings(l, p.argv);
+    match tables {
+        Some(t) => {
+            push_reused(l, t, 0, p.keys);
+            push_reused(l, t, 1, p.argv);
+            t.installed = true;
+        }
+        None => {
+            push_strings(l, p.keys);
+            push_strings(l, p.argv);
+        }
+    }
     if p.register_hook {
         sffi::register_hook_state(l, p.hook);
     }
@@ -444,6 +458,79 @@ pub(super) unsafe fn run(l: *mut ffi::lua_State, p: &RunParams, out: &mut Scalar
     *out = scalar;
     ffi::lua_settop(l, -2);
     ffi::lua_pushnil(l);
+}
+
+/// EVAL's KEYS and ARGV tables, kept from one run to the next. Redis builds both afresh for
+/// every run (luaCreateArray): two tables of garbage per script call, the largest part of
+/// what a lock script leaves for the collector. A script cannot keep a reference to either
+/// past its run (its globals are read-only, and so is every table they reach), so refilling
+/// the same two is invisible to it, provided it finds exactly its own keys and arguments:
+/// a table a script changed beyond its items (an added field, a metatable) is replaced.
+/// Functions get theirs afresh: a library may keep a function's arguments in an upvalue.
+pub(super) struct ArgTables {
+    /// Registry references of the KEYS and ARGV tables.
+    pub refs: [c_int; 2],
+    /// How many items each held when last filled.
+    pub lens: [usize; 2],
+    /// Whether the globals KEYS and ARGV are these two tables (false until a run set them,
+    /// and after a run that failed before its script started).
+    pub installed: bool,
+}
+
+/// Tables that held more items than this are replaced rather than refilled: checking a
+/// table walks its whole array part, which keeps the size of its largest filling.
+const REUSE_MAX: usize = 64;
+
+/// Push KEYS (`which` 0) or ARGV (1) for a run: nil after refilling the kept table in place
+/// (the global already is that table), or a new table made the kept one, which the runner
+/// then makes the global.
+unsafe fn push_reused(l: *mut ffi::lua_State, t: &mut ArgTables, which: usize, items: &[Bytes]) {
+    let last = t.lens[which];
+    ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, t.refs[which] as _);
+    if t.installed && last <= REUSE_MAX && items.len() <= REUSE_MAX && holds_exactly(l, last) {
+        for (i, b) in items.iter().enumerate() {
+            push_bytes(l, b);
+            ffi::lua_rawseti(l, -2, (i + 1) as _);
+        }
+        for i in items.len() + 1..=last {
+            ffi::lua_pushnil(l);
+            ffi::lua_rawseti(l, -2, i as _);
+        }
+        t.lens[which] = items.len();
+        ffi::lua_settop(l, -2);
+        ffi::lua_pushnil(l);
+        return;
+    }
+    ffi::lua_settop(l, -2);
+    push_strings(l, items);
+    ffi::lua_pushvalue(l, -1);
+    ffi::lua_rawseti(l, ffi::LUA_REGISTRYINDEX, t.refs[which] as _);
+    t.lens[which] = items.len();
+}
+
+/// Whether the table on top has no metatable and exactly the fields `1..=n` (whatever their
+/// values, which the next filling replaces). Leaves the stack as it found it.
+unsafe fn holds_exactly(l: *mut ffi::lua_State, n: usize) -> bool {
+    if ffi::lua_getmetatable(l, -1) != 0 {
+        ffi::lua_settop(l, -2);
+        return false;
+    }
+    let mut count = 0;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, -2) != 0 {
+        ffi::lua_settop(l, -2);
+        count += 1;
+        let k = if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
+            ffi::lua_tonumber(l, -1)
+        } else {
+            0.0
+        };
+        if count > n || !(k >= 1.0 && k <= n as f64 && k.fract() == 0.0) {
+            ffi::lua_settop(l, -2);
+            return false;
+        }
+    }
+    count == n
 }
 
 /// KEYS or ARGV as a Lua array of strings (luaCreateArray).

@@ -175,9 +175,13 @@ impl Scripting {
         let lua = &eng.lua;
         // SAFETY: the references in `params` are live registry entries, `hook` outlives the
         // call, and `raw::run` keeps the rule of its module.
-        let result =
-            unsafe { lua.exec_raw::<(bool, Value)>((), |l| raw::run(l, &params, &mut scalar)) };
+        let tables = job.is_eval.then_some(&mut eng.arg_tables);
+        let result = unsafe {
+            lua.exec_raw::<(bool, Value)>((), |l| raw::run(l, &params, tables, &mut scalar))
+        };
         if result.is_err() {
+            // Failed before the script started: the globals may not be the kept tables.
+            eng.arg_tables.installed = false;
             // The run failed before its script did (out of memory building KEYS): the hook
             // may still be installed.
             set_hook(lua, hook, 0);
