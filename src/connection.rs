@@ -423,39 +423,74 @@ async fn take_pushes(
     taken_now && !info.kill.is_cancelled() && !state.shutdown.is_cancelled()
 }
 
-/// Start loading what the lookup of the next pipelined request's key will read, so its cache
-/// misses overlap the current request's work (Redis 8 prefetches a batch's keys for the same
-/// reason). The key is the first argument of a command whose first key it is, or an
+/// Requests a connection looks ahead over at once to prefetch their keys.
+const PREFETCH_BATCH: usize = 16;
+
+/// Start loading what the lookups of the keys of the pipelined requests about to run will
+/// read, for the current request (`current`, already parsed) and up to
+/// [`PREFETCH_BATCH`] - 1 that follow it in `input`. Returns how many requests that covered,
+/// which then run without looking again. Redis 8 prefetches a batch's keys the same way: a
+/// lookup is a chain of dependent cache misses (the index line, the slot, the value), and
+/// taking each link for all the batch's keys before the next lets the batch's misses overlap
+/// instead of each request stalling on its own in turn. A lone request prefetches nothing
+/// (its lookup takes the same misses itself).
+///
+/// The key is the first argument of a command whose first key it is, or an
 /// EVAL/EVALSHA/FCALL's first key; other commands (PUBLISH, PING) prefetch nothing, since a
 /// lookup of a word that is no key would cost a miss for nothing. `last` keeps the command
 /// found the time before, as a pipeline mostly repeats one command.
-fn prefetch_next_key(
+fn prefetch_batch(
     state: &ServerState,
     client: &Client,
+    current: &[Bytes],
     input: &Input,
     last: &mut Option<&'static cmd::runtime::table::Command>,
-) {
-    let mut args: [&[u8]; 4] = [&[]; 4];
-    let n = input.peek_args(&mut args);
-    if n < 2 {
-        return;
+) -> usize {
+    let db = state.keyspace.db(client.db);
+    let mut hashes = [0u64; PREFETCH_BATCH];
+    let mut keys = 0;
+    let mut add = |args: &[&[u8]]| {
+        if let Some(key) = key_to_prefetch(state, args, last) {
+            hashes[keys] = db.hash_key(key);
+            keys += 1;
+        }
+    };
+    let mut first: [&[u8]; 4] = [&[]; 4];
+    for (slot, a) in first.iter_mut().zip(current) {
+        *slot = &a[..];
+    }
+    let ahead = input.peek_requests::<4>(PREFETCH_BATCH - 1, |args| add(args));
+    if ahead == 0 {
+        return 1;
+    }
+    add(&first[..current.len().min(4)]);
+    db.prefetch_many(&hashes[..keys]);
+    1 + ahead
+}
+
+/// The key of a request (its first arguments) worth prefetching, if any (see
+/// [`prefetch_batch`]).
+fn key_to_prefetch<'a>(
+    state: &ServerState,
+    args: &[&'a [u8]],
+    last: &mut Option<&'static cmd::runtime::table::Command>,
+) -> Option<&'a [u8]> {
+    if args.len() < 2 {
+        return None;
     }
     let cmd = match *last {
         Some(c) if c.name.as_bytes().eq_ignore_ascii_case(args[0]) => c,
-        _ => match state.commands.lookup(args[0]) {
-            Some(c) => {
-                *last = Some(c);
-                c
-            }
-            None => return,
-        },
+        _ => {
+            let c = state.commands.lookup(args[0])?;
+            *last = Some(c);
+            c
+        }
     };
-    let key = match cmd.runs {
-        cmd::runtime::table::Runs::Script(_) if n == 4 && args[2] != b"0" => args[3],
-        cmd::runtime::table::Runs::Handler(_) if cmd.first_key == 1 => args[1],
-        _ => return,
-    };
-    state.keyspace.db(client.db).prefetch(key);
+    match cmd.runs {
+        cmd::runtime::table::Runs::Script(_) if args.len() == 4 && args[2] != b"0" => Some(args[3]),
+        cmd::runtime::table::Runs::Handler(_) if cmd.first_key == 1 => Some(args[1]),
+        _ => None,
+    }
 }
 
 /// Run every complete request in `input`, appending the replies to `out` (after any push
@@ -470,6 +505,8 @@ async fn process_input(
     soft_clock: &mut SoftLimitClock,
 ) {
     let mut last_cmd = None;
+    // Requests left that the last look ahead covered.
+    let mut prefetched = 0usize;
     while !client.close_after_reply
         && !client.is_blocked()
         && !client.info.kill.is_cancelled()
@@ -494,7 +531,10 @@ async fn process_input(
                     // Evicted for maxmemory-clients before its command ran (processCommand).
                     break;
                 }
-                prefetch_next_key(state, client, input, &mut last_cmd);
+                if prefetched == 0 {
+                    prefetched = prefetch_batch(state, client, &args, input, &mut last_cmd);
+                }
+                prefetched -= 1;
                 let reply = cmd::dispatch::execute::execute(state, client, args).await;
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.

@@ -4,7 +4,7 @@
 //! argument with a read length of what it still needs), so it is neither copied nor grown
 //! by doubling; when a large request has been served its memory goes back at once.
 
-use crate::protocol::{parse_request, peek_args, Limits, ParseState, ProtocolError};
+use crate::protocol::{parse_request, peek_requests, Limits, ParseState, ProtocolError};
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 
@@ -120,9 +120,14 @@ impl Input {
         parse_request(&mut self.buf, &mut self.state, limits)
     }
 
-    /// The first arguments of the next request, if they have arrived (see [`peek_args`]).
-    pub(super) fn peek_args<'a>(&'a self, out: &mut [&'a [u8]]) -> usize {
-        peek_args(&self.buf, &self.state, out)
+    /// Look ahead over the next `max` requests that have fully arrived (see
+    /// [`peek_requests`]); returns how many there were.
+    pub(super) fn peek_requests<'a, const N: usize>(
+        &'a self,
+        max: usize,
+        f: impl FnMut(&[&'a [u8]]),
+    ) -> usize {
+        peek_requests::<N>(&self.buf, &self.state, max, f)
     }
 
     /// Bytes the client has sent that are waiting to be parsed or are part of an unfinished

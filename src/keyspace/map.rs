@@ -283,6 +283,18 @@ fn hash_of(hasher: &RandomState, rotate: u32, key: &[u8]) -> u64 {
     hasher.hash_one(key).rotate_left(rotate)
 }
 
+/// A hint to start loading the cache line at `p` (any address: a prefetch never faults).
+#[inline]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Start loading the last cache line of `slot` while its key is compared. A 72-byte slot
 /// spans two cache lines, and a lookup reads all of it (the key, then the expiry and the
 /// value): without this it waited for two misses one after the other.
@@ -314,6 +326,31 @@ impl Map {
             index: Index::empty(),
             hasher,
             rotate,
+        }
+    }
+
+    /// Start loading the index line where a lookup of map hash `h` starts probing.
+    #[inline]
+    pub fn prefetch_index(&self, h: u64) {
+        if let Some(cell) = self.index.cells.get(home(tag_of(h), self.index.bits)) {
+            prefetch(cell as *const u64 as *const u8);
+        }
+    }
+
+    /// Start loading the value of the key with map hash `h` (see [`Value::prefetch_address`]).
+    /// Reads the index and the slot: for after [`Map::prefetch_slot`] had time to load them.
+    #[inline]
+    pub fn prefetch_value(&self, h: u64) {
+        let Some(cell) = self.index.find(tag_of(h), |_| true) else {
+            return;
+        };
+        if let Some(slot) = self.entries.get(self.index.position(cell) as usize) {
+            if let Some(p) = slot.1.value.prefetch_address() {
+                prefetch(p);
+                // A short string's reference count lies just before its bytes (see
+                // `value::str_bytes`), maybe on the line before.
+                prefetch(p.wrapping_sub(24));
+            }
         }
     }
 

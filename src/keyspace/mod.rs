@@ -443,15 +443,24 @@ impl Db {
         self.hasher.hash_one(key)
     }
 
-    /// Start loading the slot a lookup of `key` will read: a connection calls it for the next
-    /// request of a pipeline before running the current one, so the slot's cache misses
-    /// overlap that work instead of stalling the lookup (the index is small enough to stay
-    /// mostly in cache; the slots are not). Skipped when another worker holds the shard.
-    #[inline]
-    pub fn prefetch(&self, key: &[u8]) {
-        let h = self.hash_key(key);
-        if let Some(g) = self.shards[shard_index(h)].try_lock() {
-            g.map.prefetch_slot(h.rotate_left(SHARD_BITS));
+    /// Start loading what lookups of the keys with hashes `hashes` (from [`Db::hash_key`])
+    /// will read, one link of the chain at a time for all of them: the index lines, then the
+    /// slots they point at, then the values those hold. A connection calls it for a batch of
+    /// pipelined requests before running them, so the batch's misses overlap each other and
+    /// its requests find their keys in cache. Each step is skipped for a shard another worker
+    /// holds.
+    pub fn prefetch_many(&self, hashes: &[u64]) {
+        for step in 0..3 {
+            for &h in hashes {
+                if let Some(g) = self.shards[shard_index(h)].try_lock() {
+                    let h = h.rotate_left(SHARD_BITS);
+                    match step {
+                        0 => g.map.prefetch_index(h),
+                        1 => g.map.prefetch_slot(h),
+                        _ => g.map.prefetch_value(h),
+                    }
+                }
+            }
         }
     }
 

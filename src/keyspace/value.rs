@@ -72,6 +72,17 @@ pub enum Value {
 const _: () = assert!(std::mem::size_of::<Value>() == 40);
 
 impl Value {
+    /// Where a read of this value goes first beyond its slot, for a prefetch: a string's
+    /// bytes (None for the other types, whose first line is in the slot, and for an empty
+    /// string).
+    #[inline]
+    pub fn prefetch_address(&self) -> Option<*const u8> {
+        match self {
+            Value::Str(b) if !b.is_empty() => Some(b.as_ptr()),
+            _ => None,
+        }
+    }
+
     /// lazyfreeGetFreeEffort: about how many allocations freeing this value takes (1 for
     /// a string or any compact encoding), which decides whether UNLINK frees it on the
     /// lazy-free thread.

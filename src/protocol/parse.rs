@@ -172,6 +172,70 @@ pub fn peek_args<'a>(buf: &'a [u8], state: &ParseState, out: &mut [&'a [u8]]) ->
     filled
 }
 
+/// Longest request [`peek_requests`] walks over: beyond this many arguments it stops (a look
+/// ahead that costs as much as the parse itself is no saving).
+const PEEK_MAX_ARGS: usize = 64;
+
+/// Look ahead over the complete multibulk requests at the front of `buf`, up to `max` of
+/// them, without consuming or allocating anything: `f` gets each one's first arguments (at
+/// most `out.len()`). Returns how many it walked over. It stops at the first request that
+/// has not fully arrived, is inline, has more than [`PEEK_MAX_ARGS`] arguments or looks
+/// malformed (the parse proper reports that). Like [`peek_args`], for prefetching only.
+pub fn peek_requests<'a, const N: usize>(
+    buf: &'a [u8],
+    state: &ParseState,
+    max: usize,
+    mut f: impl FnMut(&[&'a [u8]]),
+) -> usize {
+    if state.remaining > 0 {
+        return 0;
+    }
+    let mut at = 0;
+    let mut walked = 0;
+    while walked < max && buf.get(at) == Some(&b'*') {
+        let Some(nl) = find_cr(buf, at) else {
+            break;
+        };
+        let count = match parse_ll(&buf[at + 1..nl]) {
+            Some(n) if n > 0 && n as usize <= PEEK_MAX_ARGS => n as usize,
+            _ => break,
+        };
+        let mut out: [&'a [u8]; N] = [&[]; N];
+        let mut pos = nl + 2;
+        let mut complete = true;
+        for i in 0..count {
+            let len = match (buf.get(pos), find_cr(buf, pos)) {
+                (Some(b'$'), Some(nl)) => match parse_ll(&buf[pos + 1..nl]) {
+                    Some(n) if n >= 0 => Some((nl, n as usize)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some((nl, len)) = len else {
+                complete = false;
+                break;
+            };
+            let start = nl + 2;
+            let end = start.saturating_add(len);
+            if end.saturating_add(2) > buf.len() {
+                complete = false;
+                break;
+            }
+            if i < N {
+                out[i] = &buf[start..end];
+            }
+            pos = end + 2;
+        }
+        if !complete {
+            break;
+        }
+        f(&out[..count.min(N)]);
+        walked += 1;
+        at = pos;
+    }
+    walked
+}
+
 fn parse_multibulk(
     buf: &mut BytesMut,
     state: &mut ParseState,
@@ -437,6 +501,24 @@ mod tests {
 
     fn text(e: ProtocolError) -> String {
         String::from_utf8(e.0).unwrap()
+    }
+
+    #[test]
+    fn peek_requests_walks_only_over_requests_that_have_fully_arrived() {
+        let st = ParseState::default();
+        let b = b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$2\r\ncc";
+        let mut seen = Vec::new();
+        let n = peek_requests::<2>(b, &st, 16, |a| seen.push(a.to_vec()));
+        assert_eq!(n, 2);
+        assert_eq!(
+            seen,
+            vec![vec![&b"GET"[..], &b"a"[..]], vec![&b"SET"[..], &b"b"[..]]]
+        );
+        let mut count = 0;
+        assert_eq!(peek_requests::<2>(b, &st, 1, |_| count += 1), 1);
+        assert_eq!(count, 1);
+        assert_eq!(peek_requests::<2>(b"PING\r\n", &st, 16, |_| {}), 0);
+        assert_eq!(peek_requests::<2>(b"*1\r\n$4\r\nPI", &st, 16, |_| {}), 0);
     }
 
     #[test]
