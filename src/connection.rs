@@ -446,25 +446,27 @@ fn prefetch_batch(
     input: &Input,
     last: &mut Option<&'static cmd::runtime::table::Command>,
 ) -> usize {
-    let db = state.keyspace.db(client.db);
-    let mut hashes = [0u64; PREFETCH_BATCH];
-    let mut keys = 0;
-    let mut add = |args: &[&[u8]]| {
-        if let Some(key) = key_to_prefetch(state, args, last) {
-            hashes[keys] = db.hash_key(key);
-            keys += 1;
-        }
-    };
     let mut first: [&[u8]; 4] = [&[]; 4];
     for (slot, a) in first.iter_mut().zip(current) {
         *slot = &a[..];
     }
-    let ahead = input.peek_requests::<4>(PREFETCH_BATCH - 1, |args| add(args));
-    if ahead == 0 {
+    // A request without a key (a pipeline of PUBLISH) looks no further.
+    let Some(key) = key_to_prefetch(state, &first[..current.len().min(4)], last) else {
         return 1;
+    };
+    let db = state.keyspace.db(client.db);
+    let mut hashes = [0u64; PREFETCH_BATCH];
+    hashes[0] = db.hash_key(key);
+    let mut keys = 1;
+    let ahead = input.peek_requests::<4>(PREFETCH_BATCH - 1, |args| {
+        if let Some(key) = key_to_prefetch(state, args, last) {
+            hashes[keys] = db.hash_key(key);
+            keys += 1;
+        }
+    });
+    if ahead > 0 {
+        db.prefetch_many(&hashes[..keys]);
     }
-    add(&first[..current.len().min(4)]);
-    db.prefetch_many(&hashes[..keys]);
     1 + ahead
 }
 

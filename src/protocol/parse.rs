@@ -355,7 +355,17 @@ fn parse_bulks(
     state.pos = 0;
     let mut args = std::mem::take(&mut state.args);
     args.reserve_exact(state.spans.len());
-    args.extend(state.spans.drain(..).map(|(s, l)| frame.slice(s..s + l)));
+    // Each argument holds a reference to the request's bytes; the last one takes the frame's
+    // own (a reference count is an atomic add, and another to drop it).
+    if let Some(&(s, l)) = state.spans.last() {
+        let n = state.spans.len() - 1;
+        args.extend(state.spans[..n].iter().map(|&(s, l)| frame.slice(s..s + l)));
+        let mut last = frame;
+        last.advance(s);
+        last.truncate(l);
+        args.push(last);
+    }
+    state.spans.clear();
     Ok(Some(args))
 }
 

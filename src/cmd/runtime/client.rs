@@ -304,6 +304,9 @@ pub struct ClientExtra {
     /// Frames for this client that go after the reply of the command it is running
     /// (invalidations of keys it changed itself).
     pub after_reply: parking_lot::Mutex<Vec<bytes::Bytes>>,
+    /// Set when a frame is added to `after_reply`, so that the reply path, which looks after
+    /// every command, takes the lock only when there is something to take.
+    pub after_reply_pending: std::sync::atomic::AtomicBool,
 }
 
 impl ClientExtra {

@@ -93,7 +93,12 @@ pub fn flags_string(state: &ServerState, c: &ClientInfo) -> String {
 /// After a reply is encoded: the frames that must follow it (see
 /// [`crate::cmd::runtime::client::ClientExtra::after_reply`]).
 pub fn write_after_reply(client: &Client, out: &mut bytes::BytesMut) {
-    let mut q = client.info.extra.after_reply.lock();
+    let extra = &client.info.extra;
+    if !extra.after_reply_pending.load(Ordering::Acquire) {
+        return;
+    }
+    extra.after_reply_pending.store(false, Ordering::Relaxed);
+    let mut q = extra.after_reply.lock();
     for f in q.drain(..) {
         out.extend_from_slice(&f);
     }

@@ -427,6 +427,10 @@ fn send(state: &ServerState, id: u64, current: u64, payload: Payload) {
 fn deliver(state: &ServerState, target: &ClientInfo, current: u64, frame: Bytes) {
     if target.id == current {
         target.extra.after_reply.lock().push(frame);
+        target
+            .extra
+            .after_reply_pending
+            .store(true, Ordering::Release);
         return;
     }
     if let Some(q) = queue_of(target) {
