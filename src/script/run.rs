@@ -18,6 +18,10 @@ use std::sync::Arc;
 /// Growth of the interpreter's memory since its last full collection that triggers one.
 const BIG_GARBAGE: usize = 4 << 20;
 
+/// Growth of the interpreter's memory since its last finished collection cycle below which
+/// the periodic collection step is skipped.
+const STEP_GARBAGE: usize = 16 << 10;
+
 /// One run of a script or function, for [`Scripting::run`].
 struct Job<'a> {
     /// Registry reference of the compiled script or the function's callback.
@@ -255,15 +259,25 @@ impl Scripting {
             (Err(e), _) => Reply::error(run_error(name, &e.to_string())),
         };
         eng.runs += 1;
-        if eng.runs.is_multiple_of(50) || matches!(reply, Reply::Error(_)) {
-            // As luaCallFunction: a collection step of 50 every 50 runs (LUA_GC_CYCLE_PERIOD),
-            // so garbage from the runs between is taken back without a full cycle's latency.
+        // As luaCallFunction: a collection step of 50 every 50 runs (LUA_GC_CYCLE_PERIOD), so
+        // garbage from the runs between is taken back without a full cycle's latency. A step
+        // of 50 finishes the cycle of a heap this small, so it costs a whole mark and sweep of
+        // the interpreter; it is skipped while the runs since the last finished cycle left
+        // less than STEP_GARBAGE (a lock script leaves one key string: a cycle every few
+        // hundred runs instead of every 50, and memory still bounded within that slack).
+        let step_due = eng.runs.is_multiple_of(50)
+            && lua.used_memory() > eng.collected_at + STEP_GARBAGE;
+        if step_due || matches!(reply, Reply::Error(_)) {
             // SAFETY: one lua_gc call, protected by exec_raw.
-            let _ = unsafe {
-                lua.exec_raw::<()>((), |l| {
-                    mlua::ffi::lua_gc(l, mlua::ffi::LUA_GCSTEP, 50);
+            let finished = unsafe {
+                lua.exec_raw::<i64>((), |l| {
+                    let done = mlua::ffi::lua_gc(l, mlua::ffi::LUA_GCSTEP, 50);
+                    mlua::ffi::lua_pushinteger(l, done as _);
                 })
             };
+            if matches!(finished, Ok(1)) {
+                eng.collected_at = lua.used_memory();
+            }
         }
         // A script that left a lot of garbage (a big string built, a big table returned) is
         // collected at once, so the interpreter's memory goes back instead of lingering until
