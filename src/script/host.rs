@@ -13,8 +13,19 @@ use std::sync::Arc;
 /// Where the running script's host is: set for the length of one run, read by `redis.call`
 /// and the other library functions that reach the server. The engine owns it boxed, so its
 /// address (an upvalue of the `redis.call` closures) never changes.
+///
+/// It also keeps `redis.call`'s argument buffers between calls ([`ArgBuffers`]).
 #[derive(Default)]
-pub(crate) struct HostSlot(pub Cell<Option<HostPtr>>);
+pub(crate) struct HostSlot(pub Cell<Option<HostPtr>>, pub Cell<ArgBuffers>);
+
+/// The arguments of one `redis.call`, kept from call to call so a call allocates nothing for
+/// them: the vector, and one buffer all their bytes are split from (reclaimed whole once the
+/// command dropped them). A call inside a call (none exists today) would take fresh ones.
+#[derive(Default)]
+pub(crate) struct ArgBuffers {
+    pub args: Vec<bytes::Bytes>,
+    pub bytes: bytes::BytesMut,
+}
 
 /// What a running script may ask of the server. The command layer implements it for each
 /// run: the script's own client (db, RESP version), the command table, write tracking.

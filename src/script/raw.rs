@@ -11,7 +11,7 @@
 
 use super::ffi as sffi;
 use super::ldb;
-use super::host::{HookState, HostPtr, HostSlot};
+use super::host::{ArgBuffers, HookState, HostPtr, HostSlot};
 use crate::error;
 use crate::num::{c_ll, format_double};
 use crate::reply::Reply;
@@ -66,18 +66,20 @@ unsafe extern "C-unwind" fn redis_call(l: *mut ffi::lua_State) -> c_int {
 unsafe fn call_and_push(l: *mut ffi::lua_State) -> bool {
     let raise = ffi::lua_toboolean(l, ffi::lua_upvalueindex(UP_RAISE)) != 0;
     let slot = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(UP_SLOT)) as *const HostSlot);
-    let outcome = match read_args(l) {
+    let mut bufs = slot.1.take();
+    let outcome = match read_args(l, &mut bufs) {
         Err(msg) => Outcome::Bad(msg),
-        Ok(args) => match slot.0.get() {
+        Ok(()) => match slot.0.get() {
             None => Outcome::Bad(error::LUA_CALL_OUTSIDE),
             Some(HostPtr(host)) => {
                 // SAFETY: the slot holds the host only while the run that set it is in
                 // progress on this thread (see `Scripting::run`).
                 let host = &mut *host;
+                let args = &bufs.args;
                 if let Some(s) = ldb::stepping() {
-                    s.log_command(&args);
+                    s.log_command(args);
                 }
-                match host.call(&args) {
+                match host.call(args) {
                     Ok(reply) => Outcome::Reply(reply, host.resp()),
                     Err(msg) => Outcome::Refused(msg),
                 }
@@ -97,6 +99,13 @@ unsafe fn call_and_push(l: *mut ffi::lua_State) -> bool {
             }
         }
     }
+    bufs.args.clear();
+    if bufs.args.capacity() <= KEEP_ARGS && bufs.bytes.capacity() <= KEEP_ARG_BYTES {
+        slot.1.set(bufs);
+    } else {
+        // A call with many or long arguments does not keep its buffers for the rest.
+        drop(bufs);
+    }
     let is_error = match &outcome {
         Outcome::Reply(r, _) => r.is_error(),
         _ => true,
@@ -110,9 +119,16 @@ unsafe fn call_and_push(l: *mut ffi::lua_State) -> bool {
     status != 0 || (is_error && raise)
 }
 
+/// Arguments a kept [`ArgBuffers`] vector may have room for.
+const KEEP_ARGS: usize = 64;
+/// Bytes a kept [`ArgBuffers`] buffer may have room for.
+const KEEP_ARG_BYTES: usize = 64 << 10;
+
 /// luaArgsToRedisArgv: strings as they are, numbers as `%.17g`; anything else refuses the
-/// call. All arguments share one buffer, so a call allocates twice whatever its size.
-unsafe fn read_args(l: *mut ffi::lua_State) -> Result<Vec<Bytes>, &'static str> {
+/// call. Fills `bufs.args` (empty on entry); all arguments are split from `bufs.bytes`, which
+/// gets its room back once the previous call's arguments are gone, so a call usually
+/// allocates nothing.
+unsafe fn read_args(l: *mut ffi::lua_State, bufs: &mut ArgBuffers) -> Result<(), &'static str> {
     let n = ffi::lua_gettop(l);
     if n == 0 {
         return Err(error::LUA_CALL_NO_ARGS);
@@ -125,17 +141,18 @@ unsafe fn read_args(l: *mut ffi::lua_State) -> Result<Vec<Bytes>, &'static str> 
             _ => return Err(error::LUA_CALL_BAD_ARG),
         };
     }
-    let mut buf = BytesMut::with_capacity(total);
-    let mut args = Vec::with_capacity(n as usize);
+    let buf = &mut bufs.bytes;
+    buf.reserve(total);
+    bufs.args.reserve(n as usize);
     for i in 1..=n {
         if ffi::lua_type(l, i) == ffi::LUA_TNUMBER {
             buf.extend_from_slice(format_double(ffi::lua_tonumber(l, i)).as_bytes());
         } else {
             buf.extend_from_slice(string_at(l, i));
         }
-        args.push(buf.split().freeze());
+        bufs.args.push(buf.split().freeze());
     }
-    Ok(args)
+    Ok(())
 }
 
 /// The string at `idx` (which must be a string: no conversion, so nothing allocates).
