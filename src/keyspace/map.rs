@@ -393,7 +393,13 @@ impl Map {
     }
 
     pub fn get_index_of(&self, key: &[u8]) -> Option<usize> {
-        let h = self.hash(key);
+        self.get_index_of_hashed(key, self.hash(key))
+    }
+
+    /// [`Map::get_index_of`] for a key whose map hash the caller computed (the database's
+    /// hash rotated as this map rotates it: see `Db::hash_key`).
+    #[inline]
+    pub fn get_index_of_hashed(&self, key: &[u8], h: u64) -> Option<usize> {
         let entries = &self.entries;
         self.index
             .find(tag_of(h), |i| {

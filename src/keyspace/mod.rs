@@ -170,7 +170,13 @@ impl Shard {
     /// Remove `key` if its time ran out; its index if it is (still) present afterwards, so
     /// the caller reaches the entry without hashing the key again.
     fn live_index(&mut self, key: &[u8], now: i64) -> Option<usize> {
-        match self.map.get_index_of(key) {
+        let i = self.map.get_index_of(key);
+        self.live_or_expire(i, now)
+    }
+
+    /// What [`Shard::live_index`] does once the key is found at `i` (or not found).
+    fn live_or_expire(&mut self, found: Option<usize>, now: i64) -> Option<usize> {
+        match found {
             None => None,
             Some(i) => {
                 let (_, e) = self.map.get_index(i).expect("index");
@@ -204,6 +210,18 @@ impl Shard {
     /// The live entry of `key`, removing it first if it has expired; counts as an access.
     pub fn get(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
         self.get_mut(key, now).map(|e| &*e)
+    }
+
+    /// [`Shard::get`] for a key whose [`Db::hash_key`] is `h` (a command over many keys
+    /// hashes each once, for its shard and its slot).
+    pub fn get_hashed(&mut self, key: &[u8], h: u64, now: i64) -> Option<&Entry> {
+        let i = self
+            .map
+            .get_index_of_hashed(key, h.rotate_left(SHARD_BITS));
+        let i = self.live_or_expire(i, now)?;
+        let (_, e) = self.map.get_index_mut(i)?;
+        e.touch(now, access::context().1);
+        Some(&*e)
     }
 
     /// Like [`Shard::get`], for changing the entry.
@@ -411,6 +429,17 @@ impl<'a> MultiGuard<'a> {
         &mut self.guards[pos]
     }
 
+    /// [`MultiGuard::shard`] for a key whose [`Db::hash_key`] is `h`.
+    pub fn shard_hashed(&mut self, h: u64) -> &mut Shard {
+        let idx = shard_index(h);
+        assert!(
+            self.mask & (1 << idx) != 0,
+            "key was not locked by this command"
+        );
+        let pos = (self.mask & ((1u64 << idx) - 1)).count_ones() as usize;
+        &mut self.guards[pos]
+    }
+
     /// Every locked shard (all of them when built by [`Db::lock_all`]).
     pub fn shards(&mut self) -> impl Iterator<Item = &mut Shard> + use<'_, 'a> {
         self.guards.iter_mut().map(|g| &mut **g)
@@ -482,6 +511,23 @@ impl Db {
         let mask = keys
             .into_iter()
             .fold(0u64, |m, k| m | 1 << self.shard_of(k));
+        let mut guards = Vec::with_capacity(mask.count_ones() as usize);
+        let mut rest = mask;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            guards.push(self.acquire(i));
+            rest &= rest - 1;
+        }
+        MultiGuard {
+            db: self,
+            mask,
+            guards,
+        }
+    }
+
+    /// [`Db::lock_keys`] for keys whose [`Db::hash_key`]s the caller computed.
+    pub fn lock_hashes(&self, hashes: &[u64]) -> MultiGuard<'_> {
+        let mask = hashes.iter().fold(0u64, |m, &h| m | 1 << shard_index(h));
         let mut guards = Vec::with_capacity(mask.count_ones() as usize);
         let mut rest = mask;
         while rest != 0 {

@@ -33,7 +33,7 @@ fn wrongtype() -> RedisError {
     RedisError::new(error::WRONGTYPE)
 }
 
-pub use crate::cmd::runtime::typed::note_read;
+pub use crate::cmd::runtime::typed::{note_read, note_reads};
 
 /// The string at `key`: Ok(None) if missing, WRONGTYPE if it holds another type. Counts as a
 /// read lookup ([`note_read`]), as GET's does in Redis.
@@ -419,13 +419,16 @@ fn getex(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
 fn mget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let keys = &a[1..];
     // The replies are built under the lock; only misses (rare, and each one a keymiss
-    // event) are remembered for afterwards, so a batch of hits allocates nothing but its reply.
+    // event) are remembered for afterwards, so a batch of hits allocates nothing but its
+    // reply. Each key is hashed once, for its shard and its slot.
+    let db = ctx.db();
+    let hashes: Vec<u64> = keys.iter().map(|k| db.hash_key(k)).collect();
     let mut out = Vec::with_capacity(keys.len());
     let mut misses = Vec::new();
     {
-        let mut g = ctx.db().lock_keys(keys.iter().map(|k| &k[..]));
-        for (i, k) in keys.iter().enumerate() {
-            out.push(match g.shard(k).get(k, ctx.now) {
+        let mut g = db.lock_hashes(&hashes);
+        for (i, (k, &h)) in keys.iter().zip(&hashes).enumerate() {
+            out.push(match g.shard_hashed(h).get_hashed(k, h, ctx.now) {
                 Some(e) => match &e.value {
                     Value::Str(s) => Reply::Bulk(s.clone()),
                     _ => Reply::Nil,
@@ -437,11 +440,7 @@ fn mget(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
             });
         }
     }
-    let mut next_miss = misses.iter().peekable();
-    for (i, k) in keys.iter().enumerate() {
-        let hit = next_miss.next_if_eq(&&i).is_none();
-        note_read(ctx, k, hit);
-    }
+    note_reads(ctx, keys, &misses);
     Ok(Reply::Array(out))
 }
 

@@ -159,6 +159,21 @@ pub fn note_read(ctx: &Ctx, key: &[u8], hit: bool) {
     }
 }
 
+/// [`note_read`] for each of `keys`, in order, all hits but those at the positions
+/// `misses` lists (ascending): the hits counted at once.
+pub fn note_reads(ctx: &Ctx, keys: &[bytes::Bytes], misses: &[usize]) {
+    let hits = keys.len() - misses.len();
+    if hits > 0 {
+        ctx.state
+            .stats
+            .keyspace_hits
+            .fetch_add(hits as u64, Ordering::Relaxed);
+    }
+    for &i in misses {
+        note_read(ctx, &keys[i], false);
+    }
+}
+
 /// What [`modify`] and [`upsert`] did to the key beyond running `f`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
