@@ -137,8 +137,18 @@ impl Set {
         }
     }
 
-    /// SISMEMBER.
+    /// SISMEMBER (setTypeIsMember): a lookup, which steps a rehashing table's rehash as
+    /// Redis's dictFind does (MEMORY USAGE sees the difference).
     pub fn contains(&self, member: &[u8]) -> bool {
+        match self {
+            Set::Intset(is) => string2ll(member).is_some_and(|v| is.contains(v)),
+            Set::Table(t) => t.lookup(member),
+        }
+    }
+
+    /// Whether `member` is in the set, without the lookup Redis would count (for answers
+    /// Redis computes without looking the member up in this set).
+    pub fn has(&self, member: &[u8]) -> bool {
         match self {
             Set::Intset(is) => string2ll(member).is_some_and(|v| is.contains(v)),
             Set::Table(t) => t.find(member).is_some(),
