@@ -180,6 +180,8 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     // Lent by the pool while there are replies to write (see `pool`).
     let mut out = Output::new();
     let mut soft_clock = SoftLimitClock::default();
+    // Whether the client was already forgotten (see below).
+    let mut gone = false;
     loop {
         // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
         // out, but its socket is still read so a disconnect is seen at once. It may wait for
@@ -242,6 +244,13 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             // Closed for its output-buffer limit (or killed) while its replies were made:
             // Redis discards what was pending.
             break;
+        }
+        if client.close_after_reply && !gone {
+            // Redis frees a closing client (QUIT, a protocol error) in the event-loop pass
+            // that writes its last reply, before it reads anyone's next request: whoever saw
+            // that reply finds the client gone (CLIENT KILL of it: No such client).
+            cmd::runtime::clients::disconnect(&state, &client);
+            gone = true;
         }
         if !out.is_empty() {
             yield_before_write().await;
@@ -328,7 +337,9 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
-    cmd::runtime::clients::disconnect(&state, &client);
+    if !gone {
+        cmd::runtime::clients::disconnect(&state, &client);
+    }
     let _ = wr.shutdown().await;
 }
 

@@ -326,3 +326,21 @@ async fn large_values_arrive_whole_and_in_order_among_pipelined_replies_and_push
     assert_eq!(c.reply().await, bulk(&mid));
     s.shutdown().await;
 }
+
+/// Redis frees a closing client before it reads anyone's next request, so a client that saw
+/// QUIT's +OK never finds the quitting client still listed.
+#[tokio::test]
+async fn a_client_that_quit_is_gone_once_its_reply_arrived() {
+    let s = server().await;
+    let mut other = Raw::connect(&s).await;
+    for _ in 0..200 {
+        let mut c = Raw::connect(&s).await;
+        let addr = c.stream.local_addr().unwrap().to_string();
+        assert_eq!(cmd!(c, "QUIT"), b"+OK\r\n");
+        assert_eq!(
+            cmd!(other, "CLIENT", "KILL", &addr),
+            b"-ERR No such client\r\n"
+        );
+    }
+    s.shutdown().await;
+}

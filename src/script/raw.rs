@@ -15,7 +15,7 @@ use super::host::{ArgBuffers, HookState, HostPtr, HostSlot};
 use crate::error;
 use crate::num::{c_ll, format_double};
 use crate::reply::Reply;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use mlua::{ffi, Function, Lua};
 use std::ffi::c_void;
 use std::os::raw::c_int;
