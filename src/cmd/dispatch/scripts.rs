@@ -10,7 +10,7 @@ use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::script_busy;
 use crate::cmd::runtime::lock_history;
 use crate::cmd::runtime::script_flags::ScriptFlags;
-use crate::cmd::runtime::script_runner::{run_script, script_error_counted};
+use crate::cmd::runtime::script_runner::run_script;
 use crate::cmd::runtime::state::ServerState;
 use crate::cmd::runtime::table::{Command, ScriptCall};
 use crate::error::{self, RedisError};
@@ -114,7 +114,7 @@ async fn run_with(
         if history {
             lock_history::before_script(state, &args);
         }
-        let reply = run_script(
+        let (reply, counted) = run_script(
             state,
             client.db,
             client.cluster_flags,
@@ -123,7 +123,7 @@ async fn run_with(
             began,
             debug,
         );
-        client.error_counted = script_error_counted(state);
+        client.error_counted = counted;
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             let who = lock_history::client_ref(client);
@@ -165,8 +165,7 @@ async fn run_with(
         if history {
             lock_history::before_script(&sh, &args);
         }
-        let reply = run_script(&sh, db, origin, kind, &args, began, debug);
-        let counted = script_error_counted(&sh);
+        let (reply, counted) = run_script(&sh, db, origin, kind, &args, began, debug);
         if history {
             let (sha, function) = lock_history::script_origin(cmd, &args);
             lock_history::after_request(&sh, &who, &sha, &function, began);

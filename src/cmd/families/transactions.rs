@@ -124,8 +124,8 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
         let reply = match cmd.runs {
             Runs::Script(call) => {
                 let started = std::time::Instant::now();
-                let r = script_in_transaction(state, ctx.client, call, &q.args);
-                counted = crate::cmd::runtime::script_runner::script_error_counted(state);
+                let (r, c) = script_in_transaction(state, ctx.client, call, &q.args);
+                counted = c;
                 // Its calls, failures, latency and slow log, as call() counts any command
                 // EXEC runs.
                 crate::cmd::runtime::observe::after_script(

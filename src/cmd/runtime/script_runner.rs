@@ -19,15 +19,18 @@ use bytes::Bytes;
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
 pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Bytes]) -> Reply {
     match cmd.runs {
-        Runs::Script(call) => run_script(
-            state,
-            db,
-            0,
-            call,
-            args,
-            crate::clock::system_us(),
-            None,
-        ),
+        Runs::Script(call) => {
+            run_script(
+                state,
+                db,
+                0,
+                call,
+                args,
+                crate::clock::system_us(),
+                None,
+            )
+            .0
+        }
         Runs::Handler(_) | Runs::ScriptKill { .. } => {
             Reply::error(error::unknown_command(&args[0], &args[1..]))
         }
@@ -36,12 +39,13 @@ pub fn run_script_row(state: &ServerState, db: usize, cmd: &Command, args: &[Byt
 
 /// A script command queued in a transaction, run by EXEC, which already holds the server
 /// lock: the script runs on this worker with the same hand-off as any inline script.
+/// Returns what [`run_script`] does.
 pub(crate) fn script_in_transaction(
     state: &ServerState,
     client: &Client,
     call: ScriptCall,
     args: &[Bytes],
-) -> Reply {
+) -> (Reply, bool) {
     // Its `redis.call`s are checked against the transaction's user.
     state.acl.script_user.lock().clone_from(&client.user);
     let inline = handoff::runs_inline();
@@ -72,6 +76,8 @@ pub(crate) fn script_in_transaction(
 /// cluster flags (READONLY, ASKING), which its `redis.call`s are routed with on a cluster
 /// node. `started_us` is the system time the script's clock is frozen at: the caller's
 /// reading, so what the lock history records for the script is on the script's time.
+/// Returns the reply, and whether it is an error already counted in INFO errorstats (see
+/// `Client::error_counted`).
 pub(crate) fn run_script(
     state: &ServerState,
     db: usize,
@@ -80,7 +86,7 @@ pub(crate) fn run_script(
     args: &[Bytes],
     started_us: i64,
     debug: Option<crate::script::DebugSession>,
-) -> Reply {
+) -> (Reply, bool) {
     let mut client = state.script_client.lock();
     // What a fresh `Client::detached(0, db, 2)` would be.
     client.select(db);
@@ -115,7 +121,7 @@ pub(crate) fn run_script(
     state.propagation.inner.lock().script_targets = outer;
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
-    reply
+    (reply, client.error_counted)
 }
 
 /// A refusal's error in INFO errorstats: its own code after a leading `-`, else ERR (as
@@ -123,12 +129,6 @@ pub(crate) fn run_script(
 fn count_refusal(state: &ServerState, msg: &str) {
     let e = msg.strip_prefix('-').unwrap_or("ERR");
     crate::cmd::runtime::observe::count_error(state, e.as_bytes());
-}
-
-/// Whether the script that just ran (the caller still holds the server lock) failed with an
-/// error already counted in INFO errorstats (see `Client::error_counted`).
-pub(crate) fn script_error_counted(state: &ServerState) -> bool {
-    state.script_client.lock().error_counted
 }
 
 /// The command layer seen from a running script.
