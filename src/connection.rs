@@ -533,7 +533,7 @@ async fn process_input(
         match input.next_request(&limits) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
-            Ok(Some(args)) => {
+            Ok(Some(mut args)) => {
                 cmd::runtime::clients::request_started(client, buffered);
                 let mem = &client.info.extra.mem;
                 mem.argv_len
@@ -548,7 +548,9 @@ async fn process_input(
                     prefetched = prefetch_batch(state, client, &args, input, &mut last_cmd);
                 }
                 prefetched -= 1;
-                let reply = cmd::dispatch::execute::execute(state, client, args).await;
+                let reply = cmd::dispatch::execute::execute(state, client, &mut args).await;
+                // The vector goes back to the parser for the next request (no allocation).
+                input.recycle(args);
                 // What is queued now, taken at once: a stream of messages cannot hold the
                 // reply back.
                 client.push.take(usize::MAX, taken);

@@ -59,10 +59,11 @@ impl Harness {
     /// (queued pushes, then the encoded reply) in the client's protocol. A client that asked
     /// to close (QUIT) is reopened afresh.
     pub fn request(&mut self, args: Vec<Bytes>) -> (Reply, Vec<u8>) {
+        let mut args = args;
         let reply = self.rt.block_on(crate::cmd::dispatch::execute::execute(
             &self.state,
             &mut self.client,
-            args,
+            &mut args,
         ));
         // Each request stands alone (a connection clears this after a pipelined batch).
         self.client.recent_us = 0;

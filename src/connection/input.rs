@@ -130,6 +130,11 @@ impl Input {
         peek_requests::<N>(&self.buf, &self.state, max, f)
     }
 
+    /// A request's argument vector, done with: the next request's arguments go in it.
+    pub(super) fn recycle(&mut self, args: Vec<Bytes>) {
+        self.state.recycle(args);
+    }
+
     /// Bytes the client has sent that are waiting to be parsed or are part of an unfinished
     /// request: what client-query-buffer-limit is checked against (Redis's query buffer,
     /// which holds the current big argument alone).

@@ -98,6 +98,20 @@ fn perr(s: &str) -> ProtocolError {
 
 /// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too. Redis
 /// searches with strchr, which stops at a NUL byte: we do the same.
+impl ParseState {
+    /// Give back the argument vector of a request that has run: the next request's
+    /// arguments are collected in it (its room reused) unless it is large.
+    pub fn recycle(&mut self, mut args: Vec<Bytes>) {
+        if self.args.capacity() == 0 && args.capacity() <= RECYCLE_MAX_ARGS {
+            args.clear();
+            self.args = args;
+        }
+    }
+}
+
+/// Largest argument vector [`ParseState::recycle`] keeps.
+const RECYCLE_MAX_ARGS: usize = 64;
+
 fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
     find_before_nul(&buf[from..], b'\r').map(|p| p + from)
 }
@@ -221,8 +235,8 @@ pub fn peek_requests<'a, const N: usize>(
                 complete = false;
                 break;
             }
-            if i < N {
-                out[i] = &buf[start..end];
+            if let Some(slot) = out.get_mut(i) {
+                *slot = &buf[start..end];
             }
             pos = end + 2;
         }
@@ -273,7 +287,8 @@ fn parse_multibulk(
     }
     state.spans.clear();
     state.spans.reserve((count as usize).min(1024));
-    state.args = Vec::new();
+    // A recycled vector (see `ParseState::recycle`) is kept; its room is reused.
+    state.args.clear();
     parse_bulks(buf, state, limits)
 }
 

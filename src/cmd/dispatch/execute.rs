@@ -26,15 +26,22 @@ use std::sync::Arc;
 /// Check and run one request from a network client. The checks are Redis's processCommand's,
 /// in its order; inside MULTI a command that passes them is queued instead of run
 /// ([`crate::cmd::families::transactions`]), and one that fails them makes EXEC abort.
-pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<Bytes>) -> Reply {
+/// The arguments are lent: what is left in `lent` afterwards (most requests leave all of it) is the
+/// caller's, so a connection reuses the vector for its next request.
+pub async fn execute(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    lent: &mut Vec<Bytes>,
+) -> Reply {
+    let args: &[Bytes] = lent;
     state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
-    if state.test_commands && crate::cmd::testctl::faults::is_test_request(&args) {
+    if state.test_commands && crate::cmd::testctl::faults::is_test_request(args) {
         // A control connection: faults spare it unless they name it.
         client.info.control.store(true, Ordering::Relaxed);
     }
     if state.faults.armed()
-        && !crate::cmd::testctl::faults::is_test_request(&args)
-        && !crate::cmd::testctl::faults::is_handshake(&args)
+        && !crate::cmd::testctl::faults::is_test_request(args)
+        && !crate::cmd::testctl::faults::is_handshake(args)
     {
         if client.info.refused.load(Ordering::Relaxed) {
             if state.faults.refusing() && !client.info.control.load(Ordering::Relaxed) {
@@ -50,10 +57,10 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
             return Reply::NoReply;
         }
     }
-    let (cmd, parent) = match state.commands.resolve_for(state.test_commands, &args) {
+    let (cmd, parent) = match state.commands.resolve_for(state.test_commands, args) {
         Ok(c) => c,
         Err(e) => {
-            crate::cmd::runtime::observe::count_refused_lookup(state, &args);
+            crate::cmd::runtime::observe::count_refused_lookup(state, args);
             // EXEC with arguments aborts the transaction like any other refused EXEC.
             let exec = state
                 .commands
@@ -100,13 +107,13 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     } else if let Some(e) = pubsub_context_error(client, cmd, parent) {
         Some((cmd, parent, e))
     } else if let Err(e) =
-        crate::cmd::runtime::acl::check_command(state, client, cmd, parent, &args)
+        crate::cmd::runtime::acl::check_command(state, client, cmd, parent, args)
     {
         Some((cmd, parent, e))
-    } else if let Some(e) = write_refusal(state, client, cmd, parent, &args) {
+    } else if let Some(e) = write_refusal(state, client, cmd, parent, args) {
         Some((cmd, parent, e))
     } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
-        && denies_stale(state, client, cmd, parent, &args)
+        && denies_stale(state, client, cmd, parent, args)
     {
         rejected(error::MASTERDOWN)
     } else {
@@ -118,7 +125,7 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
     // A cluster node routes the request here, after ACL as Redis does (one test outside
     // cluster mode).
     if let Some(node) = &state.cluster {
-        match super::cluster::step(state, node, client, cmd, parent, &args).await {
+        match super::cluster::step(state, node, client, cmd, parent, args).await {
             super::cluster::Step::Continue => {}
             super::cluster::Step::Answer(reply) => return reply,
             super::cluster::Step::Refuse(e) => {
@@ -142,9 +149,9 @@ pub async fn execute(state: &Arc<ServerState>, client: &mut Client, args: Vec<By
         );
     }
     if crate::cmd::testctl::faults::applies(state, cmd, parent) {
-        return fault_injection::run_with_fault(state, client, cmd, parent, args).await;
+        return fault_injection::run_with_fault(state, client, cmd, parent, lent).await;
     }
-    run_checked(state, client, cmd, parent, args, now).await
+    run_checked(state, client, cmd, parent, lent, now).await
 }
 
 /// Redis's is_denystale_command: a command without the `stale` flag, or EXEC of a
@@ -229,7 +236,7 @@ pub(super) async fn run_checked(
     client: &mut Client,
     cmd: &'static Command,
     parent: Option<&'static Command>,
-    args: Vec<Bytes>,
+    args: &mut Vec<Bytes>,
     mut now: i64,
 ) -> Reply {
     // A pause holds the command back here, before queuing, as Redis's processCommand: EXEC
@@ -243,14 +250,14 @@ pub(super) async fn run_checked(
         });
     // A script's flags are looked up once for the checks below (pause, maxmemory).
     let mut script = ScriptFlags::of(cmd);
-    match pause::wait_if_paused(state, client, cmd, &args, exec_writes, &mut script).await {
+    match pause::wait_if_paused(state, client, cmd, args, exec_writes, &mut script).await {
         pause::Waited::Gone => return Reply::NoReply,
         pause::Waited::NotHeld => {}
         // Redis processes a request the pause held back again: meanwhile this server may
         // have become a replica (FAILOVER pauses writes until it is one), and its writes are
         // refused now.
         pause::Waited::Released => {
-            if let Some(e) = write_refusal(state, client, cmd, parent, &args) {
+            if let Some(e) = write_refusal(state, client, cmd, parent, args) {
                 return reject(state, client, Some((cmd, parent)), e);
             }
         }
@@ -266,7 +273,7 @@ pub(super) async fn run_checked(
                 RedisError::new(error::BUSY),
             );
         }
-        return multi::queue(state, client, cmd, args);
+        return multi::queue(state, client, cmd, std::mem::take(args));
     }
     match cmd.runs {
         Runs::Handler(_) => {}
@@ -276,7 +283,8 @@ pub(super) async fn run_checked(
         Runs::ScriptKill { eval } => return scripts::script_kill(state, eval).await,
     }
     if network::waits_on_network(state, client, cmd, parent) && !handoff::runs_inline() {
-        return network::run_on_blocking_thread(state, client, cmd, parent, args).await;
+        return network::run_on_blocking_thread(state, client, cmd, parent, std::mem::take(args))
+            .await;
     }
     let (held, waited) = match acquire(state, cmd).await {
         Ok(held) => held,
@@ -288,7 +296,7 @@ pub(super) async fn run_checked(
         client.started_us = system;
         now = state.clock.at_us(system).div_euclid(1000);
     }
-    let reply = run_locked(state, client, cmd, parent, &args, now, held.is_some());
+    let reply = run_locked(state, client, cmd, parent, args, now, held.is_some());
     drop(held);
     reply
 }

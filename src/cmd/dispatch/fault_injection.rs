@@ -18,14 +18,14 @@ pub(super) async fn run_with_fault(
     client: &mut Client,
     cmd: &'static Command,
     parent: Option<&'static Command>,
-    args: Vec<Bytes>,
+    args: &mut Vec<Bytes>,
 ) -> Reply {
     use crate::cmd::runtime::fault_table::Verdict;
     let verdict = state.faults.check(
         client.id,
         cmd.name,
         parent.map(|p| p.name),
-        crate::cmd::testctl::faults::is_handshake(&args),
+        crate::cmd::testctl::faults::is_handshake(args),
     );
     let now = state.clock.now_ms();
     match verdict {

@@ -26,12 +26,12 @@ pub(super) async fn run_script_command(
     client: &mut Client,
     cmd: &'static Command,
     kind: ScriptCall,
-    args: Vec<Bytes>,
+    args: &mut Vec<Bytes>,
     script: ScriptFlags,
 ) -> Reply {
     // Scripts feed MONITOR before they run, so their own calls come after them.
-    crate::cmd::runtime::observe::feed_before_script(state, client, &args);
-    let debug = match debug_session(state, client, kind, &args) {
+    crate::cmd::runtime::observe::feed_before_script(state, client, args);
+    let debug = match debug_session(state, client, kind, args) {
         Ok(d) => d,
         Err(e) => return Reply::error(e),
     };
@@ -82,7 +82,7 @@ async fn run_with(
     client: &mut Client,
     cmd: &'static Command,
     kind: ScriptCall,
-    args: Vec<Bytes>,
+    args: &mut Vec<Bytes>,
     mut script: ScriptFlags,
     debug: Option<crate::script::DebugSession>,
 ) -> Reply {
@@ -102,7 +102,7 @@ async fn run_with(
             Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
         };
-        if let Err(e) = before_script(state, cmd, script.get(state, &args)) {
+        if let Err(e) = before_script(state, cmd, script.get(state, args)) {
             return Reply::error(e);
         }
         state.acl.script_user.lock().clone_from(&client.user);
@@ -112,30 +112,30 @@ async fn run_with(
         let history = lock_history::on(state);
         let began = crate::clock::system_us();
         if history {
-            lock_history::before_script(state, &args);
+            lock_history::before_script(state, args);
         }
         let (reply, counted) = run_script(
             state,
             client.db,
             client.cluster_flags,
             kind,
-            &args,
+            args,
             began,
             debug,
         );
         client.error_counted = counted;
         if history {
-            let (sha, function) = lock_history::script_origin(cmd, &args);
+            let (sha, function) = lock_history::script_origin(cmd, args);
             let who = lock_history::client_ref(client);
             lock_history::after_request(state, &who, &sha, &function, began);
         }
-        crate::cmd::runtime::tracking::script_finished(state, client.id, &args);
+        crate::cmd::runtime::tracking::script_finished(state, client.id, args);
         handoff::set_inline_since(None);
         crate::cmd::runtime::observe::after_script(
             state,
             client,
             cmd,
-            &args,
+            args,
             &reply,
             crate::clock::mono_since(started),
         );
@@ -153,6 +153,7 @@ async fn run_with(
     let origin = client.cluster_flags;
     let user = client.user.clone();
     let who = lock_history::client_ref(client);
+    let args = std::mem::take(args);
     let task = tokio::task::spawn_blocking(move || {
         let _held = sh.lock.lock_blocking();
         script.forget();
