@@ -419,14 +419,7 @@ const _: () = assert!(SHARDS <= 64);
 impl<'a> MultiGuard<'a> {
     /// The shard holding `key`; it must be one of the keys this guard was built from.
     pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
-        let idx = self.db.shard_of(key);
-        assert!(
-            self.mask & (1 << idx) != 0,
-            "key was not locked by this command"
-        );
-        // A command over many keys (MGET of 100) finds each key's shard in constant time.
-        let pos = (self.mask & ((1u64 << idx) - 1)).count_ones() as usize;
-        &mut self.guards[pos]
+        self.shard_hashed(self.db.hash_key(key))
     }
 
     /// [`MultiGuard::shard`] for a key whose [`Db::hash_key`] is `h`.
@@ -436,6 +429,7 @@ impl<'a> MultiGuard<'a> {
             self.mask & (1 << idx) != 0,
             "key was not locked by this command"
         );
+        // A command over many keys (MGET of 100) finds each key's shard in constant time.
         let pos = (self.mask & ((1u64 << idx) - 1)).count_ones() as usize;
         &mut self.guards[pos]
     }
@@ -511,23 +505,16 @@ impl Db {
         let mask = keys
             .into_iter()
             .fold(0u64, |m, k| m | 1 << self.shard_of(k));
-        let mut guards = Vec::with_capacity(mask.count_ones() as usize);
-        let mut rest = mask;
-        while rest != 0 {
-            let i = rest.trailing_zeros() as usize;
-            guards.push(self.acquire(i));
-            rest &= rest - 1;
-        }
-        MultiGuard {
-            db: self,
-            mask,
-            guards,
-        }
+        self.lock_mask(mask)
     }
 
     /// [`Db::lock_keys`] for keys whose [`Db::hash_key`]s the caller computed.
     pub fn lock_hashes(&self, hashes: &[u64]) -> MultiGuard<'_> {
-        let mask = hashes.iter().fold(0u64, |m, &h| m | 1 << shard_index(h));
+        self.lock_mask(hashes.iter().fold(0u64, |m, &h| m | 1 << shard_index(h)))
+    }
+
+    /// Lock the shards whose bits `mask` sets, in ascending order.
+    fn lock_mask(&self, mask: u64) -> MultiGuard<'_> {
         let mut guards = Vec::with_capacity(mask.count_ones() as usize);
         let mut rest = mask;
         while rest != 0 {
