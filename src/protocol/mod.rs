@@ -13,6 +13,6 @@ mod parse;
 pub use encode::{encode, encode_bulks, Sink};
 pub use output::{Output, MAX_SLICES, SHARE_MIN};
 pub use parse::{
-    parse_request, peek_args, peek_requests, split_args, Limits, ParseState, ProtocolError, BIG_ARG, PROTO_INLINE_MAX_SIZE,
+    parse_request, peek_requests, split_args, Limits, ParseState, ProtocolError, BIG_ARG, PROTO_INLINE_MAX_SIZE,
     PROTO_MAX_BULK_LEN, UNAUTH_MAX_BULK, UNAUTH_MAX_MULTIBULK,
 };

@@ -67,6 +67,15 @@ pub struct ParseState {
 }
 
 impl ParseState {
+    /// Give back the argument vector of a request that has run: the next request's
+    /// arguments are collected in it (its room reused) unless it is large.
+    pub fn recycle(&mut self, mut args: Vec<Bytes>) {
+        if self.args.capacity() == 0 && args.capacity() <= RECYCLE_MAX_ARGS {
+            args.clear();
+            self.args = args;
+        }
+    }
+
     /// Bytes the current big argument still needs (its `\r\n` included), if the request is
     /// in one: the connection reads no more than that, into the room the parser made.
     pub fn big_arg_missing(&self, buf: &BytesMut) -> Option<usize> {
@@ -96,22 +105,11 @@ fn perr(s: &str) -> ProtocolError {
     ProtocolError(s.as_bytes().to_vec())
 }
 
-/// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too. Redis
-/// searches with strchr, which stops at a NUL byte: we do the same.
-impl ParseState {
-    /// Give back the argument vector of a request that has run: the next request's
-    /// arguments are collected in it (its room reused) unless it is large.
-    pub fn recycle(&mut self, mut args: Vec<Bytes>) {
-        if self.args.capacity() == 0 && args.capacity() <= RECYCLE_MAX_ARGS {
-            args.clear();
-            self.args = args;
-        }
-    }
-}
-
 /// Largest argument vector [`ParseState::recycle`] keeps.
 const RECYCLE_MAX_ARGS: usize = 64;
 
+/// Find `\r` from `from`; Redis looks for CR, and then requires LF to be buffered too. Redis
+/// searches with strchr, which stops at a NUL byte: we do the same.
 fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
     find_before_nul(&buf[from..], b'\r').map(|p| p + from)
 }
@@ -146,55 +144,16 @@ pub fn parse_request(
     }
 }
 
-/// The first arguments of the next request in `buf`, if it is a multibulk request whose
-/// header and those arguments have all arrived, without consuming or allocating anything:
-/// fills `out` from the front and returns how many it filled (0: none to look at). For a
-/// look ahead only (a connection prefetching the next request's key): it checks no limit,
-/// and a malformed request merely yields fewer arguments, the parse proper reporting it.
-pub fn peek_args<'a>(buf: &'a [u8], state: &ParseState, out: &mut [&'a [u8]]) -> usize {
-    if state.remaining > 0 || buf.first() != Some(&b'*') {
-        return 0;
-    }
-    let Some(nl) = find_cr(buf, 0) else {
-        return 0;
-    };
-    let count = match parse_ll(&buf[1..nl]) {
-        Some(n) if n > 0 => n as usize,
-        _ => return 0,
-    };
-    let mut at = nl + 2;
-    let mut filled = 0;
-    while filled < out.len().min(count) {
-        if buf.get(at) != Some(&b'$') {
-            break;
-        }
-        let Some(nl) = find_cr(buf, at) else {
-            break;
-        };
-        let len = match parse_ll(&buf[at + 1..nl]) {
-            Some(n) if n >= 0 => n as usize,
-            _ => break,
-        };
-        let start = nl + 2;
-        let Some(arg) = buf.get(start..start.saturating_add(len)) else {
-            break;
-        };
-        out[filled] = arg;
-        filled += 1;
-        at = start + len + 2;
-    }
-    filled
-}
-
 /// Longest request [`peek_requests`] walks over: beyond this many arguments it stops (a look
 /// ahead that costs as much as the parse itself is no saving).
 const PEEK_MAX_ARGS: usize = 64;
 
 /// Look ahead over the complete multibulk requests at the front of `buf`, up to `max` of
 /// them, without consuming or allocating anything: `f` gets each one's first arguments (at
-/// most `out.len()`). Returns how many it walked over. It stops at the first request that
-/// has not fully arrived, is inline, has more than [`PEEK_MAX_ARGS`] arguments or looks
-/// malformed (the parse proper reports that). Like [`peek_args`], for prefetching only.
+/// most `N`). Returns how many it walked over. It stops at the first request that has not
+/// fully arrived, is inline, has more than [`PEEK_MAX_ARGS`] arguments or looks malformed
+/// (the parse proper reports that). For a look ahead only (a connection prefetching keys):
+/// it checks no limit.
 pub fn peek_requests<'a, const N: usize>(
     buf: &'a [u8],
     state: &ParseState,
@@ -544,26 +503,6 @@ mod tests {
         assert_eq!(count, 1);
         assert_eq!(peek_requests::<2>(b"PING\r\n", &st, 16, |_| {}), 0);
         assert_eq!(peek_requests::<2>(b"*1\r\n$4\r\nPI", &st, 16, |_| {}), 0);
-    }
-
-    #[test]
-    fn peek_args_sees_the_next_requests_first_arguments_without_consuming_them() {
-        let mut st = ParseState::default();
-        let mut b = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*4\r\n$7\r\nEVALSHA\r\n$1\r\ns\r\n$1\r\n1\r\n$4\r\nlo"[..]);
-        let mut out: [&[u8]; 4] = [&[]; 4];
-        assert_eq!(peek_args(&b, &st, &mut out), 2);
-        assert_eq!(out[..2], [&b"GET"[..], b"a"]);
-        let got = parse_request(&mut b, &mut st, &Limits::default()).unwrap();
-        assert_eq!(got, Some(vec![Bytes::from("GET"), Bytes::from("a")]));
-        // The next one has not wholly arrived: only the complete arguments are seen.
-        let mut out: [&[u8]; 4] = [&[]; 4];
-        assert_eq!(peek_args(&b, &st, &mut out), 3);
-        assert_eq!(out[..3], [&b"EVALSHA"[..], b"s", b"1"]);
-        // Inline requests and requests under way are not looked at.
-        let mut out: [&[u8]; 4] = [&[]; 4];
-        assert_eq!(peek_args(b"PING\r\n", &st, &mut out), 0);
-        assert_eq!(parse_request(&mut b, &mut st, &Limits::default()).unwrap(), None);
-        assert_eq!(peek_args(&b, &st, &mut out), 0);
     }
 
     #[test]
