@@ -99,8 +99,11 @@ unsafe fn call_and_push(l: *mut ffi::lua_State) -> bool {
             }
         }
     }
+    // The buffer's room is about the largest call's arguments (`capacity` after the splits
+    // shows only what is left of it).
+    let held: usize = bufs.args.iter().map(|a| a.len()).sum();
     bufs.args.clear();
-    if bufs.args.capacity() <= KEEP_ARGS && bufs.bytes.capacity() <= KEEP_ARG_BYTES {
+    if bufs.args.capacity() <= KEEP_ARGS && held <= KEEP_ARG_BYTES {
         slot.1.set(bufs);
     } else {
         // A call with many or long arguments does not keep its buffers for the rest.
