@@ -219,17 +219,20 @@ impl Shard {
             .map
             .get_index_of_hashed(key, h.rotate_left(SHARD_BITS));
         let i = self.live_or_expire(i, now)?;
+        self.touch_at(i, now).map(|e| &*e)
+    }
+
+    /// The entry at `i`, its access counted at `now`.
+    fn touch_at(&mut self, i: usize, now: i64) -> Option<&mut Entry> {
         let (_, e) = self.map.get_index_mut(i)?;
         e.touch(now, access::context().1);
-        Some(&*e)
+        Some(e)
     }
 
     /// Like [`Shard::get`], for changing the entry.
     pub fn get_mut(&mut self, key: &[u8], now: i64) -> Option<&mut Entry> {
         let i = self.live_index(key, now)?;
-        let (_, e) = self.map.get_index_mut(i)?;
-        e.touch(now, access::context().1);
-        Some(e)
+        self.touch_at(i, now)
     }
 
     /// The live entry of `key` without counting an access (Redis's LOOKUP_NOTOUCH).

@@ -140,10 +140,10 @@ impl Set {
     /// SISMEMBER (setTypeIsMember): a lookup, which steps a rehashing table's rehash as
     /// Redis's dictFind does (MEMORY USAGE sees the difference).
     pub fn contains(&self, member: &[u8]) -> bool {
-        match self {
-            Set::Intset(is) => string2ll(member).is_some_and(|v| is.contains(v)),
-            Set::Table(t) => t.lookup(member),
+        if let Set::Table(t) = self {
+            t.dict.rehash_step();
         }
+        self.has(member)
     }
 
     /// Whether `member` is in the set, without the lookup Redis would count (for answers

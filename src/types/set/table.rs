@@ -19,12 +19,6 @@ pub struct SetTable {
 }
 
 impl SetTable {
-    /// dictFind: whether `member` is in the set, with the rehash step Redis's lookup takes.
-    pub(super) fn lookup(&self, member: &[u8]) -> bool {
-        self.dict.rehash_step();
-        self.find(member).is_some()
-    }
-
     pub(super) fn find(&self, member: &[u8]) -> Option<usize> {
         let members = &self.members;
         self.index
