@@ -56,6 +56,8 @@ pub(super) struct Engine {
     pub eval_runner: [c_int; 2],
     /// Registry references of [`ffi::run_function`], the function environment and handler.
     pub function_runner: [c_int; 3],
+    /// Registry reference of [`raw::protected_entry`], which runs are called through.
+    pub protected_entry: c_int,
     /// The hook state whose address the registry holds for the kill hook (null: none yet).
     pub hook_registered: *const super::host::HookState,
     /// EVAL's KEYS and ARGV, refilled from run to run.
@@ -132,10 +134,12 @@ impl Engine {
             lua.create_registry_value(&handler)?,
             lua.create_registry_value(lua.create_table()?)?,
             lua.create_registry_value(lua.create_table()?)?,
+            lua.create_registry_value(c(raw::protected_entry)?)?,
         ];
         Ok(Engine {
             eval_runner: [anchors[0].id(), anchors[1].id()],
             function_runner: [anchors[2].id(), anchors[3].id(), anchors[4].id()],
+            protected_entry: anchors[7].id(),
             hook_registered: std::ptr::null(),
             last_found: None,
             arg_tables: raw::ArgTables {

@@ -16,6 +16,9 @@ extern "C-unwind" {
     fn lua_enablereadonlytable(l: *mut ffi::lua_State, idx: c_int, enabled: c_int);
     /// Redis's Lua patch: whether the table at `idx` is read-only.
     fn lua_isreadonlytable(l: *mut ffi::lua_State, idx: c_int) -> c_int;
+    /// resplock's Lua patch: whether the table at `idx` has no metatable and exactly the keys
+    /// `1..=n`, all in its array part (never raises).
+    pub fn lua_isplainarray(l: *mut ffi::lua_State, idx: c_int, n: c_int) -> c_int;
     /// resplock's Lua patch: ask the running code to stop inside a long C call: the next check
     /// in the loops of the string, table and buffer functions and of the lexer unwinds with
     /// LUA_ERRMEM, once. A plain store: other threads may call it while code runs.

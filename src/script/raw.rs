@@ -480,6 +480,35 @@ pub(super) unsafe fn run(
     ffi::lua_pushnil(l);
 }
 
+/// The C function [`protected`] calls: runs the closure its light userdata points at on a
+/// stack holding nothing else, and returns what the closure left.
+pub(super) unsafe extern "C-unwind" fn protected_entry(l: *mut ffi::lua_State) -> c_int {
+    let f = ffi::lua_touserdata(l, 1) as *mut &mut dyn FnMut(*mut ffi::lua_State);
+    ffi::lua_settop(l, 0);
+    (*f)(l);
+    ffi::lua_gettop(l)
+}
+
+/// Run `f` on `l` in protected mode, as mlua's `exec_raw` does, without the two C closures
+/// `exec_raw` creates on every call (its error handler and trampoline: garbage for the
+/// collector and a tenth of an unlock script's fixed cost). `entry` is the registry reference
+/// of [`protected_entry`]; the caller has room for two values on the stack. Returns
+/// `lua_pcall`'s status: 0 with what `f` left on top of the stack, else the error value.
+///
+/// # Safety
+/// `l` is a state this thread owns; `f` must not panic, and keeps no value with a destructor
+/// alive where it may raise (a Lua error unwinds past it).
+pub(super) unsafe fn protected(
+    l: *mut ffi::lua_State,
+    entry: c_int,
+    f: &mut dyn FnMut(*mut ffi::lua_State),
+) -> c_int {
+    let mut f = f;
+    ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, entry as _);
+    ffi::lua_pushlightuserdata(l, (&mut f) as *mut &mut dyn FnMut(_) as *mut c_void);
+    ffi::lua_pcall(l, 1, ffi::LUA_MULTRET, 0)
+}
+
 /// EVAL's KEYS and ARGV tables, kept from one run to the next. Redis builds both afresh for
 /// every run (luaCreateArray): two tables of garbage per script call, the largest part of
 /// what a lock script leaves for the collector. A script cannot keep a reference to either
@@ -529,28 +558,11 @@ unsafe fn push_reused(l: *mut ffi::lua_State, t: &mut ArgTables, which: usize, i
 }
 
 /// Whether the table on top has no metatable and exactly the fields `1..=n` (whatever their
-/// values, which the next filling replaces). Leaves the stack as it found it.
+/// values, which the next filling replaces), all in its array part: one pass over the table's
+/// parts in C (a walk with `lua_next` cost more than the refill itself). A table whose items
+/// moved to its hash part is replaced, as one with a stray field is.
 unsafe fn holds_exactly(l: *mut ffi::lua_State, n: usize) -> bool {
-    if ffi::lua_getmetatable(l, -1) != 0 {
-        ffi::lua_settop(l, -2);
-        return false;
-    }
-    let mut count = 0;
-    ffi::lua_pushnil(l);
-    while ffi::lua_next(l, -2) != 0 {
-        ffi::lua_settop(l, -2);
-        count += 1;
-        let k = if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-            ffi::lua_tonumber(l, -1)
-        } else {
-            0.0
-        };
-        if count > n || !(k >= 1.0 && k <= n as f64 && k.fract() == 0.0) {
-            ffi::lua_settop(l, -2);
-            return false;
-        }
-    }
-    count == n
+    sffi::lua_isplainarray(l, -1, n as c_int) != 0
 }
 
 /// KEYS or ARGV as a Lua array of strings (luaCreateArray).

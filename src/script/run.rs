@@ -177,11 +177,37 @@ impl Scripting {
         };
         let mut scalar = raw::Scalar::Other;
         let lua = &eng.lua;
+        let mut tables = job.is_eval.then_some(&mut eng.arg_tables);
         // SAFETY: the references in `params` are live registry entries, `hook` outlives the
-        // call, and `raw::run` keeps the rule of its module.
-        let tables = job.is_eval.then_some(&mut eng.arg_tables);
+        // call, and `raw::run` keeps the rule of its module; this thread owns the state
+        // (under the engine's lock), and the stack is put back as it was.
         let result = unsafe {
-            lua.exec_raw::<(bool, Value)>((), |l| raw::run(l, &params, tables, &mut scalar))
+            let base = mlua::ffi::lua_gettop(state);
+            let status = if mlua::ffi::lua_checkstack(state, 4) == 0 {
+                None
+            } else {
+                Some(raw::protected(state, eng.protected_entry, &mut |l| {
+                    raw::run(l, &params, tables.take(), &mut scalar)
+                }))
+            };
+            let result = match status {
+                None => Err(mlua::Error::MemoryError("stack overflow".into())),
+                Some(0) => {
+                    let ok = mlua::ffi::lua_toboolean(state, base + 1) != 0;
+                    // A scalar was taken out already (nil left in its place).
+                    let value = match scalar {
+                        raw::Scalar::Other => lua.exec_raw_lua(|raw| {
+                            mlua::ffi::lua_settop(state, base + 2);
+                            raw.pop_value()
+                        }),
+                        _ => Value::Nil,
+                    };
+                    Ok((ok, value))
+                }
+                Some(status) => Err(protected_error(state, status)),
+            };
+            mlua::ffi::lua_settop(state, base);
+            result
         };
         if result.is_err() {
             // Failed before the script started: the globals may not be the kept tables.
@@ -267,7 +293,7 @@ impl Scripting {
         // every 300 runs instead of every 50, and memory still bounded within that slack,
         // which keeps used_memory_lua under the 100 KB Redis's own tests expect).
         let step_due = eng.runs.is_multiple_of(50)
-            && lua.used_memory() > eng.collected_at + STEP_GARBAGE;
+            && heap_bytes(state) > eng.collected_at + STEP_GARBAGE;
         if step_due || matches!(reply, Reply::Error(_)) {
             // SAFETY: one lua_gc call, protected by exec_raw.
             let finished = unsafe {
@@ -277,18 +303,49 @@ impl Scripting {
                 })
             };
             if matches!(finished, Ok(1)) {
-                eng.collected_at = lua.used_memory();
+                eng.collected_at = heap_bytes(state);
             }
         }
         // A script that left a lot of garbage (a big string built, a big table returned) is
         // collected at once, so the interpreter's memory goes back instead of lingering until
         // enough later scripts have run.
-        let used = lua.used_memory();
+        let used = heap_bytes(state);
         if used > limit / 2 || used > eng.collected_at + BIG_GARBAGE {
             let _ = lua.gc_collect();
-            eng.collected_at = lua.used_memory();
+            eng.collected_at = heap_bytes(state);
         }
         reply
+    }
+}
+
+/// The interpreter's heap in bytes, as Lua counts it (what mlua's `used_memory` reports, read
+/// without its lock: once per run).
+fn heap_bytes(state: *mut mlua::ffi::lua_State) -> usize {
+    // SAFETY: LUA_GCCOUNT and LUA_GCCOUNTB only read the global state; the caller owns it.
+    unsafe {
+        let kb = mlua::ffi::lua_gc(state, mlua::ffi::LUA_GCCOUNT, 0);
+        let rem = mlua::ffi::lua_gc(state, mlua::ffi::LUA_GCCOUNTB, 0);
+        kb.max(0) as usize * 1024 + rem.max(0) as usize
+    }
+}
+
+/// The error of a protected call that failed (status non-zero, its error value on top), as
+/// mlua would have reported it: out of memory, or a runtime error with its message.
+///
+/// # Safety
+/// The error value is on top of `state`'s stack, which this thread owns.
+unsafe fn protected_error(state: *mut mlua::ffi::lua_State, status: std::os::raw::c_int) -> mlua::Error {
+    let mut len = 0usize;
+    let p = mlua::ffi::lua_tolstring(state, -1, &mut len);
+    let msg = if p.is_null() {
+        "<non-string error>".to_string()
+    } else {
+        String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
+    };
+    if status == mlua::ffi::LUA_ERRMEM {
+        mlua::Error::MemoryError(msg)
+    } else {
+        mlua::Error::RuntimeError(msg)
     }
 }
 

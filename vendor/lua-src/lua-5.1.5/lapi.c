@@ -1153,6 +1153,25 @@ LUA_API int lua_interruptedat (lua_State *L, const char **source, size_t *len) {
   return g->interrupt_line;
 }
 
+/* resplock: whether the table at `objindex` has no metatable and exactly the keys 1..n
+** (whatever their values), all in its array part: what the embedder checks before refilling
+** a table it keeps from one call to the next. Reads only; never raises. */
+LUA_API int lua_isplainarray (lua_State *L, int objindex, int n) {
+  const TValue* o = index2adr(L, objindex);
+  Table* t;
+  int i;
+  api_check(L, ttistable(o));
+  t = hvalue(o);
+  if (t->metatable != NULL || n < 0 || n > t->sizearray) return 0;
+  for (i = 0; i < t->sizearray; i++) {
+    if (ttisnil(&t->array[i]) != (i >= n)) return 0;
+  }
+  for (i = 0; i < sizenode(t); i++) {
+    if (!ttisnil(gval(gnode(t, i)))) return 0;
+  }
+  return 1;
+}
+
 /* redis: whether the table at `objindex` is read-only. */
 LUA_API int lua_isreadonlytable (lua_State *L, int objindex) {
   const TValue* o = index2adr(L, objindex);

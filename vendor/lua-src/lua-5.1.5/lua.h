@@ -360,6 +360,7 @@ struct lua_Debug {
 
 LUA_API void lua_enablereadonlytable (lua_State *L, int index, int enabled);
 LUA_API int lua_isreadonlytable (lua_State *L, int index);
+LUA_API int lua_isplainarray (lua_State *L, int index, int n);
 
 /* resplock: interrupting code that runs long inside one call (see PATCHES.md) */
 LUA_API void lua_interrupt (lua_State *L);
