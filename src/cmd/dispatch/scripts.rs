@@ -105,7 +105,7 @@ async fn run_with(
         if let Err(e) = before_script(state, cmd, script.get(state, args)) {
             return Reply::error(e);
         }
-        state.acl.script_user.lock().clone_from(&client.user);
+        state.acl.script_user.set(&client.user);
         let started = crate::clock::mono_ns();
         handoff::set_inline_since(Some(started));
         crate::cmd::runtime::tracking::script_started(state, client.id);
@@ -160,7 +160,7 @@ async fn run_with(
         if let Err(e) = before_script(&sh, cmd, script.get(&sh, &args)) {
             return (Reply::error(e), false);
         }
-        *sh.acl.script_user.lock() = user;
+        sh.acl.script_user.set(&user);
         let history = lock_history::on(&sh);
         let began = crate::clock::system_us();
         if history {

@@ -234,7 +234,7 @@ fn sort_score(v: &[u8]) -> Option<f64> {
 fn sort_generic(ctx: &mut Ctx, a: &[Bytes], readonly: bool) -> CmdResult {
     let full_access = {
         let user = if ctx.in_script {
-            ctx.state.acl.script_user.lock().clone()
+            ctx.state.acl.script_user.get()
         } else {
             ctx.client.user.clone()
         };

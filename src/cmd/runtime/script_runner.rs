@@ -14,6 +14,7 @@ use crate::error::{self, RedisError};
 use crate::reply::Reply;
 use crate::script::Host;
 use bytes::Bytes;
+use std::sync::atomic::Ordering;
 
 /// Run an EVAL/EVALSHA(_RO)/FCALL(_RO) row for a caller that already holds the server lock:
 /// the path a client's script takes once it has the lock (benches/script_call.rs measures it).
@@ -47,7 +48,7 @@ pub(crate) fn script_in_transaction(
     args: &[Bytes],
 ) -> (Reply, bool) {
     // Its `redis.call`s are checked against the transaction's user.
-    state.acl.script_user.lock().clone_from(&client.user);
+    state.acl.script_user.set(&client.user);
     let inline = handoff::runs_inline();
     if inline {
         handoff::set_inline_since(Some(crate::clock::mono_ns()));
@@ -107,10 +108,9 @@ pub(crate) fn run_script(
     // A script is propagated as the commands it ran (effects), wrapped in MULTI/EXEC when
     // there are several, never as itself.
     // Its commands go to the AOF and replicas until redis.set_repl says otherwise.
-    let outer = std::mem::replace(
-        &mut state.propagation.inner.lock().script_targets,
-        crate::cmd::runtime::propagate::registry::TO_ALL,
-    );
+    let targets = &state.propagation.script_targets;
+    let outer = targets.load(Ordering::Relaxed);
+    targets.store(crate::cmd::runtime::propagate::registry::TO_ALL, Ordering::Relaxed);
     let reply = crate::cmd::runtime::propagate::unit(state, || match kind {
         ScriptCall::Eval(kind) => match debug {
             Some(session) => state.scripting.eval_debug(&mut host, kind, args, session),
@@ -118,7 +118,7 @@ pub(crate) fn run_script(
         },
         ScriptCall::Fcall { readonly } => state.scripting.fcall(&mut host, readonly, args),
     });
-    state.propagation.inner.lock().script_targets = outer;
+    targets.store(outer, Ordering::Relaxed);
     // On a cluster node the script's effects go to the replicas as one unit.
     crate::cmd::runtime::cluster::feed::commit(state);
     (reply, client.error_counted)
@@ -295,7 +295,10 @@ impl Host for ScriptHost<'_> {
     }
 
     fn set_repl(&mut self, flags: u8) {
-        self.state.propagation.inner.lock().script_targets = flags;
+        self.state
+            .propagation
+            .script_targets
+            .store(flags, Ordering::Relaxed);
     }
 
     fn prepare(&mut self, script_flags: u32) -> Result<(), RedisError> {

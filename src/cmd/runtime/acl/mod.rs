@@ -178,14 +178,11 @@ pub fn check_script_call(
     parent: Option<&Command>,
     args: &[Bytes],
 ) -> Option<Reply> {
-    let user = {
-        // Decided under the lock for the common case, without copying the name per call.
-        let user = state.acl.script_user.lock();
-        if *user == "default" && state.acl.default_open.load(Ordering::Relaxed) {
-            return None;
-        }
-        user.clone()
-    };
+    // The common case decided without the name.
+    if state.acl.script_user.is_default() && state.acl.default_open.load(Ordering::Relaxed) {
+        return None;
+    }
+    let user = state.acl.script_user.get();
     let d = check_user(state, &user, cmd, parent, args).err()?;
     log_denied(state, client, &user, "lua", cmd, parent, args, d);
     let why = match d {
@@ -207,7 +204,7 @@ pub fn script_user_may(
     parent: Option<&Command>,
     args: &[Bytes],
 ) -> bool {
-    let user = state.acl.script_user.lock().clone();
+    let user = state.acl.script_user.get();
     check_user(state, &user, cmd, parent, args).is_ok()
 }
 

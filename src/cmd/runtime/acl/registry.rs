@@ -27,7 +27,39 @@ pub struct Acl {
     /// The requirepass last applied to the default user.
     pub(crate) requirepass: Mutex<Option<String>>,
     /// The user of the script running now (its `redis.call`s are checked against it).
-    pub script_user: Mutex<String>,
+    pub script_user: ScriptUser,
+}
+
+/// The user the running script's `redis.call`s are checked against. Set before every run
+/// and read by every call; nearly always the default user, which is known without the lock.
+pub struct ScriptUser {
+    name: Mutex<String>,
+    /// `name` is "default" (written with it, under its lock).
+    is_default: AtomicBool,
+}
+
+impl ScriptUser {
+    /// The next script runs as `user`. A run as the default user after another takes no lock.
+    pub fn set(&self, user: &str) {
+        let default = user == "default";
+        if default && self.is_default.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut name = self.name.lock();
+        name.clear();
+        name.push_str(user);
+        self.is_default.store(default, Ordering::Relaxed);
+    }
+
+    /// Whether the script runs as the default user.
+    pub fn is_default(&self) -> bool {
+        self.is_default.load(Ordering::Relaxed)
+    }
+
+    /// The user's name.
+    pub fn get(&self) -> String {
+        self.name.lock().clone()
+    }
 }
 
 impl Default for Acl {
@@ -39,7 +71,10 @@ impl Default for Acl {
             log: Mutex::new(VecDeque::new()),
             default_open: AtomicBool::new(true),
             requirepass: Mutex::new(None),
-            script_user: Mutex::new("default".into()),
+            script_user: ScriptUser {
+                name: Mutex::new("default".into()),
+                is_default: AtomicBool::new(true),
+            },
         }
     }
 }

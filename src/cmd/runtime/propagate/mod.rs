@@ -52,7 +52,7 @@ pub fn leave(state: &ServerState, entered: bool, db: usize, args: &[Bytes], itse
             let args = f.argv.unwrap_or_else(|| args.to_vec());
             let mut targets = if f.repl_only { TO_REPLICAS } else { TO_ALL };
             // A script's redis.set_repl narrows where its commands go.
-            targets &= inner.script_targets;
+            targets &= state.propagation.script_targets.load(Ordering::Relaxed);
             if !args.is_empty() && targets != 0 {
                 inner.ops.push((Op { db, args }, targets));
             }

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// One effect to propagate: a command to run in a database.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,9 +45,6 @@ pub struct Inner {
     /// Effects of the running execution unit, in order, each with its targets ([`TO_AOF`],
     /// [`TO_REPLICAS`]).
     pub ops: Vec<(Op, u8)>,
-    /// Where the commands a running script calls propagate (redis.set_repl; [`TO_ALL`]
-    /// outside scripts).
-    pub script_targets: u8,
 }
 
 impl Default for Inner {
@@ -55,19 +52,32 @@ impl Default for Inner {
         Inner {
             frames: Vec::new(),
             ops: Vec::new(),
-            script_targets: TO_ALL,
         }
     }
 }
 
 /// Propagation's state.
-#[derive(Default)]
 pub struct Propagation {
     /// Something consumes effects (the AOF is on, or replicas are attached): otherwise
     /// commands skip propagation after one atomic load.
     active: AtomicBool,
     /// The frames and gathered effects.
     pub inner: Mutex<Inner>,
+    /// Where the commands a running script calls propagate (redis.set_repl; [`TO_ALL`]
+    /// outside scripts). Only written under the server lock, so plain loads and stores do:
+    /// apart from `inner` because every script sets and restores it (two lock round trips
+    /// a run, where this costs none).
+    pub script_targets: AtomicU8,
+}
+
+impl Default for Propagation {
+    fn default() -> Self {
+        Propagation {
+            active: AtomicBool::new(false),
+            inner: Mutex::default(),
+            script_targets: AtomicU8::new(TO_ALL),
+        }
+    }
 }
 
 impl Propagation {
