@@ -39,6 +39,7 @@ pub const TO_REPLICAS: u8 = 2;
 pub const TO_ALL: u8 = TO_AOF | TO_REPLICAS;
 
 /// Gathered effects and open frames; only touched under the server lock.
+#[derive(Default)]
 pub struct Inner {
     /// Frames of the calls running now, outermost first.
     pub frames: Vec<Frame>,
@@ -47,14 +48,6 @@ pub struct Inner {
     pub ops: Vec<(Op, u8)>,
 }
 
-impl Default for Inner {
-    fn default() -> Self {
-        Inner {
-            frames: Vec::new(),
-            ops: Vec::new(),
-        }
-    }
-}
 
 /// Propagation's state.
 pub struct Propagation {
