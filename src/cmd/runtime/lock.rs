@@ -33,13 +33,35 @@ pub struct ServerLock {
 }
 
 /// Proof that the caller holds the server lock; releasing it wakes asynchronous waiters.
+/// Never leaves the thread that took it (its guard is not `Send`), so the thread knows
+/// it holds the lock (see [`ServerLock::held_here`]).
 pub struct Held<'a> {
     guard: Option<MutexGuard<'a, ()>>,
     lock: &'a ServerLock,
+    /// The lock this thread held before (another server's, in a process running several).
+    outer: *const ServerLock,
+}
+
+thread_local! {
+    /// The server lock this thread holds now (null: none).
+    static HELD_HERE: std::cell::Cell<*const ServerLock> =
+        const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+impl<'a> Held<'a> {
+    fn new(guard: MutexGuard<'a, ()>, lock: &'a ServerLock) -> Held<'a> {
+        let outer = HELD_HERE.replace(lock);
+        Held {
+            guard: Some(guard),
+            lock,
+            outer,
+        }
+    }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
+        HELD_HERE.set(self.outer);
         drop(self.guard.take());
         // Pairs with the fence in `released`: either this load sees the waiter, or the
         // waiter's check sees the lock free.
@@ -58,27 +80,25 @@ impl ServerLock {
 
     /// Take the lock if it is free (the common case: one atomic operation).
     pub fn try_lock(&self) -> Option<Held<'_>> {
-        self.mutex.try_lock().map(|g| Held {
-            guard: Some(g),
-            lock: self,
-        })
+        self.mutex.try_lock().map(|g| Held::new(g, self))
     }
 
     /// Take the lock, blocking this thread at most `SHORT_WAIT` for a short holder.
     pub fn lock_briefly(&self) -> Option<Held<'_>> {
-        self.mutex.try_lock_for(SHORT_WAIT).map(|g| Held {
-            guard: Some(g),
-            lock: self,
-        })
+        self.mutex.try_lock_for(SHORT_WAIT).map(|g| Held::new(g, self))
     }
 
     /// Take the lock, blocking this thread as long as it takes (for blocking threads only:
     /// never on an async worker).
     pub fn lock_blocking(&self) -> Held<'_> {
-        Held {
-            guard: Some(self.mutex.lock()),
-            lock: self,
-        }
+        Held::new(self.mutex.lock(), self)
+    }
+
+    /// Whether this thread holds the lock now: what is only written under it may be written
+    /// with plain loads and stores (no other thread writes it meanwhile).
+    #[inline]
+    pub fn held_here(&self) -> bool {
+        HELD_HERE.get() == self as *const ServerLock
     }
 
     /// Whether someone holds the lock now.

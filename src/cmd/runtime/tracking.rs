@@ -464,9 +464,13 @@ pub fn script_called(state: &ServerState, readonly: bool) {
 /// numkeys key...`) are remembered for the caller, as Redis does for scripts.
 pub fn script_finished(state: &ServerState, caller: u64, args: &[Bytes]) {
     state.tracking.acting_for.store(0, Ordering::Relaxed);
-    if !state.tracking.script_read.swap(false, Ordering::Relaxed)
-        || state.tracking.clients.load(Ordering::Relaxed) == 0
-    {
+    // Set and cleared only under the server lock: a load, and a store only when set (an
+    // atomic swap would cost every script a locked instruction).
+    if !state.tracking.script_read.load(Ordering::Relaxed) {
+        return;
+    }
+    state.tracking.script_read.store(false, Ordering::Relaxed);
+    if state.tracking.clients.load(Ordering::Relaxed) == 0 {
         return;
     }
     let numkeys = args

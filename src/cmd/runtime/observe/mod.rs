@@ -16,7 +16,7 @@ pub mod slowlog;
 
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::observe::latency::TS_LEN;
-use crate::cmd::runtime::observe::registry::{bucket_usec, CmdStat};
+use crate::cmd::runtime::observe::registry::{bucket_usec, CmdStat, Counters};
 use crate::cmd::runtime::observe::slowlog::{redacted, trimmed, Entry};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
@@ -54,9 +54,8 @@ fn row_of(
 /// name (`get`, `client|list`), as INFO commandstats and LATENCY HISTOGRAM read them.
 pub fn cmdstats(state: &ServerState) -> BTreeMap<String, CmdStat> {
     let mut out = BTreeMap::new();
-    let rows = state.commands.every_row().iter();
-    for ((cmd, parent), c) in rows.zip(state.observe.counters.iter()) {
-        let s = c.snapshot();
+    for (i, (cmd, parent)) in state.commands.every_row().iter().enumerate() {
+        let s = state.observe.snapshot(i);
         if s.calls > 0 || s.rejected_calls > 0 {
             out.insert(fullname(*parent, cmd), s);
         }
@@ -132,17 +131,16 @@ fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, too
     let Some(i) = row_of(state, cmd, Some(args), None) else {
         return;
     };
-    let c = &state.observe.counters[i];
-    let r = Ordering::Relaxed;
-    c.calls.fetch_add(1, r);
-    c.usec.fetch_add(took.as_micros() as u64, r);
+    let (c, own) = state.observe.row(i, state.lock.held_here());
+    Counters::add(&c.calls, 1, own);
+    Counters::add(&c.usec, took.as_micros() as u64, own);
     if matches!(reply, Reply::Error(_)) {
-        c.failed_calls.fetch_add(1, r);
+        Counters::add(&c.failed_calls, 1, own);
     }
     if state.observe.latency_tracking() {
         let ns = took.as_nanos().max(1) as u64;
         let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
-        c.buckets[bucket.min(31)].fetch_add(1, r);
+        Counters::add(&c.buckets[bucket.min(31)], 1, own);
     }
 }
 
@@ -167,9 +165,8 @@ pub fn count_refused_lookup(state: &ServerState, args: &[Bytes]) {
 /// A command refused before it ran (auth, subscribed mode, BUSY...): its rejected_calls.
 pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Command>) {
     if let Some(i) = row_of(state, cmd, None, parent) {
-        state.observe.counters[i]
-            .rejected_calls
-            .fetch_add(1, Ordering::Relaxed);
+        let (c, own) = state.observe.row(i, state.lock.held_here());
+        Counters::add(&c.rejected_calls, 1, own);
     }
 }
 
@@ -179,9 +176,8 @@ pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Comman
 /// was counted when the client blocked.
 pub fn count_unblocked_error(state: &ServerState, fullname: &str, e: &[u8]) {
     if let Some(i) = state.commands.row_named(fullname) {
-        state.observe.counters[i]
-            .failed_calls
-            .fetch_add(1, Ordering::Relaxed);
+        let (c, own) = state.observe.row(i, state.lock.held_here());
+        Counters::add(&c.failed_calls, 1, own);
     }
     count_error(state, e);
 }
