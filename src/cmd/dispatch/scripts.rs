@@ -86,7 +86,7 @@ async fn run_with(
     mut script: ScriptFlags,
     debug: Option<crate::script::DebugSession>,
 ) -> Reply {
-    if handoff::runs_inline() {
+    if *client.scripts_inline.get_or_insert_with(handoff::runs_inline) {
         // The script runs on this worker: a thread handoff per script costs more than a
         // typical script. A long one hands the worker's other tasks off from the hook
         // (see `hand_off_if_long`), so nothing waits behind it for more than about

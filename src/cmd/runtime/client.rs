@@ -188,6 +188,10 @@ pub struct Client {
     /// The connection's socket descriptor, which a debugging session reads and writes
     /// itself (None over TLS, or without a connection).
     pub socket_fd: Option<i32>,
+    /// Whether this client's scripts run on the worker that received them
+    /// (`handoff::runs_inline`), decided at its first script: a connection stays on one
+    /// runtime, and the answer costs a reference count on the runtime's handle.
+    pub(crate) scripts_inline: Option<bool>,
 }
 
 /// SCRIPT DEBUG's mode for a client's next EVAL.
@@ -226,6 +230,7 @@ impl Client {
             replica: None,
             lua_debug: LuaDebug::Off,
             socket_fd: None,
+            scripts_inline: None,
         }
     }
 
