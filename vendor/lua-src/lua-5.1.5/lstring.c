@@ -83,7 +83,9 @@ TString *luaS_newlstr (lua_State *L, const char *str, size_t l) {
        o != NULL;
        o = o->gch.next) {
     TString *ts = rawgco2ts(o);
-    if (ts->tsv.len == l && (memcmp(str, getstr(ts), l) == 0)) {
+    /* resplock: the stored hash first (as Lua 5.2 does), so a chain of strings of the same
+    ** length (a script's keys) costs no memcmp per entry */
+    if (ts->tsv.hash == h && ts->tsv.len == l && (memcmp(str, getstr(ts), l) == 0)) {
       /* string may be dead */
       if (isdead(G(L), o)) changewhite(o);
       return ts;
