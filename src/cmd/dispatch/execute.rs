@@ -280,7 +280,15 @@ pub(super) async fn run_checked(
         Runs::Script(kind) => {
             return scripts::run_script_command(state, client, cmd, kind, args, script).await
         }
-        Runs::ScriptKill { eval } => return scripts::script_kill(state, eval).await,
+        Runs::ScriptKill { eval } => {
+            // Served without the lock (it waits for the script), and accounted as call()
+            // accounts every command: commandstats, the slow log, MONITOR.
+            let started = crate::clock::mono_ns();
+            let reply = scripts::script_kill(state, eval).await;
+            let took = crate::clock::mono_since(started);
+            crate::cmd::runtime::observe::after_kill(state, client, cmd, args, &reply, took);
+            return reply;
+        }
     }
     if network::waits_on_network(state, client, cmd, parent) && !handoff::runs_inline() {
         return network::run_on_blocking_thread(state, client, cmd, parent, std::mem::take(args))

@@ -127,6 +127,26 @@ pub fn after_script(
     push_if_slow(state, &client.info, args, us);
 }
 
+/// SCRIPT KILL or FUNCTION KILL answered (served without the server lock, as it waits for
+/// the script): counted, timed, logged if slow and fed to MONITOR, as call() does for every
+/// command.
+pub fn after_kill(
+    state: &ServerState,
+    client: &Client,
+    cmd: &Command,
+    args: &[Bytes],
+    reply: &Reply,
+    took: Duration,
+) {
+    let us = took.as_micros() as u64;
+    record(state, cmd, args, reply, took);
+    add_sample_if_needed(state, "command", us / 1000);
+    push_if_slow(state, &client.info, args, us);
+    if !cmd.has(crate::cmd::base::flags::SKIP_MONITOR | crate::cmd::base::flags::ADMIN) {
+        feed(state, client, false, args);
+    }
+}
+
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
     let Some(i) = row_of(state, cmd, Some(args), None) else {
         return;
