@@ -352,6 +352,9 @@ pub type Found = (&'static Command, Option<&'static Command>);
 pub struct CommandTable {
     main: Map,
     test: Map,
+    /// `main` and `test` again, for the lookups every request makes (see [`ShortNames`]).
+    main_short: ShortNames,
+    test_short: ShortNames,
     /// Every row a request can run, test-only rows and subcommands included, numbered once in
     /// a fixed order: per-command counters are kept in an array by this number instead of a
     /// map by name (see `observe`).
@@ -391,6 +394,8 @@ impl CommandTable {
             by_name.entry(fullname(*parent, cmd)).or_insert(i);
         }
         CommandTable {
+            main_short: ShortNames::of(&main),
+            test_short: ShortNames::of(&test),
             main,
             test,
             rows,
@@ -415,6 +420,8 @@ impl CommandTable {
             }
         }
         CommandTable {
+            main_short: ShortNames::of(&main),
+            test_short: ShortNames::of(&self.test),
             main,
             test: self.test.clone(),
             rows: self.rows.clone(),
@@ -447,7 +454,7 @@ impl CommandTable {
 
     /// Case-insensitive lookup without allocating for ordinary names.
     pub fn lookup(&self, name: &[u8]) -> Option<&'static Command> {
-        lookup_in(&self.main, name)
+        lookup_in(&self.main, &self.main_short, name)
     }
 
     /// [`CommandTable::resolve`] as a server's clients see the table: with the `RESPLOCK.*`
@@ -455,7 +462,7 @@ impl CommandTable {
     /// command otherwise.
     pub fn resolve_for(&self, test_commands: bool, args: &[Bytes]) -> Result<Found, RedisError> {
         match resolve_with(self.lookup(&args[0]), args) {
-            Err(e) if test_commands => match lookup_in(&self.test, &args[0]) {
+            Err(e) if test_commands => match lookup_in(&self.test, &self.test_short, &args[0]) {
                 Some(c) => resolve_with(Some(c), args),
                 None => Err(e),
             },
@@ -470,7 +477,10 @@ impl CommandTable {
     }
 }
 
-fn lookup_in(t: &Map, name: &[u8]) -> Option<&'static Command> {
+fn lookup_in(t: &Map, short: &ShortNames, name: &[u8]) -> Option<&'static Command> {
+    if name.len() <= SHORT_NAME {
+        return short.get(name);
+    }
     let mut buf = [0u8; 32];
     if name.len() > buf.len() {
         // Only a renamed command (`rename-command`) has a name this long.
@@ -483,6 +493,108 @@ fn lookup_in(t: &Map, name: &[u8]) -> Option<&'static Command> {
     }
     let s = std::str::from_utf8(&buf[..name.len()]).ok()?;
     t.get(s).copied()
+}
+
+/// The longest name [`ShortNames`] holds (every command's but a few subcommand containers').
+const SHORT_NAME: usize = 16;
+
+/// The names of a [`Map`] of at most [`SHORT_NAME`] bytes, as two words of lowercase bytes
+/// and a length, in an open-addressing table: what every request's lookup reads (a hash of
+/// the string, a UTF-8 check and a string compare cost several times as much). A name that
+/// is not lowercase ASCII in the map (none is) or in the request finds nothing, as in the map.
+struct ShortNames {
+    slots: Box<[Option<ShortSlot>]>,
+}
+
+/// The eight bytes of `w` with ASCII upper-case letters made lower-case (other bytes kept).
+#[inline]
+fn ascii_lowercase_word(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let seven = w & (0x7f * ONES);
+    // The high bit of each byte: set when its low seven bits are >= 'A', and when > 'Z'.
+    let ge_a = seven + (0x80 - b'A' as u64) * ONES;
+    let gt_z = seven + (0x7f - b'Z' as u64) * ONES;
+    let upper = ge_a & !gt_z & !w & (0x80 * ONES);
+    w | (upper >> 2)
+}
+
+/// One [`ShortNames`] entry.
+#[derive(Clone, Copy)]
+struct ShortSlot {
+    words: [u64; 2],
+    len: usize,
+    cmd: &'static Command,
+}
+
+impl ShortNames {
+    /// The short names of `map`, in a table at most a quarter full.
+    fn of(map: &Map) -> ShortNames {
+        let n = (map.len() * 4).next_power_of_two().max(64);
+        let mut slots = vec![None; n].into_boxed_slice();
+        for (name, cmd) in map {
+            if name.len() > SHORT_NAME {
+                continue;
+            }
+            let words = Self::words(name.as_bytes());
+            let mut i = Self::slot(words, name.len(), n);
+            while slots[i].is_some() {
+                i = (i + 1) & (n - 1);
+            }
+            slots[i] = Some(ShortSlot {
+                words,
+                len: name.len(),
+                cmd,
+            });
+        }
+        ShortNames { slots }
+    }
+
+    /// `name` (at most [`SHORT_NAME`] bytes) lowercased, zero-padded, as two words: read in
+    /// whole words and lowercased eight bytes at a time (bytes stored one by one into a
+    /// buffer and read back as words stalled on store forwarding, more than the lookup).
+    #[inline]
+    fn words(name: &[u8]) -> [u64; 2] {
+        let n = name.len();
+        let word = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().expect("8 bytes"));
+        let half = |i: usize| u32::from_le_bytes(name[i..i + 4].try_into().expect("4 bytes"));
+        let raw = if n >= 8 {
+            // Bytes 8..n are the top n - 8 bytes of the word ending at n.
+            let hi = if n == 8 { 0 } else { word(n - 8) >> (8 * (16 - n)) };
+            [word(0), hi]
+        } else if n >= 4 {
+            // Two halves that overlap where n < 8: the shared bytes are the same bytes.
+            [u64::from(half(0)) | u64::from(half(n - 4)) << (8 * (n - 4)), 0]
+        } else {
+            let mut w = 0u64;
+            for (i, &b) in name.iter().enumerate() {
+                w |= u64::from(b) << (8 * i);
+            }
+            [w, 0]
+        };
+        raw.map(ascii_lowercase_word)
+    }
+
+    #[inline]
+    fn slot(words: [u64; 2], len: usize, n: usize) -> usize {
+        let h = (words[0] ^ words[1].rotate_left(29) ^ len as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 40) as usize & (n - 1)
+    }
+
+    /// The command named `name` (at most [`SHORT_NAME`] bytes, any case).
+    #[inline]
+    fn get(&self, name: &[u8]) -> Option<&'static Command> {
+        let n = self.slots.len();
+        let words = Self::words(name);
+        let mut i = Self::slot(words, name.len(), n);
+        loop {
+            let s = self.slots[i].as_ref()?;
+            if s.words == words && s.len == name.len() {
+                return Some(s.cmd);
+            }
+            i = (i + 1) & (n - 1);
+        }
+    }
 }
 
 fn resolve_with(found: Option<&'static Command>, args: &[Bytes]) -> Result<Found, RedisError> {
@@ -512,5 +624,66 @@ fn resolve_with(found: Option<&'static Command>, args: &[Bytes]) -> Result<Found
             }
             Ok((sub, Some(cmd)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command is found by its name in any case, through the short table or the map,
+    /// and a name differing by a byte, a trailing NUL or non-ASCII case finds nothing.
+    #[test]
+    fn lookup_finds_every_command_in_any_case_and_nothing_else() {
+        let table = crate::cmd::commands();
+        for cmd in table.all_commands() {
+            let upper = cmd.name.to_ascii_uppercase();
+            assert!(std::ptr::eq(table.lookup(cmd.name.as_bytes()).unwrap(), cmd));
+            assert!(std::ptr::eq(table.lookup(upper.as_bytes()).unwrap(), cmd));
+            let mut nul = cmd.name.as_bytes().to_vec();
+            nul.push(0);
+            assert!(table.lookup(&nul).is_none(), "{}", cmd.name);
+            let mut off = cmd.name.as_bytes().to_vec();
+            off[0] ^= 1;
+            assert!(table.lookup(&off).is_none_or(|c| c.name.as_bytes() == &off[..]));
+        }
+        for name in [&b""[..], b"g\xc3\xa9t", b"GE", b"getx", b"0123456789abcdefg"] {
+            assert!(table.lookup(name).is_none());
+        }
+    }
+
+    /// The word-wise lowercasing agrees with the byte-wise one on every byte value.
+    #[test]
+    fn lowercase_word_matches_bytes() {
+        for b in 0..=255u8 {
+            let w = u64::from_le_bytes([b, b'A', b, b'z', 0xff, b'Z', b'@', b'[']);
+            let want: Vec<u8> = w.to_le_bytes().iter().map(u8::to_ascii_lowercase).collect();
+            assert_eq!(ascii_lowercase_word(w).to_le_bytes().to_vec(), want, "{b}");
+        }
+        for n in 0..=SHORT_NAME {
+            let name: Vec<u8> = (0..n as u8).map(|i| b'A' + i).collect();
+            let mut b = [0u8; SHORT_NAME];
+            for (d, s) in b.iter_mut().zip(&name) {
+                *d = s.to_ascii_lowercase();
+            }
+            let want = [
+                u64::from_le_bytes(b[..8].try_into().unwrap()),
+                u64::from_le_bytes(b[8..].try_into().unwrap()),
+            ];
+            assert_eq!(ShortNames::words(&name), want, "{n}");
+        }
+    }
+
+    /// A renamed command is found by its new name only, short or long.
+    #[test]
+    fn lookup_follows_rename_command() {
+        let renamed = crate::cmd::commands().renamed(&[
+            ("get".into(), "fetch".into()),
+            ("set".into(), "a-rather-long-name-for-set".into()),
+        ]);
+        assert!(renamed.lookup(b"GET").is_none());
+        assert_eq!(renamed.lookup(b"Fetch").unwrap().name, "get");
+        assert!(renamed.lookup(b"set").is_none());
+        assert_eq!(renamed.lookup(b"A-RATHER-LONG-NAME-FOR-SET").unwrap().name, "set");
     }
 }
