@@ -98,7 +98,7 @@ impl ServerLock {
     /// with plain loads and stores (no other thread writes it meanwhile).
     #[inline]
     pub fn held_here(&self) -> bool {
-        HELD_HERE.get() == self as *const ServerLock
+        std::ptr::eq(HELD_HERE.get(), self)
     }
 
     /// Whether someone holds the lock now.
