@@ -153,3 +153,51 @@ async fn command_without_metadata_still_gets_well_formed_replies() {
         }
     }
 }
+
+/// Every command is found by its name in any case, through the short table or the map,
+/// and a name differing by a byte, a trailing NUL or non-ASCII case finds nothing.
+#[test]
+fn lookup_finds_every_command_in_any_case_and_nothing_else() {
+    let table = resplock::cmd::commands();
+    for cmd in table.all_commands() {
+        let upper = cmd.name.to_ascii_uppercase();
+        assert!(std::ptr::eq(
+            table.lookup(cmd.name.as_bytes()).unwrap(),
+            cmd
+        ));
+        assert!(std::ptr::eq(table.lookup(upper.as_bytes()).unwrap(), cmd));
+        let mut nul = cmd.name.as_bytes().to_vec();
+        nul.push(0);
+        assert!(table.lookup(&nul).is_none(), "{}", cmd.name);
+        let mut off = cmd.name.as_bytes().to_vec();
+        off[0] ^= 1;
+        assert!(table
+            .lookup(&off)
+            .is_none_or(|c| c.name.as_bytes() == &off[..]));
+    }
+    for name in [
+        &b""[..],
+        b"g\xc3\xa9t",
+        b"GE",
+        b"getx",
+        b"0123456789abcdefg",
+    ] {
+        assert!(table.lookup(name).is_none());
+    }
+}
+
+/// A renamed command is found by its new name only, short or long.
+#[test]
+fn lookup_follows_rename_command() {
+    let renamed = resplock::cmd::commands().renamed(&[
+        ("get".into(), "fetch".into()),
+        ("set".into(), "a-rather-long-name-for-set".into()),
+    ]);
+    assert!(renamed.lookup(b"GET").is_none());
+    assert_eq!(renamed.lookup(b"Fetch").unwrap().name, "get");
+    assert!(renamed.lookup(b"set").is_none());
+    assert_eq!(
+        renamed.lookup(b"A-RATHER-LONG-NAME-FOR-SET").unwrap().name,
+        "set"
+    );
+}

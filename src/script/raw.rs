@@ -7,7 +7,7 @@
 //! The rule kept throughout: a Lua call that may raise (anything that allocates in Lua, whose
 //! errors are a longjmp) never runs while a frame of ours owns a value with a destructor. Such
 //! calls run inside a protected call whose frames only borrow ([`push_outcome`], [`run`] under
-//! mlua's `exec_raw`), or before any owned value exists.
+//! [`protected`]), or before any owned value exists.
 
 use super::ffi as sffi;
 use super::ldb;

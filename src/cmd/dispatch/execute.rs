@@ -34,7 +34,6 @@ pub async fn execute(
     lent: &mut Vec<Bytes>,
 ) -> Reply {
     let args: &[Bytes] = lent;
-    state.stats.total_commands.fetch_add(1, Ordering::Relaxed);
     if state.test_commands && crate::cmd::testctl::faults::is_test_request(args) {
         // A control connection: faults spare it unless they name it.
         client.info.control.store(true, Ordering::Relaxed);

@@ -164,6 +164,7 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     for c in [
         &st.total_connections,
         &st.total_commands,
+        &st.total_commands_unlocked,
         &st.rejected_connections,
         &st.net_input_bytes,
         &st.net_output_bytes,

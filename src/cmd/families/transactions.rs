@@ -114,7 +114,7 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
     let mut frames: Vec<Taken> = Vec::new();
     let mut replies = Vec::with_capacity(queued.len());
     let mut protos = Vec::with_capacity(queued.len());
-    // Each queued command was counted in INFO's total_commands_processed when it was queued.
+    // Each queued command is counted in INFO's total_commands_processed as it runs here.
     for (i, q) in queued.iter().enumerate() {
         let cmd = state.commands.every_row()[q.row].0;
         // Errors inside the transaction's reply are counted in INFO errorstats as each is
@@ -140,7 +140,12 @@ fn run_queued(ctx: &mut Ctx, queued: Vec<Queued>) -> Reply {
             }
             // SCRIPT KILL and FUNCTION KILL find no script running: this transaction is
             // what runs.
-            Runs::ScriptKill { .. } => Reply::error(RedisError::new(error::NOTBUSY)),
+            Runs::ScriptKill { .. } => {
+                let r = Reply::error(RedisError::new(error::NOTBUSY));
+                let none = std::time::Duration::ZERO;
+                crate::cmd::runtime::observe::after_kill(state, ctx.client, cmd, &q.args, &r, none);
+                r
+            }
             Runs::Handler(_) => {
                 let mut sub = Ctx {
                     state,

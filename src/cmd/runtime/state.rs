@@ -17,7 +17,10 @@ use std::time::Instant;
 #[derive(Default)]
 pub struct Stats {
     pub total_connections: AtomicU64,
+    /// Commands run by holders of the server lock (see [`Stats::count_command`]).
     pub total_commands: AtomicU64,
+    /// Commands run without it (served past a busy script).
+    pub total_commands_unlocked: AtomicU64,
     pub rejected_connections: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
@@ -30,6 +33,28 @@ pub struct Stats {
     /// PSYNCs that named a history (not `?`) and got a full resynchronization instead
     /// (sync_partial_err).
     pub sync_partial_err: AtomicU64,
+}
+
+impl Stats {
+    /// A command ran: Redis's stat_numcommands, counted once per call() (a command refused
+    /// before it runs is not, a queued one is when EXEC runs it, a script's calls are). A
+    /// holder of the server lock (`locked`) adds with a plain load and store; anyone else
+    /// with an atomic add on a counter of its own, so neither loses the other's counts.
+    #[inline]
+    pub fn count_command(&self, locked: bool) {
+        if locked {
+            let n = self.total_commands.load(Ordering::Relaxed);
+            self.total_commands.store(n + 1, Ordering::Relaxed);
+        } else {
+            self.total_commands_unlocked.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// INFO's total_commands_processed.
+    pub fn commands(&self) -> u64 {
+        self.total_commands.load(Ordering::Relaxed)
+            + self.total_commands_unlocked.load(Ordering::Relaxed)
+    }
 }
 
 pub struct ServerState {

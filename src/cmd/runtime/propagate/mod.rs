@@ -233,6 +233,10 @@ impl Ctx<'_> {
 
     /// Propagate this command to replicas only, even though it changed nothing (PUBLISH).
     pub fn force_replication(&self) {
+        // Nothing gathers effects (no frame was opened): no lock to take, as in `enter`.
+        if !self.state.propagation.is_active() {
+            return;
+        }
         if let Some(f) = self.state.propagation.inner.lock().frames.last_mut() {
             f.force = true;
             f.repl_only = true;
