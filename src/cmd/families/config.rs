@@ -163,13 +163,9 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
     let st = &ctx.state.stats;
     for c in [
         &st.total_connections,
-        &st.total_commands,
-        &st.total_commands_unlocked,
         &st.rejected_connections,
         &st.net_input_bytes,
         &st.net_output_bytes,
-        &st.keyspace_hits,
-        &st.keyspace_misses,
         &st.sync_full,
         &st.sync_partial_ok,
         &st.sync_partial_err,
@@ -178,6 +174,9 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &ctx.state.eviction.evicted_keys,
     ] {
         c.store(0, Ordering::Relaxed);
+    }
+    for c in [&st.total_commands, &st.keyspace_hits, &st.keyspace_misses] {
+        c.reset();
     }
     ctx.state.observe.reset_stats();
     ctx.state.lazyfree.reset_stats();

@@ -13,7 +13,6 @@ use crate::keyspace::Entry;
 use crate::rdb::payload::{self, RestoreError};
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
 
 /// DUMP, RESTORE and RESTORE-ASKING (RESTORE's handler: ASKING only matters to a cluster).
 pub const COMMANDS: &[Row] = &[
@@ -33,12 +32,12 @@ fn dump(ctx: &mut Ctx, a: &[Bytes]) -> CmdResult {
     let stats = &ctx.state.stats;
     match value {
         None => {
-            stats.keyspace_misses.fetch_add(1, Ordering::Relaxed);
+            stats.keyspace_misses.add(1, ctx.state.lock.held_here());
             ctx.notify(notify::KEY_MISS, "keymiss", key);
             Ok(Reply::Nil)
         }
         Some(v) => {
-            stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
+            stats.keyspace_hits.add(1, ctx.state.lock.held_here());
             let compress = persist::settings::compression(&ctx.state.config.read());
             Ok(Reply::Bulk(Bytes::from(payload::dump(&v, compress))))
         }

@@ -18,7 +18,6 @@ use crate::keyspace::{
 };
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
 
 pub const COMMANDS: &[Row] = &[
     Row::new("del", del),
@@ -51,10 +50,11 @@ fn key_refs(keys: &[Bytes]) -> impl Iterator<Item = &[u8]> {
 /// Count a read lookup in INFO's keyspace_hits/keyspace_misses, as Redis's lookupKeyRead does.
 pub(super) fn count_lookup(ctx: &Ctx, hit: bool) {
     let s = &ctx.state.stats;
+    let locked = ctx.state.lock.held_here();
     if hit {
-        s.keyspace_hits.fetch_add(1, Ordering::Relaxed);
+        s.keyspace_hits.add(1, locked);
     } else {
-        s.keyspace_misses.fetch_add(1, Ordering::Relaxed);
+        s.keyspace_misses.add(1, locked);
     }
 }
 

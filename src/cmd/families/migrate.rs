@@ -16,7 +16,6 @@ use crate::error::{self, RedisError};
 use crate::rdb::payload;
 use crate::reply::{CmdResult, Reply};
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// MIGRATE: waits on another server, so the dispatcher keeps it off a current-thread
@@ -209,7 +208,7 @@ fn lookup(ctx: &Ctx, keys: &[Bytes]) -> Vec<Item> {
             .map(|e| (e.expires_at(), payload::dump(&e.value, compress)));
         match found {
             Some((expires_at, payload)) => {
-                stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
+                stats.keyspace_hits.add(1, ctx.state.lock.held_here());
                 items.push(Item {
                     key: key.clone(),
                     expires_at,
@@ -217,7 +216,7 @@ fn lookup(ctx: &Ctx, keys: &[Bytes]) -> Vec<Item> {
                 });
             }
             None => {
-                stats.keyspace_misses.fetch_add(1, Ordering::Relaxed);
+                stats.keyspace_misses.add(1, ctx.state.lock.held_here());
                 ctx.notify(notify::KEY_MISS, "keymiss", key);
             }
         }

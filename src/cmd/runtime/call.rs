@@ -89,6 +89,6 @@ fn call_here(ctx: &mut Ctx, cmd: &'static Command, args: &[Bytes]) -> Reply {
     }
     let took = std::time::Duration::from_micros(ended.saturating_sub(started).max(0) as u64);
     observe::after_call(ctx, cmd, args, &reply, took);
-    ctx.state.stats.count_command(ctx.state.lock.held_here());
+    ctx.state.stats.total_commands.add(1, ctx.state.lock.held_here());
     reply
 }

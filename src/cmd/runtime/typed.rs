@@ -151,10 +151,11 @@ pub fn read_counted<T: Typed, R>(
 /// `keymiss` event on a miss. Call it after releasing the shard lock.
 pub fn note_read(ctx: &Ctx, key: &[u8], hit: bool) {
     let stats = &ctx.state.stats;
+    let locked = ctx.state.lock.held_here();
     if hit {
-        stats.keyspace_hits.fetch_add(1, Ordering::Relaxed);
+        stats.keyspace_hits.add(1, locked);
     } else {
-        stats.keyspace_misses.fetch_add(1, Ordering::Relaxed);
+        stats.keyspace_misses.add(1, locked);
         ctx.notify(notify::KEY_MISS, "keymiss", key);
     }
 }
@@ -164,10 +165,8 @@ pub fn note_read(ctx: &Ctx, key: &[u8], hit: bool) {
 pub fn note_reads(ctx: &Ctx, keys: &[bytes::Bytes], misses: &[usize]) {
     let hits = keys.len() - misses.len();
     if hits > 0 {
-        ctx.state
-            .stats
-            .keyspace_hits
-            .fetch_add(hits as u64, Ordering::Relaxed);
+        let locked = ctx.state.lock.held_here();
+        ctx.state.stats.keyspace_hits.add(hits as u64, locked);
     }
     for &i in misses {
         note_read(ctx, &keys[i], false);

@@ -511,7 +511,7 @@ impl Backend {
     /// assert_eq!(server.commands_processed(), before + 2);
     /// ```
     pub fn commands_processed(&self) -> u64 {
-        self.state.stats.commands()
+        self.state.stats.total_commands.get()
     }
 
     /// Connections accepted since the start (INFO's total_connections_received).

@@ -125,7 +125,7 @@ pub fn after_script(
     record(state, cmd, args, reply, took);
     add_sample_if_needed(state, "command", us / 1000);
     push_if_slow(state, &client.info, args, us);
-    state.stats.count_command(state.lock.held_here());
+    state.stats.total_commands.add(1, state.lock.held_here());
 }
 
 /// SCRIPT KILL or FUNCTION KILL answered (served without the server lock, as it waits for
@@ -146,7 +146,7 @@ pub fn after_kill(
     if !cmd.has(crate::cmd::base::flags::SKIP_MONITOR | crate::cmd::base::flags::ADMIN) {
         feed(state, client, false, args);
     }
-    state.stats.count_command(state.lock.held_here());
+    state.stats.total_commands.add(1, state.lock.held_here());
 }
 
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
