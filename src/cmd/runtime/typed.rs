@@ -18,7 +18,6 @@ use crate::types::list::List;
 use crate::types::set::Set;
 use crate::types::stream::Stream;
 use crate::types::zset::{ZSet, ZSetLimits};
-use std::sync::atomic::Ordering;
 
 /// A value type a command family works on.
 pub trait Typed: Sized {
