@@ -68,16 +68,8 @@ async fn get_returns_value_nil_or_wrongtype() {
 async fn get_and_set_count_keyspace_hits_and_misses() {
     let (s, mut c) = setup().await;
     let stats = &s.state().stats;
-    let hits = || {
-        stats
-            .keyspace_hits
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
-    let misses = || {
-        stats
-            .keyspace_misses
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
+    let hits = || stats.keyspace_hits.get();
+    let misses = || stats.keyspace_misses.get();
     cmd!(c, "GET", "k");
     cmd!(c, "SET", "k", "v");
     cmd!(c, "GET", "k");
