@@ -139,14 +139,10 @@ pub fn after_kill(
     reply: &Reply,
     took: Duration,
 ) {
-    let us = took.as_micros() as u64;
-    record(state, cmd, args, reply, took);
-    add_sample_if_needed(state, "command", us / 1000);
-    push_if_slow(state, &client.info, args, us);
     if !cmd.has(crate::cmd::base::flags::SKIP_MONITOR | crate::cmd::base::flags::ADMIN) {
         feed(state, client, false, args);
     }
-    state.stats.total_commands.add(1, state.lock.held_here());
+    after_script(state, client, cmd, args, reply, took);
 }
 
 fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, took: Duration) {
