@@ -15,7 +15,7 @@
 
 use crate::cmd::runtime::state::ServerState;
 use parking_lot::{Mutex, MutexGuard};
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
 
@@ -119,6 +119,19 @@ impl ServerLock {
             let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
         }
         self.async_waiters.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Add `n` to a statistic: with a plain load and store when `exclusive` (the caller holds the
+/// server lock, and only holders write this counter: a locked add per command cost a few
+/// percent of a pipelined GET), else with an atomic add (a counter of its own, which readers
+/// add to the other). Shared by the command statistics and the server's counters.
+#[inline]
+pub fn add_to(counter: &AtomicU64, n: u64, exclusive: bool) {
+    if exclusive {
+        counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    } else {
+        counter.fetch_add(n, Ordering::Relaxed);
     }
 }
 

@@ -49,12 +49,8 @@ impl LockCounter {
     /// Add `n`; `locked`: the caller holds the server lock (`ServerLock::held_here`).
     #[inline]
     pub fn add(&self, n: u64, locked: bool) {
-        if locked {
-            let v = self.locked.load(Ordering::Relaxed);
-            self.locked.store(v.wrapping_add(n), Ordering::Relaxed);
-        } else {
-            self.unlocked.fetch_add(n, Ordering::Relaxed);
-        }
+        let part = if locked { &self.locked } else { &self.unlocked };
+        crate::cmd::runtime::lock::add_to(part, n, locked);
     }
 
     /// The count.

@@ -16,7 +16,8 @@ pub mod slowlog;
 
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::observe::latency::TS_LEN;
-use crate::cmd::runtime::observe::registry::{bucket_usec, CmdStat, Counters};
+use crate::cmd::runtime::lock::add_to;
+use crate::cmd::runtime::observe::registry::{bucket_usec, CmdStat};
 use crate::cmd::runtime::observe::slowlog::{redacted, trimmed, Entry};
 use crate::cmd::runtime::state::Ctx;
 use crate::cmd::runtime::state::ServerState;
@@ -150,15 +151,15 @@ fn record(state: &ServerState, cmd: &Command, args: &[Bytes], reply: &Reply, too
         return;
     };
     let (c, own) = state.observe.row(i, state.lock.held_here());
-    Counters::add(&c.calls, 1, own);
-    Counters::add(&c.usec, took.as_micros() as u64, own);
+    add_to(&c.calls, 1, own);
+    add_to(&c.usec, took.as_micros() as u64, own);
     if matches!(reply, Reply::Error(_)) {
-        Counters::add(&c.failed_calls, 1, own);
+        add_to(&c.failed_calls, 1, own);
     }
     if state.observe.latency_tracking() {
         let ns = took.as_nanos().max(1) as u64;
         let bucket = (64 - ((ns - 1) >> 10).leading_zeros()) as usize;
-        Counters::add(&c.buckets[bucket.min(31)], 1, own);
+        add_to(&c.buckets[bucket.min(31)], 1, own);
     }
 }
 
@@ -184,7 +185,7 @@ pub fn count_refused_lookup(state: &ServerState, args: &[Bytes]) {
 pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Command>) {
     if let Some(i) = row_of(state, cmd, None, parent) {
         let (c, own) = state.observe.row(i, state.lock.held_here());
-        Counters::add(&c.rejected_calls, 1, own);
+        add_to(&c.rejected_calls, 1, own);
     }
 }
 
@@ -195,7 +196,7 @@ pub fn count_rejected(state: &ServerState, cmd: &Command, parent: Option<&Comman
 pub fn count_unblocked_error(state: &ServerState, fullname: &str, e: &[u8]) {
     if let Some(i) = state.commands.row_named(fullname) {
         let (c, own) = state.observe.row(i, state.lock.held_here());
-        Counters::add(&c.failed_calls, 1, own);
+        add_to(&c.failed_calls, 1, own);
     }
     count_error(state, e);
 }

@@ -46,18 +46,6 @@ impl Counters {
         }
     }
 
-    /// Add `n` to `field`, one of this row's counters: `exclusive` when no other thread
-    /// writes the row meanwhile (a plain load and store, not a locked add: three of those per
-    /// command were a tenth of what a pipelined GET costs outside the kernel).
-    #[inline]
-    pub(super) fn add(field: &AtomicU64, n: u64, exclusive: bool) {
-        if exclusive {
-            field.store(field.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-        } else {
-            field.fetch_add(n, Ordering::Relaxed);
-        }
-    }
-
     fn reset(&self) {
         let r = Ordering::Relaxed;
         self.calls.store(0, r);
@@ -127,7 +115,7 @@ impl Observe {
 
 impl Observe {
     /// Row `i`'s counters for a count taken by this thread, and whether they are its alone
-    /// (`locked`: it holds the server lock) so [`Counters::add`] may add without a locked add.
+    /// (`locked`: it holds the server lock), as `lock::add_to` takes it.
     pub(super) fn row(&self, i: usize, locked: bool) -> (&Counters, bool) {
         if locked {
             return (&self.counters[i], true);
