@@ -21,7 +21,7 @@ use crate::log;
 use parking_lot::{Condvar, Mutex};
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -76,6 +76,23 @@ struct Output {
     file: Option<Arc<File>>,
     /// Size of the current incremental file.
     incr_size: u64,
+}
+
+/// Logs of this process whose last write failed: every write command asks whether its log
+/// is one (MISCONF), and this lets it answer with one load instead of the log's lock.
+static FAILING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any log of this process has a failed last write (see [`Appender::write_failed`]).
+pub fn any_write_failed() -> bool {
+    FAILING.load(Ordering::Relaxed) != 0
+}
+
+impl Drop for Appender {
+    fn drop(&mut self) {
+        if *self.write_failed.get_mut() {
+            FAILING.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The live log.
@@ -347,6 +364,7 @@ impl Appender {
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
                 self.written.store(end, Ordering::Release);
                 if self.write_failed.swap(false, Ordering::Relaxed) {
+                    FAILING.fetch_sub(1, Ordering::Relaxed);
                     log::warning("AOF write error looks solved, Redis can write again.");
                 }
                 true
@@ -361,7 +379,9 @@ impl Appender {
                     log::warning("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
                     std::process::exit(1);
                 }
-                self.write_failed.store(true, Ordering::Relaxed);
+                if !self.write_failed.swap(true, Ordering::Relaxed) {
+                    FAILING.fetch_add(1, Ordering::Relaxed);
+                }
                 // Put the bytes back in front of what was appended since.
                 let mut p = self.pending.lock();
                 let mut back = buf;
@@ -525,6 +545,27 @@ mod tests {
         a.stop();
         let _ = std::fs::remove_file(p);
         let _ = std::fs::remove_file(p2);
+    }
+
+    #[test]
+    fn a_failed_write_is_seen_by_the_lock_free_check_until_a_write_succeeds() {
+        // /dev/full refuses every write with ENOSPC, as a full disk does.
+        let full = std::fs::OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let a = Appender::start(full, 0, Fsync::No);
+        let o = a.feed(0, &[b"SET", b"k", b"v"], 0);
+        assert!(!a.flush_to(o));
+        assert!(a.write_failed.load(Ordering::Relaxed));
+        assert!(any_write_failed());
+        let (p, f) = temp_file();
+        a.switch_file(f);
+        assert!(a.flush_to(a.feed(0, &[b"DEL", b"k"], 0)));
+        assert!(!a.write_failed.load(Ordering::Relaxed));
+        assert!(!any_write_failed());
+        a.stop();
+        let _ = std::fs::remove_file(p);
     }
 
     #[test]

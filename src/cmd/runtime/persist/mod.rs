@@ -38,6 +38,9 @@ pub fn disk_error(state: &ServerState, writes: bool, cmd: &Command) -> Option<Re
     if state.persist.rdb_denies_writes.load(Ordering::Relaxed) {
         return Some(RedisError::new(MISCONF_RDB));
     }
+    if !crate::aof::append::any_write_failed() {
+        return None;
+    }
     let aof = state.persist.aof.read();
     if let Some(a) = aof.as_ref() {
         if a.write_failed.load(Ordering::Relaxed) {
