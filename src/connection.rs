@@ -454,7 +454,7 @@ fn prefetch_batch(
     state: &ServerState,
     client: &Client,
     current: &[Bytes],
-    input: &Input,
+    input: &mut Input,
     last: &mut Option<&'static cmd::runtime::table::Command>,
 ) -> usize {
     let mut first: [&[u8]; 4] = [&[]; 4];

@@ -123,11 +123,11 @@ impl Input {
     /// Look ahead over the next `max` requests that have fully arrived (see
     /// [`peek_requests`]); returns how many there were.
     pub(super) fn peek_requests<'a, const N: usize>(
-        &'a self,
+        &'a mut self,
         max: usize,
         f: impl FnMut(&[&'a [u8]]),
     ) -> usize {
-        peek_requests::<N>(&self.buf, &self.state, max, f)
+        peek_requests::<N>(&self.buf, &mut self.state, max, f)
     }
 
     /// A request's argument vector, done with: the next request's arguments go in it.
@@ -166,6 +166,7 @@ impl Input {
             && self.state.big_arg_missing(&self.buf).is_none()
         {
             super::pool::give(&mut self.buf);
+            self.state.release();
         }
     }
 

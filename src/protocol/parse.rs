@@ -64,6 +64,26 @@ pub struct ParseState {
     /// The length of a big argument whose header was read and which has not got its own
     /// buffer yet (less than [`EAGER_ROOM`] of it arrived).
     declared_big: Option<usize>,
+    /// What [`peek_requests`] found, so the parse proper does not scan those requests again.
+    ahead: Ahead,
+}
+
+/// Requests [`peek_requests`] walked over and that have not been parsed yet: for each, its
+/// length and argument count, and its arguments' (start, len) from the request's first byte.
+/// Valid while they stay at the front of the buffer in order: every parse of a request that
+/// does not take the first of them (an unauthenticated client, a smaller proto-max-bulk-len)
+/// forgets them all.
+#[derive(Debug, Default)]
+struct Ahead {
+    requests: std::collections::VecDeque<(u32, u32)>,
+    spans: std::collections::VecDeque<(u32, u32)>,
+}
+
+impl Ahead {
+    fn clear(&mut self) {
+        self.requests.clear();
+        self.spans.clear();
+    }
 }
 
 impl ParseState {
@@ -92,6 +112,11 @@ impl ParseState {
     /// Bytes held by the arguments of the unfinished request that left the buffer.
     pub fn held_bytes(&self) -> usize {
         self.args.iter().map(|a| a.len()).sum()
+    }
+
+    /// Free the look-ahead's room (an idle client keeps none).
+    pub fn release(&mut self) {
+        self.ahead = Ahead::default();
     }
 }
 
@@ -137,6 +162,9 @@ pub fn parse_request(
     if buf.is_empty() {
         return Ok(None);
     }
+    if let Some(args) = take_ahead(buf, state, limits) {
+        return Ok(Some(args));
+    }
     if buf[0] == b'*' {
         parse_multibulk(buf, state, limits)
     } else {
@@ -156,13 +184,15 @@ const PEEK_MAX_ARGS: usize = 64;
 /// it checks no limit.
 pub fn peek_requests<'a, const N: usize>(
     buf: &'a [u8],
-    state: &ParseState,
+    state: &mut ParseState,
     max: usize,
     mut f: impl FnMut(&[&'a [u8]]),
 ) -> usize {
-    if state.remaining > 0 {
+    state.ahead.clear();
+    if state.remaining > 0 || buf.len() > u32::MAX as usize {
         return 0;
     }
+    let ahead = &mut state.ahead;
     let mut at = 0;
     let mut walked = 0;
     while walked < max && buf.get(at) == Some(&b'*') {
@@ -174,6 +204,7 @@ pub fn peek_requests<'a, const N: usize>(
             _ => break,
         };
         let mut out: [&'a [u8]; N] = [&[]; N];
+        let spans_before = ahead.spans.len();
         let mut pos = nl + 2;
         let mut complete = true;
         for i in 0..count {
@@ -197,16 +228,56 @@ pub fn peek_requests<'a, const N: usize>(
             if let Some(slot) = out.get_mut(i) {
                 *slot = &buf[start..end];
             }
+            ahead.spans.push_back(((start - at) as u32, len as u32));
             pos = end + 2;
         }
         if !complete {
+            ahead.spans.truncate(spans_before);
             break;
         }
+        ahead.requests.push_back(((pos - at) as u32, count as u32));
         f(&out[..count.min(N)]);
         walked += 1;
         at = pos;
     }
     walked
+}
+
+/// The request at the front of `buf`, if [`peek_requests`] already located its arguments
+/// and they pass `limits` (else the look ahead is forgotten and the request parsed afresh).
+fn take_ahead(
+    buf: &mut BytesMut,
+    state: &mut ParseState,
+    limits: &Limits,
+) -> Option<Vec<Bytes>> {
+    let ahead = &mut state.ahead;
+    let (len, count) = ahead.requests.pop_front()?;
+    let count = count as usize;
+    let fits = !limits.unauthenticated
+        && ahead
+            .spans
+            .iter()
+            .take(count)
+            .all(|&(_, l)| l as i64 <= limits.max_bulk_len);
+    if !fits || (len as usize) > buf.len() {
+        ahead.clear();
+        return None;
+    }
+    let frame = buf.split_to(len as usize).freeze();
+    let mut args = std::mem::take(&mut state.args);
+    args.clear();
+    args.reserve_exact(count);
+    // As in `parse_bulks`: the last argument takes the frame's own reference.
+    for _ in 1..count {
+        let (s, l) = ahead.spans.pop_front()?;
+        args.push(frame.slice(s as usize..(s + l) as usize));
+    }
+    let (s, l) = ahead.spans.pop_front()?;
+    let mut last = frame;
+    last.advance(s as usize);
+    last.truncate(l as usize);
+    args.push(last);
+    Some(args)
 }
 
 fn parse_multibulk(
@@ -489,20 +560,77 @@ mod tests {
 
     #[test]
     fn peek_requests_walks_only_over_requests_that_have_fully_arrived() {
-        let st = ParseState::default();
+        let mut st = ParseState::default();
         let b = b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$2\r\ncc";
         let mut seen = Vec::new();
-        let n = peek_requests::<2>(b, &st, 16, |a| seen.push(a.to_vec()));
+        let n = peek_requests::<2>(b, &mut st, 16, |a| seen.push(a.to_vec()));
         assert_eq!(n, 2);
         assert_eq!(
             seen,
             vec![vec![&b"GET"[..], &b"a"[..]], vec![&b"SET"[..], &b"b"[..]]]
         );
         let mut count = 0;
-        assert_eq!(peek_requests::<2>(b, &st, 1, |_| count += 1), 1);
+        assert_eq!(peek_requests::<2>(b, &mut st, 1, |_| count += 1), 1);
         assert_eq!(count, 1);
-        assert_eq!(peek_requests::<2>(b"PING\r\n", &st, 16, |_| {}), 0);
-        assert_eq!(peek_requests::<2>(b"*1\r\n$4\r\nPI", &st, 16, |_| {}), 0);
+        assert_eq!(peek_requests::<2>(b"PING\r\n", &mut st, 16, |_| {}), 0);
+        assert_eq!(peek_requests::<2>(b"*1\r\n$4\r\nPI", &mut st, 16, |_| {}), 0);
+    }
+
+    /// Every request the look ahead located parses to the arguments a fresh parse gives,
+    /// and the partial request after them still resumes.
+    fn parse_all_after_peek(input: &[u8], limits: &Limits) -> Vec<Result<Option<Vec<Bytes>>, ProtocolError>> {
+        let mut st = ParseState::default();
+        let mut b = BytesMut::from(input);
+        let copy = b.clone();
+        peek_requests::<2>(&copy, &mut st, 16, |_| {});
+        let mut got = Vec::new();
+        loop {
+            let r = parse_request(&mut b, &mut st, limits);
+            let more = matches!(r, Ok(Some(_)));
+            got.push(r);
+            if !more {
+                return got;
+            }
+        }
+    }
+
+    #[test]
+    fn requests_found_by_the_look_ahead_parse_as_without_it() {
+        let input = b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$0\r\n\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$2\r\ncc";
+        let fresh = {
+            let mut st = ParseState::default();
+            let mut b = BytesMut::from(&input[..]);
+            let mut got = Vec::new();
+            loop {
+                let r = parse_request(&mut b, &mut st, &Limits::default());
+                let more = matches!(r, Ok(Some(_)));
+                got.push(r);
+                if !more {
+                    break got;
+                }
+            }
+        };
+        assert_eq!(fresh.len(), 4);
+        assert_eq!(parse_all_after_peek(input, &Limits::default()), fresh);
+    }
+
+    #[test]
+    fn an_unauthenticated_client_gets_its_limits_checked_after_a_look_ahead() {
+        let mut input = b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$20000\r\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 20000));
+        input.extend_from_slice(b"\r\n");
+        let limits = Limits {
+            unauthenticated: true,
+            ..Limits::default()
+        };
+        let got = parse_all_after_peek(&input, &limits);
+        assert_eq!(got[0], Ok(Some(vec![Bytes::from("GET"), Bytes::from("a")])));
+        assert_eq!(got[1], Err(perr("unauthenticated bulk length")));
+        let small = Limits {
+            max_bulk_len: 10_000,
+            ..Limits::default()
+        };
+        assert_eq!(parse_all_after_peek(&input, &small)[1], Err(perr("invalid bulk length")));
     }
 
     #[test]
