@@ -91,13 +91,13 @@ async fn run_with(
         // typical script. A long one hands the worker's other tasks off from the hook
         // (see `hand_off_if_long`), so nothing waits behind it for more than about
         // INLINE_GRACE.
-        let held = match acquire(state, cmd).await {
+        let (held, waited) = match acquire(state, cmd).await {
             Ok((Some(held), waited)) => {
                 if waited {
                     // Others ran meanwhile (a FUNCTION LOAD among them, perhaps).
                     script.forget();
                 }
-                held
+                (held, waited)
             }
             Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
@@ -110,7 +110,13 @@ async fn run_with(
         handoff::set_inline_since(Some(started));
         crate::cmd::runtime::tracking::script_started(state, client.id);
         let history = lock_history::on(state);
-        let began = crate::clock::system_us();
+        // The script's time is the request's (read by `execute`, or lent by the command
+        // before it in a pipeline), unless it waited for the lock: a clock read is a few
+        // percent of a pipelined lock script, and this path made three.
+        let began = match std::mem::take(&mut client.started_us) {
+            t if t != 0 && !waited => t,
+            _ => crate::clock::system_us(),
+        };
         if history {
             lock_history::before_script(state, args);
         }
@@ -131,13 +137,16 @@ async fn run_with(
         }
         crate::cmd::runtime::tracking::script_finished(state, client.id, args);
         handoff::set_inline_since(None);
+        // Timed on the system clock as call() times it; the end is lent to the next request.
+        let ended = crate::clock::system_us();
+        client.recent_us = ended;
         crate::cmd::runtime::observe::after_script(
             state,
             client,
             cmd,
             args,
             &reply,
-            crate::clock::mono_since(started),
+            Duration::from_micros(ended.saturating_sub(began).max(0) as u64),
         );
         crate::cmd::runtime::blocking::serve_ready(state);
         drop(held);
