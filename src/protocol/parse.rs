@@ -69,20 +69,56 @@ pub struct ParseState {
 }
 
 /// Requests [`peek_requests`] walked over and that have not been parsed yet: for each, its
-/// length and argument count, and its arguments' (start, len) from the request's first byte.
-/// Valid while they stay at the front of the buffer in order: every parse of a request that
-/// does not take the first of them (an unauthenticated client, a smaller proto-max-bulk-len)
-/// forgets them all.
+/// length and argument count, then its arguments' (start, len) from the request's first byte,
+/// in one vector read from `at`. Valid while they stay at the front of the buffer in order:
+/// every parse of a request that does not take the first of them (an unauthenticated client,
+/// a smaller proto-max-bulk-len) forgets them all. The vector is lent by a per-thread pool
+/// while the client has bytes to parse, like its query buffer.
 #[derive(Debug, Default)]
 struct Ahead {
-    requests: std::collections::VecDeque<(u32, u32)>,
-    spans: std::collections::VecDeque<(u32, u32)>,
+    entries: Vec<(u32, u32)>,
+    at: usize,
+}
+
+/// Look-ahead vectors kept per thread; more are freed.
+const AHEAD_KEEP: usize = 64;
+/// A look-ahead vector larger than this (a long request walked over) is freed, not kept.
+const AHEAD_MAX: usize = 1024;
+
+thread_local! {
+    static AHEAD_FREE: std::cell::RefCell<Vec<Vec<(u32, u32)>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Ahead {
     fn clear(&mut self) {
-        self.requests.clear();
-        self.spans.clear();
+        self.entries.clear();
+        self.at = 0;
+    }
+
+    /// Room to record into: a pooled vector if none is held.
+    fn lend(&mut self) {
+        if self.entries.capacity() == 0 {
+            if let Some(v) = AHEAD_FREE.with(|f| f.borrow_mut().pop()) {
+                self.entries = v;
+            }
+        }
+    }
+
+    /// Give the vector back to the pool.
+    fn release(&mut self) {
+        let mut v = std::mem::take(&mut self.entries);
+        self.at = 0;
+        if v.capacity() == 0 || v.capacity() > AHEAD_MAX {
+            return;
+        }
+        v.clear();
+        AHEAD_FREE.with(|f| {
+            let mut f = f.borrow_mut();
+            if f.len() < AHEAD_KEEP {
+                f.push(v);
+            }
+        });
     }
 }
 
@@ -114,9 +150,9 @@ impl ParseState {
         self.args.iter().map(|a| a.len()).sum()
     }
 
-    /// Free the look-ahead's room (an idle client keeps none).
+    /// Give the look-ahead's room back (an idle client keeps none).
     pub fn release(&mut self) {
-        self.ahead = Ahead::default();
+        self.ahead.release();
     }
 }
 
@@ -193,6 +229,7 @@ pub fn peek_requests<'a, const N: usize>(
         return 0;
     }
     let ahead = &mut state.ahead;
+    ahead.lend();
     let mut at = 0;
     let mut walked = 0;
     while walked < max && buf.get(at) == Some(&b'*') {
@@ -204,7 +241,8 @@ pub fn peek_requests<'a, const N: usize>(
             _ => break,
         };
         let mut out: [&'a [u8]; N] = [&[]; N];
-        let spans_before = ahead.spans.len();
+        let header = ahead.entries.len();
+        ahead.entries.push((0, count as u32));
         let mut pos = nl + 2;
         let mut complete = true;
         for i in 0..count {
@@ -228,14 +266,14 @@ pub fn peek_requests<'a, const N: usize>(
             if let Some(slot) = out.get_mut(i) {
                 *slot = &buf[start..end];
             }
-            ahead.spans.push_back(((start - at) as u32, len as u32));
+            ahead.entries.push(((start - at) as u32, len as u32));
             pos = end + 2;
         }
         if !complete {
-            ahead.spans.truncate(spans_before);
+            ahead.entries.truncate(header);
             break;
         }
-        ahead.requests.push_back(((pos - at) as u32, count as u32));
+        ahead.entries[header].0 = (pos - at) as u32;
         f(&out[..count.min(N)]);
         walked += 1;
         at = pos;
@@ -251,28 +289,26 @@ fn take_ahead(
     limits: &Limits,
 ) -> Option<Vec<Bytes>> {
     let ahead = &mut state.ahead;
-    let (len, count) = ahead.requests.pop_front()?;
-    let count = count as usize;
+    let &(len, count) = ahead.entries.get(ahead.at)?;
+    let first = ahead.at + 1;
+    let range = first..first + count as usize;
     let fits = !limits.unauthenticated
-        && ahead
-            .spans
+        && ahead.entries[range.clone()]
             .iter()
-            .take(count)
             .all(|&(_, l)| l as i64 <= limits.max_bulk_len);
     if !fits || (len as usize) > buf.len() {
         ahead.clear();
         return None;
     }
+    ahead.at = range.end;
+    let spans = &ahead.entries[range];
     let frame = buf.split_to(len as usize).freeze();
     let mut args = std::mem::take(&mut state.args);
     args.clear();
-    args.reserve_exact(count);
+    args.reserve_exact(spans.len());
     // As in `parse_bulks`: the last argument takes the frame's own reference.
-    for _ in 1..count {
-        let (s, l) = ahead.spans.pop_front()?;
-        args.push(frame.slice(s as usize..(s + l) as usize));
-    }
-    let (s, l) = ahead.spans.pop_front()?;
+    let (&(s, l), rest) = spans.split_last()?;
+    args.extend(rest.iter().map(|&(s, l)| frame.slice(s as usize..(s + l) as usize)));
     let mut last = frame;
     last.advance(s as usize);
     last.truncate(l as usize);
