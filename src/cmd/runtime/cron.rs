@@ -95,7 +95,10 @@ async fn replication_ping(state: Arc<ServerState>) {
             .and_then(|p| p.parse::<u64>().ok())
             .unwrap_or(10)
             .max(1);
-        if loops.is_multiple_of(period) {
+        // Not on the first tick: Redis's first replicationCron runs as the server starts,
+        // before any replica can have attached, so its first PING comes a period later;
+        // ours may run late on a loaded machine, after a replica attached.
+        if loops > 0 && loops.is_multiple_of(period) {
             if state.cluster.is_some() {
                 crate::cmd::runtime::cluster::feed::ping(&state);
             } else if !state.replication.replicas.lock().is_empty() {
