@@ -509,6 +509,8 @@ fn key_to_prefetch<'a>(
 /// Run every complete request in `input`, appending the replies to `out` (after any push
 /// frames queued before each reply was produced). A client whose pending replies pass the
 /// normal class's client-output-buffer-limit is closed (its `kill` token cancelled).
+/// Requests that can run at once run in [`run_at_once`]; one that may wait goes through
+/// `execute` here, where this task may yield.
 async fn process_input(
     state: &Arc<ServerState>,
     client: &mut Client,
@@ -517,9 +519,38 @@ async fn process_input(
     out: &mut Output,
     soft_clock: &mut SoftLimitClock,
 ) {
-    let mut last_cmd = None;
-    // Requests left that the last look ahead covered.
-    let mut prefetched = 0usize;
+    let mut ahead = LookAhead::default();
+    while let Some(mut args) = run_at_once(state, client, taken, input, out, soft_clock, &mut ahead)
+    {
+        let reply = cmd::dispatch::execute::execute(state, client, &mut args).await;
+        finish_request(state, client, taken, input, out, soft_clock, args, reply);
+    }
+    // The batch is over: the next request reads the clock afresh.
+    client.recent_us = 0;
+}
+
+/// What [`prefetch_batch`] knows across the requests of one batch.
+#[derive(Default)]
+struct LookAhead {
+    last_cmd: Option<&'static cmd::runtime::table::Command>,
+    /// Requests left that the last look ahead covered.
+    prefetched: usize,
+}
+
+/// Parse and run the complete requests in `input` for as long as each can run at once
+/// (`execute_now`), keeping the server lock from one to the next (see `Batch`). Returns the
+/// first request that must go through `execute` (the lock released), or None when there is
+/// nothing more to run now.
+fn run_at_once(
+    state: &Arc<ServerState>,
+    client: &mut Client,
+    taken: &mut Taken,
+    input: &mut Input,
+    out: &mut Output,
+    soft_clock: &mut SoftLimitClock,
+    ahead: &mut LookAhead,
+) -> Option<Vec<Bytes>> {
+    let mut batch = cmd::dispatch::execute::Batch::default();
     while !client.close_after_reply
         && !client.is_blocked()
         && !client.info.kill.is_cancelled()
@@ -533,7 +564,7 @@ async fn process_input(
         match input.next_request(&limits) {
             Ok(None) => break,
             Ok(Some(args)) if args.is_empty() => continue,
-            Ok(Some(mut args)) => {
+            Ok(Some(args)) => {
                 cmd::runtime::clients::request_started(client, buffered);
                 let mem = &client.info.extra.mem;
                 mem.argv_len
@@ -544,49 +575,16 @@ async fn process_input(
                     // Evicted for maxmemory-clients before its command ran (processCommand).
                     break;
                 }
-                if prefetched == 0 {
-                    prefetched = prefetch_batch(state, client, &args, input, &mut last_cmd);
+                if ahead.prefetched == 0 {
+                    ahead.prefetched =
+                        prefetch_batch(state, client, &args, input, &mut ahead.last_cmd);
                 }
-                prefetched -= 1;
-                let reply = cmd::dispatch::execute::execute(state, client, &mut args).await;
-                // The vector goes back to the parser for the next request (no allocation).
-                input.recycle(args);
-                // What is queued now, taken at once: a stream of messages cannot hold the
-                // reply back.
-                client.push.take(usize::MAX, taken);
-                taken.write_to(out.tail());
-                if cmd::runtime::clients::reply_goes_out(state, client, &reply) {
-                    // A large value is not copied: `out` holds it until it is written.
-                    encode(&reply, client.resp, out);
-                }
-                drop(reply);
-                cmd::runtime::clients::write_after_reply(client, out.tail());
-                let mem = &client.info.extra.mem;
-                mem.argv_len.store(0, Ordering::Relaxed);
-                mem.argc.store(0, Ordering::Relaxed);
-                if client.multi.is_none() && mem.multi_cmds.load(Ordering::Relaxed) != 0 {
-                    mem.multi_cmds.store(0, Ordering::Relaxed);
-                    mem.multi_argv.store(0, Ordering::Relaxed);
-                }
-                if client.subscription_count() == 0
-                    && state
-                        .client_limits
-                        .normal_output_over(out.len(), soft_clock, || state.clock.now_ms())
-                {
-                    crate::log::warning(&format!(
-                        "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                        client.id
-                    ));
-                    client.info.kill.cancel();
-                } else {
-                    // The output-buffer limit goes first: a client it closes is not evicted.
-                    client
-                        .info
-                        .extra
-                        .mem
-                        .obuf
-                        .store(out.len(), Ordering::Relaxed);
-                    cmd::runtime::clients::account_and_evict(state, &client.info);
+                ahead.prefetched -= 1;
+                match cmd::dispatch::execute::execute_now(state, client, &args, &mut batch) {
+                    Some(reply) => {
+                        finish_request(state, client, taken, input, out, soft_clock, args, reply)
+                    }
+                    None => return Some(args),
                 }
             }
             Err(e) => {
@@ -598,6 +596,59 @@ async fn process_input(
             }
         }
     }
-    // The batch is over: the next request reads the clock afresh.
-    client.recent_us = 0;
+    None
+}
+
+/// After a request ran: its argument vector back to the parser, the pushes queued meanwhile
+/// and its reply into `out`, and the client's output-buffer limit and memory accounted.
+#[allow(clippy::too_many_arguments)]
+fn finish_request(
+    state: &ServerState,
+    client: &mut Client,
+    taken: &mut Taken,
+    input: &mut Input,
+    out: &mut Output,
+    soft_clock: &mut SoftLimitClock,
+    args: Vec<Bytes>,
+    reply: Reply,
+) {
+    // The vector goes back to the parser for the next request (no allocation).
+    input.recycle(args);
+    // What is queued now, taken at once: a stream of messages cannot hold the
+    // reply back.
+    client.push.take(usize::MAX, taken);
+    taken.write_to(out.tail());
+    if cmd::runtime::clients::reply_goes_out(state, client, &reply) {
+        // A large value is not copied: `out` holds it until it is written.
+        encode(&reply, client.resp, out);
+    }
+    drop(reply);
+    cmd::runtime::clients::write_after_reply(client, out.tail());
+    let mem = &client.info.extra.mem;
+    mem.argv_len.store(0, Ordering::Relaxed);
+    mem.argc.store(0, Ordering::Relaxed);
+    if client.multi.is_none() && mem.multi_cmds.load(Ordering::Relaxed) != 0 {
+        mem.multi_cmds.store(0, Ordering::Relaxed);
+        mem.multi_argv.store(0, Ordering::Relaxed);
+    }
+    if client.subscription_count() == 0
+        && state
+            .client_limits
+            .normal_output_over(out.len(), soft_clock, || state.clock.now_ms())
+    {
+        crate::log::warning(&format!(
+            "Client id={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            client.id
+        ));
+        client.info.kill.cancel();
+    } else {
+        // The output-buffer limit goes first: a client it closes is not evicted.
+        client
+            .info
+            .extra
+            .mem
+            .obuf
+            .store(out.len(), Ordering::Relaxed);
+        cmd::runtime::clients::account_and_evict(state, &client.info);
+    }
 }

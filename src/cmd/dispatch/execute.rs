@@ -11,7 +11,7 @@ use crate::cmd::dispatch::multi_queue as multi;
 use crate::cmd::dispatch::{fault_injection, network, scripts};
 use crate::cmd::runtime::client::Client;
 use crate::cmd::runtime::handoff;
-use crate::cmd::runtime::lock::script_busy;
+use crate::cmd::runtime::lock::{script_busy, Held};
 use crate::cmd::runtime::pause;
 use crate::cmd::runtime::script_flags::ScriptFlags;
 use crate::cmd::runtime::state::Ctx;
@@ -95,29 +95,7 @@ pub async fn execute(
     client.started_us = system;
     let now = state.clock.at_us(system).div_euclid(1000);
     client.info.touch(parent.map(|p| &p.name), &cmd.name, now);
-    let rejected = |e| Some((cmd, parent, RedisError::new(e)));
-    let refusal = if !client.authenticated
-        && !cmd.has(flags::NO_AUTH)
-        && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
-    {
-        rejected(error::NOAUTH)
-    } else if client.multi.is_some() && cmd.has(flags::NO_MULTI) {
-        rejected(error::NOT_ALLOWED_IN_MULTI)
-    } else if let Some(e) = pubsub_context_error(client, cmd, parent) {
-        Some((cmd, parent, e))
-    } else if let Err(e) =
-        crate::cmd::runtime::acl::check_command(state, client, cmd, parent, args)
-    {
-        Some((cmd, parent, e))
-    } else if let Some(e) = write_refusal(state, client, cmd, parent, args) {
-        Some((cmd, parent, e))
-    } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
-        && denies_stale(state, client, cmd, parent, args)
-    {
-        rejected(error::MASTERDOWN)
-    } else {
-        crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))
-    };
+    let refusal = refusal(state, client, cmd, parent, args);
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
     }
@@ -151,6 +129,96 @@ pub async fn execute(
         return fault_injection::run_with_fault(state, client, cmd, parent, lent).await;
     }
     run_checked(state, client, cmd, parent, lent, now).await
+}
+
+/// processCommand's refusals after the lookup, in its order: authentication, MULTI,
+/// RESP2 subscribed mode, ACL, the write refusals, stale data, loading.
+fn refusal(
+    state: &ServerState,
+    client: &Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: &[Bytes],
+) -> Option<(&'static Command, Option<&'static Command>, RedisError)> {
+    let rejected = |e| Some((cmd, parent, RedisError::new(e)));
+    if !client.authenticated
+        && !cmd.has(flags::NO_AUTH)
+        && !parent.is_some_and(|p| p.has(flags::NO_AUTH))
+    {
+        rejected(error::NOAUTH)
+    } else if client.multi.is_some() && cmd.has(flags::NO_MULTI) {
+        rejected(error::NOT_ALLOWED_IN_MULTI)
+    } else if let Some(e) = pubsub_context_error(client, cmd, parent) {
+        Some((cmd, parent, e))
+    } else if let Err(e) =
+        crate::cmd::runtime::acl::check_command(state, client, cmd, parent, args)
+    {
+        Some((cmd, parent, e))
+    } else if let Some(e) = write_refusal(state, client, cmd, parent, args) {
+        Some((cmd, parent, e))
+    } else if crate::cmd::runtime::replication::serves_no_stale_data(state)
+        && denies_stale(state, client, cmd, parent, args)
+    {
+        rejected(error::MASTERDOWN)
+    } else {
+        crate::cmd::runtime::persist::loading_error(state, cmd, parent).map(|e| (cmd, parent, e))
+    }
+}
+
+/// What a run of requests served at once by [`execute_now`] holds between them: the server
+/// lock, taken by the first and kept for the next ones already parsed, as Redis serves a
+/// client's whole query buffer before anyone else's (a lock's take and release were two
+/// locked instructions and a fence per request). Released when dropped, which a connection
+/// does before it waits for anything (the lock is never held across an `.await`: the batch
+/// cannot be sent between threads, so the compiler refuses a future that keeps it there).
+#[derive(Default)]
+pub struct Batch<'s> {
+    held: Option<Held<'s>>,
+}
+
+/// Run one request at once on this thread if it is the common case: an ordinary command
+/// (not a script, a transaction's, a network wait or a refused lookup) on a server without
+/// faults armed, a pause, a dataset still loading or a cluster, with the server lock free or
+/// already held by `batch`. Otherwise None, having changed nothing: the request then goes
+/// through [`execute`], which can wait. The checks and their order are [`execute`]'s.
+pub fn execute_now<'s>(
+    state: &'s ServerState,
+    client: &mut Client,
+    args: &[Bytes],
+    batch: &mut Batch<'s>,
+) -> Option<Reply> {
+    if state.faults.armed()
+        || (state.test_commands && crate::cmd::testctl::faults::is_test_request(args))
+        || state.cluster.is_some()
+        || client.multi.is_some()
+        || crate::cmd::runtime::persist::starting(state)
+    {
+        return None;
+    }
+    let (cmd, parent) = state.commands.resolve_for(state.test_commands, args).ok()?;
+    if !matches!(cmd.runs, Runs::Handler(_)) || cmd.has(flags::PROTECTED) || cmd.has(flags::NETWORK)
+    {
+        return None;
+    }
+    if batch.held.is_none() {
+        batch.held = Some(state.lock.try_lock()?);
+    }
+    // Under the lock, as CLIENT PAUSE changes it.
+    if pause::is_paused(state) {
+        return None;
+    }
+    let system = match std::mem::take(&mut client.recent_us) {
+        0 => crate::clock::system_us(),
+        t => t,
+    };
+    client.started_us = system;
+    let now = state.clock.at_us(system).div_euclid(1000);
+    client.info.touch(parent.map(|p| &p.name), &cmd.name, now);
+    if let Some((cmd, parent, e)) = refusal(state, client, cmd, parent, args) {
+        return Some(reject(state, client, Some((cmd, parent)), e));
+    }
+    crate::cmd::runtime::tracking::limit_table(state);
+    Some(run_locked(state, client, cmd, parent, args, now, true))
 }
 
 /// Redis's is_denystale_command: a command without the `stale` flag, or EXEC of a

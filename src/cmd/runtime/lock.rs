@@ -1,11 +1,12 @@
 //! The server lock. Every command, script, transaction, expiry cycle and hand-off to a
 //! blocked client runs holding it, so the keyspace and the registries beside it (watched
 //! keys, blocked clients, subscriptions' delivery order) change one command at a time, exactly
-//! as in single-threaded Redis. Reading sockets, parsing and encoding run outside it, on every
-//! worker at once; the lock is held only for the command itself (a few hundred nanoseconds
-//! for SET, a few microseconds for a lock script). MIGRATE alone holds it while it waits on
-//! its target, as Redis's blocks the whole server, at most its timeout per step
-//! (`runtime/migrate.rs`).
+//! as in single-threaded Redis. Reading and writing sockets run outside it, on every worker at
+//! once; the lock is held for the command itself (a few hundred nanoseconds for SET, a few
+//! microseconds for a lock script), or for a run of a client's pipelined requests that
+//! cannot wait (`dispatch::execute::Batch`), as Redis serves a client's query buffer whole.
+//! MIGRATE alone holds it while it waits on its target, as Redis's blocks the whole server, at
+//! most its timeout per step (`runtime/migrate.rs`).
 //!
 //! Waiting: a holder is almost always short, so a contender first blocks its thread for at
 //! most `SHORT_WAIT` (a futex wait, which lets a preempted holder run on the same CPU).

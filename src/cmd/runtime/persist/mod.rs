@@ -53,6 +53,12 @@ pub fn disk_error(state: &ServerState, writes: bool, cmd: &Command) -> Option<Re
     None
 }
 
+/// The server is still starting (its dataset loading): a request may have to wait in
+/// [`wait_for_start`].
+pub fn starting(state: &ServerState) -> bool {
+    state.persist.starting.load(Ordering::Acquire)
+}
+
 /// A request that arrives while the server starts waits until the dataset is loaded, as
 /// redis-server's clients wait in the listen backlog until its event loop runs: a server with
 /// no file (or a small one) never answers -LOADING. Only a load that has read more than
