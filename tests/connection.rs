@@ -344,3 +344,100 @@ async fn a_client_that_quit_is_gone_once_its_reply_arrived() {
     }
     s.shutdown().await;
 }
+
+/// One write holding commands that run at once, a transaction, a script and refused
+/// requests: the requests that may wait leave the run of requests served together and the
+/// next ones join a new one, and the replies still come back one per request, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipeline_mixing_commands_transactions_scripts_and_errors_replies_in_order() {
+    let s = server().await;
+    let mut c = Raw::connect(&s).await;
+    let reqs: &[&[&[u8]]] = &[
+        &[b"SET", b"k", b"1"],
+        &[b"GET", b"k"],
+        &[b"MULTI"],
+        &[b"INCR", b"k"],
+        &[b"EXEC"],
+        &[b"EVAL", b"return redis.call('incr', KEYS[1])", b"1", b"k"],
+        &[b"GET", b"k"],
+        &[b"FOO", b"bar"],
+        &[b"GET"],
+        &[b"PING"],
+    ];
+    let mut batch = Vec::new();
+    for r in reqs {
+        batch.extend(request(r));
+    }
+    c.send(&batch).await;
+    let want: &[&[u8]] = &[
+        b"+OK\r\n",
+        b"$1\r\n1\r\n",
+        b"+OK\r\n",
+        b"+QUEUED\r\n",
+        b"*1\r\n:2\r\n",
+        b":3\r\n",
+        b"$1\r\n3\r\n",
+        b"-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n",
+        b"-ERR wrong number of arguments for 'get' command\r\n",
+        b"+PONG\r\n",
+    ];
+    for w in want {
+        assert_eq!(
+            String::from_utf8_lossy(&c.reply().await),
+            String::from_utf8_lossy(w)
+        );
+    }
+    s.shutdown().await;
+}
+
+/// Clients pipelining increments and increment scripts into one key at the same time: every
+/// increment lands once, and each client sees its own replies grow, whether its requests ran
+/// together under one holding of the lock or one by one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_pipelines_of_commands_and_scripts_lose_no_increment() {
+    let s = server().await;
+    const CLIENTS: usize = 4;
+    const ROUNDS: usize = 50;
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let mut c = Raw::connect(&s).await;
+        tasks.push(tokio::spawn(async move {
+            let mut batch = Vec::new();
+            for i in 0..16 {
+                if i % 4 == 3 {
+                    batch.extend(request(&[
+                        b"EVAL",
+                        b"return redis.call('incr', KEYS[1])",
+                        b"1",
+                        b"n",
+                    ]));
+                } else {
+                    batch.extend(request(&[b"INCR", b"n"]));
+                }
+            }
+            let mut last = 0i64;
+            for _ in 0..ROUNDS {
+                c.send(&batch).await;
+                for _ in 0..16 {
+                    let r = c.reply().await;
+                    let v: i64 = std::str::from_utf8(&r[1..r.len() - 2])
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    assert!(v > last, "{v} after {last}");
+                    last = v;
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut c = Raw::connect(&s).await;
+    let total = (CLIENTS * ROUNDS * 16).to_string();
+    assert_eq!(
+        cmd!(c, "GET", "n"),
+        format!("${}\r\n{total}\r\n", total.len()).into_bytes()
+    );
+    s.shutdown().await;
+}
