@@ -9,7 +9,7 @@ use crate::cmd::base::flags;
 use crate::cmd::dispatch::acquire::acquire;
 use crate::cmd::dispatch::multi_queue as multi;
 use crate::cmd::dispatch::{fault_injection, network, scripts};
-use crate::cmd::runtime::client::Client;
+use crate::cmd::runtime::client::{Client, LuaDebug};
 use crate::cmd::runtime::handoff;
 use crate::cmd::runtime::lock::{script_busy, Held};
 use crate::cmd::runtime::pause;
@@ -176,8 +176,9 @@ pub struct Batch<'s> {
     held: Option<Held<'s>>,
 }
 
-/// Run one request at once on this thread if it is the common case: an ordinary command
-/// (not a script, a transaction's, a network wait or a refused lookup) on a server without
+/// Run one request at once on this thread if it is the common case: an ordinary command or
+/// a script run on this worker (not a transaction's, a network wait, a debugging session or a
+/// refused lookup) on a server without
 /// faults armed, a pause, a dataset still loading or a cluster, with the server lock free or
 /// already held by `batch`. Otherwise None, having changed nothing: the request then goes
 /// through [`execute`], which can wait. The checks and their order are [`execute`]'s.
@@ -196,8 +197,18 @@ pub fn execute_now<'s>(
         return None;
     }
     let (cmd, parent) = state.commands.resolve_for(state.test_commands, args).ok()?;
-    if !matches!(cmd.runs, Runs::Handler(_)) || cmd.has(flags::PROTECTED) || cmd.has(flags::NETWORK)
-    {
+    let script = match cmd.runs {
+        Runs::Handler(_) => None,
+        // A script that runs on this worker without a debugging session (`scripts::run_now`).
+        Runs::Script(kind)
+            if *client.scripts_inline.get_or_insert_with(handoff::runs_inline)
+                && matches!(client.lua_debug, LuaDebug::Off) =>
+        {
+            Some(kind)
+        }
+        _ => return None,
+    };
+    if cmd.has(flags::PROTECTED) || cmd.has(flags::NETWORK) {
         return None;
     }
     if batch.held.is_none() {
@@ -218,7 +229,10 @@ pub fn execute_now<'s>(
         return Some(reject(state, client, Some((cmd, parent)), e));
     }
     crate::cmd::runtime::tracking::limit_table(state);
-    Some(run_locked(state, client, cmd, parent, args, now, true))
+    match script {
+        Some(kind) => Some(scripts::run_now(state, client, cmd, kind, args)),
+        None => Some(run_locked(state, client, cmd, parent, args, now, true)),
+    }
 }
 
 /// Redis's is_denystale_command: a command without the `stale` flag, or EXEC of a

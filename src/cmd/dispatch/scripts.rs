@@ -76,6 +76,85 @@ fn debug_session(
     }))
 }
 
+/// A script request served at once by `execute::execute_now`, the caller holding the server
+/// lock: one that runs on this worker and has no debugging session (the caller checked).
+pub(super) fn run_now(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: &'static Command,
+    kind: ScriptCall,
+    args: &[Bytes],
+) -> Reply {
+    debug_assert!(client.scripts_inline == Some(true) && matches!(client.lua_debug, LuaDebug::Off));
+    crate::cmd::runtime::observe::feed_before_script(state, client, args);
+    let mut script = ScriptFlags::of(cmd);
+    run_inline(state, client, cmd, kind, args, &mut script, None, false)
+}
+
+/// A script run on this worker, the caller holding the server lock (taken for it, or kept by
+/// a run of requests: `execute::Batch`); `waited`: the lock was not free at once, so the
+/// request's clock reading is stale.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_inline(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: &'static Command,
+    kind: ScriptCall,
+    args: &[Bytes],
+    script: &mut ScriptFlags,
+    debug: Option<crate::script::DebugSession>,
+    waited: bool,
+) -> Reply {
+    if let Err(e) = before_script(state, cmd, script.get(state, args)) {
+        return Reply::error(e);
+    }
+    state.acl.script_user.set(&client.user);
+    let started = crate::clock::mono_ns();
+    handoff::set_inline_since(Some(started));
+    crate::cmd::runtime::tracking::script_started(state, client.id);
+    let history = lock_history::on(state);
+    // The script's time is the request's (read by `execute`, or lent by the command
+    // before it in a pipeline), unless it waited for the lock: a clock read is a few
+    // percent of a pipelined lock script, and this path made three.
+    let began = match std::mem::take(&mut client.started_us) {
+        t if t != 0 && !waited => t,
+        _ => crate::clock::system_us(),
+    };
+    if history {
+        lock_history::before_script(state, args);
+    }
+    let (reply, counted) = run_script(
+        state,
+        client.db,
+        client.cluster_flags,
+        kind,
+        args,
+        began,
+        debug,
+    );
+    client.error_counted = counted;
+    if history {
+        let (sha, function) = lock_history::script_origin(cmd, args);
+        let who = lock_history::client_ref(client);
+        lock_history::after_request(state, &who, &sha, &function, began);
+    }
+    crate::cmd::runtime::tracking::script_finished(state, client.id, args);
+    handoff::set_inline_since(None);
+    // Timed on the system clock as call() times it; the end is lent to the next request.
+    let ended = crate::clock::system_us();
+    client.recent_us = ended;
+    crate::cmd::runtime::observe::after_script(
+        state,
+        client,
+        cmd,
+        args,
+        &reply,
+        Duration::from_micros(ended.saturating_sub(began).max(0) as u64),
+    );
+    crate::cmd::runtime::blocking::serve_ready(state);
+    reply
+}
+
 /// The run itself, inline on this worker or on a blocking thread.
 async fn run_with(
     state: &Arc<ServerState>,
@@ -102,53 +181,7 @@ async fn run_with(
             Ok((None, _)) => return Reply::error(state.scripting.busy_error()),
             Err(e) => return Reply::error(e),
         };
-        if let Err(e) = before_script(state, cmd, script.get(state, args)) {
-            return Reply::error(e);
-        }
-        state.acl.script_user.set(&client.user);
-        let started = crate::clock::mono_ns();
-        handoff::set_inline_since(Some(started));
-        crate::cmd::runtime::tracking::script_started(state, client.id);
-        let history = lock_history::on(state);
-        // The script's time is the request's (read by `execute`, or lent by the command
-        // before it in a pipeline), unless it waited for the lock: a clock read is a few
-        // percent of a pipelined lock script, and this path made three.
-        let began = match std::mem::take(&mut client.started_us) {
-            t if t != 0 && !waited => t,
-            _ => crate::clock::system_us(),
-        };
-        if history {
-            lock_history::before_script(state, args);
-        }
-        let (reply, counted) = run_script(
-            state,
-            client.db,
-            client.cluster_flags,
-            kind,
-            args,
-            began,
-            debug,
-        );
-        client.error_counted = counted;
-        if history {
-            let (sha, function) = lock_history::script_origin(cmd, args);
-            let who = lock_history::client_ref(client);
-            lock_history::after_request(state, &who, &sha, &function, began);
-        }
-        crate::cmd::runtime::tracking::script_finished(state, client.id, args);
-        handoff::set_inline_since(None);
-        // Timed on the system clock as call() times it; the end is lent to the next request.
-        let ended = crate::clock::system_us();
-        client.recent_us = ended;
-        crate::cmd::runtime::observe::after_script(
-            state,
-            client,
-            cmd,
-            args,
-            &reply,
-            Duration::from_micros(ended.saturating_sub(began).max(0) as u64),
-        );
-        crate::cmd::runtime::blocking::serve_ready(state);
+        let reply = run_inline(state, client, cmd, kind, args, &mut script, debug, waited);
         drop(held);
         return reply;
     }
