@@ -86,15 +86,7 @@ pub async fn execute(
         }
     }
     crate::cmd::runtime::persist::wait_for_start(state).await;
-    // One read of the clock gives the command's time and the start of its duration (for
-    // commandstats and the slow log); the previous command of a pipeline lends its end.
-    let system = match std::mem::take(&mut client.recent_us) {
-        0 => crate::clock::system_us(),
-        t => t,
-    };
-    client.started_us = system;
-    let now = state.clock.at_us(system).div_euclid(1000);
-    client.info.touch(parent.map(|p| &p.name), &cmd.name, now);
+    let now = start(state, client, cmd, parent);
     let refusal = refusal(state, client, cmd, parent, args);
     if let Some((cmd, parent, e)) = refusal {
         return reject(state, client, Some((cmd, parent)), e);
@@ -129,6 +121,25 @@ pub async fn execute(
         return fault_injection::run_with_fault(state, client, cmd, parent, lent).await;
     }
     run_checked(state, client, cmd, parent, lent, now).await
+}
+
+/// The request's time: one read of the clock gives the command's time (returned, in ms) and
+/// the start of its duration (for commandstats and the slow log); the previous command of a
+/// pipeline lends its end. The client's last command and interaction are noted.
+fn start(
+    state: &ServerState,
+    client: &mut Client,
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+) -> i64 {
+    let system = match std::mem::take(&mut client.recent_us) {
+        0 => crate::clock::system_us(),
+        t => t,
+    };
+    client.started_us = system;
+    let now = state.clock.at_us(system).div_euclid(1000);
+    client.info.touch(parent.map(|p| &p.name), &cmd.name, now);
+    now
 }
 
 /// processCommand's refusals after the lookup, in its order: authentication, MULTI,
@@ -218,13 +229,7 @@ pub fn execute_now<'s>(
     if pause::is_paused(state) {
         return None;
     }
-    let system = match std::mem::take(&mut client.recent_us) {
-        0 => crate::clock::system_us(),
-        t => t,
-    };
-    client.started_us = system;
-    let now = state.clock.at_us(system).div_euclid(1000);
-    client.info.touch(parent.map(|p| &p.name), &cmd.name, now);
+    let now = start(state, client, cmd, parent);
     if let Some((cmd, parent, e)) = refusal(state, client, cmd, parent, args) {
         return Some(reject(state, client, Some((cmd, parent)), e));
     }
