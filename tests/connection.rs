@@ -420,10 +420,7 @@ async fn concurrent_pipelines_of_commands_and_scripts_lose_no_increment() {
                 c.send(&batch).await;
                 for _ in 0..16 {
                     let r = c.reply().await;
-                    let v: i64 = std::str::from_utf8(&r[1..r.len() - 2])
-                        .unwrap()
-                        .parse()
-                        .unwrap();
+                    let v = int_of(&r);
                     assert!(v > last, "{v} after {last}");
                     last = v;
                 }

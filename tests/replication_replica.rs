@@ -432,10 +432,7 @@ async fn follow_redis_server(replica: &ServerHandle, master: &RedisMaster) {
     // The expiry travels as an absolute time: read within the millisecond the master set it,
     // all 30000 ms are left.
     let pttl = cmd!(r, "PTTL", "lock");
-    let left: i64 = std::str::from_utf8(&pttl[1..pttl.len() - 2])
-        .unwrap()
-        .parse()
-        .unwrap();
+    let left = int_of(&pttl);
     assert!(
         pttl[0] == b':' && (20_000..=30_000).contains(&left),
         "{pttl:?}"

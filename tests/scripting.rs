@@ -170,10 +170,7 @@ async fn redisson_lock_renew_unlock_scripts_behave_as_in_redis() {
                 assert_eq!(cmd!(r, "HGET", "myLock", "uuid:1"), b"$1\r\n2\r\n");
                 // Another holder is refused with the lock's remaining TTL.
                 let other = eval(&mut r, REDISSON_LOCK, &["myLock"], &["30000", "uuid:2"]).await;
-                let ttl: i64 = std::str::from_utf8(&other[1..other.len() - 2])
-                    .unwrap()
-                    .parse()
-                    .unwrap();
+                let ttl = int_of(&other);
                 assert!(
                     other[0] == b':' && (29000..=30000).contains(&ttl),
                     "{other:?}"

@@ -230,6 +230,14 @@ macro_rules! cmd {
     };
 }
 
+/// The number of an integer reply frame (`:n\r\n`), without checking its type byte.
+pub fn int_of(reply: &[u8]) -> i64 {
+    std::str::from_utf8(&reply[1..reply.len() - 2])
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 /// A field of an INFO reply, if present.
 pub fn info_field(info: &[u8], field: &str) -> Option<String> {
     String::from_utf8_lossy(info)
