@@ -19,6 +19,7 @@ mod bounds;
 mod iter;
 mod listpack;
 mod mem;
+mod member;
 mod order;
 mod skiplist;
 #[cfg(test)]

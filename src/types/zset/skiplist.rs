@@ -5,6 +5,7 @@ use std::ops::{Index, IndexMut};
 
 use hashbrown::HashTable;
 
+use super::member::Member;
 use super::order::cmp_entry;
 use crate::types::set::{hash_bytes, DictModel};
 
@@ -36,8 +37,9 @@ const ABSENT_LEVEL: Level = Level {
 };
 
 /// A skiplist node: one 64-byte, cache-line-aligned slot holding the score, the links of
-/// levels 0 to 2 (level 0's span is always 1), and the member's and any higher levels'
-/// boxes, so a descent, which compares scores, touches one line per node as Redis's
+/// levels 0 to 2 (level 0's span is always 1), the member (inline up to 15 bytes, else
+/// boxed) and any higher levels' box, so a descent, which compares scores, and a lookup,
+/// which compares members, touch one line per node as Redis's
 /// zskiplistNode with its inline level array does (a node apart from its levels costs a
 /// second cache miss at every step, which showed as 30-50% of ZADD, ZREM and ZRANK time on
 /// a 1,000,000-member set).
@@ -53,14 +55,15 @@ pub(super) struct Node {
     inline: [Level; INLINE],
     /// Levels 3 and up (empty, so not allocated, for 63 nodes in 64).
     overflow: Box<[Level]>,
-    pub(super) ele: Box<[u8]>,
+    /// Inline when it fits (see [`Member`]).
+    pub(super) ele: Member,
 }
 
 const _: () = assert!(std::mem::size_of::<Node>() == 64);
 
 impl Node {
     /// A node of `level` levels, not linked.
-    fn new(ele: Box<[u8]>, score: f64, level: usize) -> Node {
+    fn new(ele: Member, score: f64, level: usize) -> Node {
         let mut n = Node {
             score,
             backward: NIL,
@@ -243,7 +246,7 @@ fn random_level() -> usize {
 
 impl SkipList {
     pub(super) fn new() -> Self {
-        let header = Node::new(Box::default(), 0.0, MAX_LEVEL);
+        let header = Node::new(Member::default(), 0.0, MAX_LEVEL);
         SkipList {
             nodes: {
                 let mut a = Arena::default();
@@ -515,7 +518,7 @@ impl SkipList {
     /// Free unlinked, unindexed slot `x`: its boxes dropped, the slot on the free list.
     fn free_slot(&mut self, x: u32) {
         let n = &mut self.nodes[x as usize];
-        n.ele = Box::default();
+        n.ele = Member::default();
         n.overflow = Box::default();
         n.backward = FREE;
         self.nodes.release(x);
@@ -564,8 +567,11 @@ impl SkipList {
                 let f = self.fwd(h, i);
                 self.prefetch_below(h, i);
                 if f != NIL && {
-                    let m = &self.nodes[f as usize];
-                    cmp_entry(m.score, &m.ele, n.score, &n.ele).is_le()
+                    // Reaching `x` itself needs no comparison of its member with itself.
+                    f == x || {
+                        let m = &self.nodes[f as usize];
+                        cmp_entry(m.score, &m.ele, n.score, &n.ele).is_le()
+                    }
                 } {
                     rank += self.span(h, i) as usize;
                     h = f;
@@ -650,7 +656,7 @@ impl SkipList {
         while x != NIL {
             let n = std::mem::replace(
                 &mut self.nodes[x as usize],
-                Node::new(Box::default(), 0.0, 1),
+                Node::new(Member::default(), 0.0, 1),
             );
             let next = n.next;
             map[(x >> CLASS_SHIFT) as usize][(x & SLOT_MASK) as usize] = fresh.alloc(n);
