@@ -18,7 +18,8 @@
 #
 # Environment: N (requests, default 300000), C (clients, default 50), PRE (a script to
 # SCRIPT LOAD first), FILL (redis-benchmark arguments run before the measurement, unmeasured,
-# e.g. `-P 16 -n 300000 set lock:__rand_int__ tok` so a GET finds its key). Needs redis-server, redis-benchmark, redis-cli, perf, taskset.
+# e.g. `-P 16 -n 300000 set lock:__rand_int__ tok` so a GET finds its key), SYSCALLS (see below).
+# Needs redis-server, redis-benchmark, redis-cli, perf, taskset.
 set -u
 ROUNDS=${1:?rounds}
 shift
@@ -28,6 +29,12 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do SERVERS+=("$1"); shift; done
 shift
 N=${N:-300000}
 C=${C:-50}
+# SYSCALLS=1: also count the server's reads, writes and epoll_waits per request (tracepoints;
+# needs root or perf_event_paranoid <= 1).
+EVENTS=
+if [ -n "${SYSCALLS:-}" ]; then
+  for c in read recvfrom write sendto writev epoll_wait; do EVENTS="$EVENTS,syscalls:sys_enter_$c"; done
+fi
 STAT=$(mktemp)
 trap 'rm -f "$STAT"' EXIT
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
@@ -51,7 +58,7 @@ for r in $(seq 1 "$ROUNDS"); do
     # User and system CPU of the server from /proc (clock ticks): user time is where the
     # server's own code shows; system time is mostly the kernel's TCP work for both servers.
     read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$SP/stat")
-    perf stat -e task-clock,context-switches -p "$SP" -o "$STAT" 2>/dev/null &
+    perf stat -e "task-clock,context-switches$EVENTS" -p "$SP" -o "$STAT" 2>/dev/null &
     PS=$!
     sleep 0.1
     rps=$(taskset -c 0 redis-benchmark -p "$P" -c "$C" -n "$N" -r 100000 -q "$@" 2>&1 |
@@ -64,7 +71,16 @@ for r in $(seq 1 "$ROUNDS"); do
     cs=$(awk '/context-switches/ {gsub(",", "", $1); print $1}' "$STAT")
     awk -v l="$label" -v r="$r" -v rps="$rps" -v tc="$tc" -v cs="$cs" -v n="$N" \
       -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$(getconf CLK_TCK)" \
-      'BEGIN { printf "%-10s round %d  rps %10s  cpu_us/req %.2f  user %.2f  sys %.2f  ctx_switches/req %.3f\n", l, r, rps, tc * 1000 / n, u * 1e6 / hz / n, s * 1e6 / hz / n, cs / n }'
+      'BEGIN { printf "%-10s round %d  rps %10s  cpu_us/req %.2f  user %.2f  sys %.2f  ctx_switches/req %.3f", l, r, rps, tc * 1000 / n, u * 1e6 / hz / n, s * 1e6 / hz / n, cs / n }'
+    if [ -n "$EVENTS" ]; then
+      # Reads, writes and epoll_waits per request, whichever call each server uses.
+      awk -v n="$N" '/syscalls:sys_enter_/ {
+          gsub(",", "", $1); name = $2; sub(".*sys_enter_", "", name)
+          if (name == "recvfrom") name = "read"; if (name == "sendto" || name == "writev") name = "write"
+          c[name] += $1 }
+        END { printf "  reads/req %.3f  writes/req %.3f  epoll_waits/req %.3f", c["read"] / n, c["write"] / n, c["epoll_wait"] / n }' "$STAT"
+    fi
+    echo
     kill "$SP"
     wait "$SP" 2>/dev/null
   done
