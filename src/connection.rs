@@ -193,6 +193,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         }
         tokio::select! {
             r = input.read_from(&mut rd) => {
+                state.stats.reads_processed.fetch_add(1, Ordering::Relaxed);
                 match r {
                     Ok(0) | Err(_) => break,
                     Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
@@ -258,6 +259,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             cmd::runtime::persist::before_reply(&state).await;
             // Nearly every batch of replies fits the socket's buffer: one write, tried
             // without building the futures below (each registers with a token's lock).
+            state.stats.writes_processed.fetch_add(1, Ordering::Relaxed);
             match write_out(&mut wr, &out).now_or_never() {
                 Some(Ok(n)) => wrote(&state, &mut out, n),
                 Some(Err(_)) => break,
@@ -280,11 +282,15 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                     biased;
                     _ = info.kill.cancelled() => ok = false,
                     _ = state.shutdown.cancelled() => ok = false,
-                    r = write_out(&mut wr, &out) => match r {
-                        Ok(n) if n > 0 => wrote(&state, &mut out, n),
-                        _ => ok = false,
+                    r = write_out(&mut wr, &out) => {
+                        state.stats.writes_processed.fetch_add(1, Ordering::Relaxed);
+                        match r {
+                            Ok(n) if n > 0 => wrote(&state, &mut out, n),
+                            _ => ok = false,
+                        }
                     },
                     r = input.read_from(&mut rd), if reading => {
+                        state.stats.reads_processed.fetch_add(1, Ordering::Relaxed);
                         match r {
                             Ok(n) if n > 0 => {
                                 state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);

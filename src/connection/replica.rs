@@ -157,6 +157,7 @@ async fn follow<I: Requests, W: AsyncWrite + Unpin + Send>(
         }
         tokio::select! {
             r = input.read_more() => {
+                state.stats.reads_processed.fetch_add(1, Ordering::Relaxed);
                 match r {
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
@@ -253,6 +254,7 @@ async fn write<W: AsyncWrite + Unpin + Send>(
     wr: &mut W,
     bytes: &[u8],
 ) -> bool {
+    state.stats.writes_processed.fetch_add(1, Ordering::Relaxed);
     let ok = tokio::select! {
         biased;
         r = wr.write_all(bytes) => r.is_ok(),

@@ -166,6 +166,8 @@ fn config_resetstat(ctx: &mut Ctx, _: &[Bytes]) -> CmdResult {
         &st.rejected_connections,
         &st.net_input_bytes,
         &st.net_output_bytes,
+        &st.reads_processed,
+        &st.writes_processed,
         &st.sync_full,
         &st.sync_partial_ok,
         &st.sync_partial_err,

@@ -338,8 +338,8 @@ fn info_section(state: &ServerState, name: &str, out: &mut String) {
                 &state.observe.total_error_replies.load(Ordering::Relaxed),
             );
             kv("dump_payload_sanitizations", &0);
-            kv("total_reads_processed", &st.total_commands.get());
-            kv("total_writes_processed", &st.total_commands.get());
+            kv("total_reads_processed", &l(&st.reads_processed));
+            kv("total_writes_processed", &l(&st.writes_processed));
             kv("io_threaded_reads_processed", &0);
             kv("io_threaded_writes_processed", &0);
             // Replies are written from the client's outbox, never through Redis's resizable

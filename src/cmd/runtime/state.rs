@@ -23,6 +23,13 @@ pub struct Stats {
     pub rejected_connections: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    /// Reads of a client's socket, as Redis counts calls of readQueryFromClient
+    /// (total_reads_processed): one per read, whatever it returned.
+    pub reads_processed: AtomicU64,
+    /// Flushes of a client's replies, as Redis counts calls of writeToClient
+    /// (total_writes_processed): one per batch written and one per later write of a
+    /// reply that did not fit the socket at once.
+    pub writes_processed: AtomicU64,
     pub keyspace_hits: LockCounter,
     pub keyspace_misses: LockCounter,
     /// Full resynchronizations served (INFO's sync_full).
