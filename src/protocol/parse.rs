@@ -21,6 +21,9 @@ pub const BIG_ARG: usize = 32 * 1024;
 /// Bytes of a big argument that must have arrived before it gets a buffer of its full
 /// declared size (what arrived so far is copied once into it).
 const EAGER_ROOM: usize = 1024 * 1024;
+/// Arguments before a big one, in all, up to which they are copied out of the buffer that
+/// held the big argument's first bytes (see `make_room_for_big_arg`).
+const HEAD_COPY_MAX: usize = 64 * 1024;
 /// Largest multibulk count a client that still has to authenticate may declare.
 pub const UNAUTH_MAX_MULTIBULK: i64 = 10;
 /// Longest bulk a client that still has to authenticate may declare.
@@ -456,6 +459,17 @@ fn parse_bulks(
 /// costs no resident memory, so memory grows with the bytes received, not the length declared.
 fn make_room_for_big_arg(buf: &mut BytesMut, state: &mut ParseState, start: usize, len: usize) {
     let head = buf.split_to(start).freeze();
+    // The arguments before it (SET and a key) are copied out when small, so the buffer the
+    // first megabyte grew in is freed now rather than held by them until the big argument
+    // has arrived: with a few clients sending 10 MB values at once, those buffers raised
+    // the peak RSS above redis-server's.
+    let head = if state.spans.iter().map(|&(_, l)| l).sum::<usize>() <= HEAD_COPY_MAX {
+        let mut small = BytesMut::with_capacity(start);
+        small.extend_from_slice(&head);
+        small.freeze()
+    } else {
+        head
+    };
     for (s, l) in state.spans.drain(..) {
         state.args.push(head.slice(s..s + l));
     }
@@ -710,6 +724,32 @@ mod tests {
             None
         );
         assert!(b.capacity() < 1024 * 1024);
+    }
+
+    #[test]
+    fn arguments_before_a_big_one_leave_the_buffer_its_first_bytes_arrived_in() {
+        let len = 3 * EAGER_ROOM;
+        let mut b = BytesMut::from(format!("*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n${len}\r\n").as_bytes());
+        b.extend_from_slice(&vec![b'v'; EAGER_ROOM + 10]);
+        let first = b.as_ptr() as usize..b.as_ptr() as usize + b.capacity();
+        let mut state = ParseState::default();
+        let limits = Limits::default();
+        assert_eq!(parse_request(&mut b, &mut state, &limits).unwrap(), None);
+        assert_eq!(state.big_arg_missing(&b), Some(len + 2 - (EAGER_ROOM + 10)));
+        for a in &state.args {
+            assert!(
+                !first.contains(&(a.as_ptr() as usize)),
+                "{a:?} still holds the first buffer"
+            );
+        }
+        b.extend_from_slice(&vec![b'v'; len - EAGER_ROOM - 10]);
+        b.extend_from_slice(b"\r\n");
+        let args = parse_request(&mut b, &mut state, &limits).unwrap().unwrap();
+        assert_eq!(&args[0][..], b"SET");
+        assert_eq!(&args[1][..], b"key");
+        assert_eq!(args[2].len(), len);
+        assert!(args[2].iter().all(|&c| c == b'v'));
+        assert!(b.is_empty());
     }
 
     #[test]
