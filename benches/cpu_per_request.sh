@@ -36,7 +36,9 @@ if [ -n "${SYSCALLS:-}" ]; then
   for c in read recvfrom write sendto writev epoll_wait; do EVENTS="$EVENTS,syscalls:sys_enter_$c"; done
 fi
 STAT=$(mktemp)
-trap 'rm -f "$STAT"' EXIT
+# The servers' working directory: a dump.rdb left where the script is run would be loaded.
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$STAT" "$SCRATCH"' EXIT
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 for r in $(seq 1 "$ROUNDS"); do
   for spec in "${SERVERS[@]}"; do
@@ -44,10 +46,10 @@ for r in $(seq 1 "$ROUNDS"); do
     server=${spec#*=}
     P=$(port)
     if [ "$server" = redis ]; then
-      taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
+      taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --dir "$SCRATCH" --appendonly no >/dev/null &
     else
       # shellcheck disable=SC2086 # the command line may carry VAR=value words
-      taskset -c 1 env $server --port "$P" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
+      taskset -c 1 env $server --port "$P" --bind 127.0.0.1 --save '' --dir "$SCRATCH" >/dev/null 2>&1 &
     fi
     SP=$!
     for _ in $(seq 100); do redis-cli -p "$P" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done

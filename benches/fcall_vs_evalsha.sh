@@ -27,9 +27,9 @@ redis.register_function('acquire', function(KEYS, ARGV) $ACQUIRE end)"
 for r in $(seq 1 "$ROUNDS"); do
   P=$(port)
   if [[ "$(basename "$BIN")" == redis-server ]]; then
-    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' --dir "$OUT" --appendonly no >/dev/null 2>&1 &
   else
-    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
+    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' --dir "$OUT" >/dev/null 2>&1 &
   fi
   SP=$!
   for _ in $(seq 1 250); do redis-cli -p "$P" PING 2>/dev/null | grep -q PONG && break; sleep 0.02; done

@@ -32,7 +32,7 @@ rps() {
 run() {
   local kind=$1 p sp
   p=$(port)
-  local args=(--port "$p" --bind 127.0.0.1 --save '' --appendonly no)
+  local args=(--port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$OUT")
   if [ "$kind" = redis ]; then
     taskset -c 1 redis-server "${args[@]}" >/dev/null 2>&1 &
   else

@@ -36,10 +36,10 @@ print(f"{name:9} {lists} lists of {elements} short strings: +{(after-before)/102
 PY
 }
 P=$(port); D=$(mktemp -d)
-redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --pidfile "$D/r.pid" >/dev/null
+redis-server --port "$P" --bind 127.0.0.1 --save '' --dir "$D" --appendonly no --daemonize yes --pidfile "$D/r.pid" >/dev/null
 up "$P" && measure redis "$P" "$(cat "$D/r.pid")"
 redis-cli -p "$P" shutdown nosave >/dev/null 2>&1
 P=$(port)
-"$BIN" --port "$P" --bind 127.0.0.1 --save '' >"$D/resplock.log" 2>&1 & SP=$!
+"$BIN" --port "$P" --bind 127.0.0.1 --save '' --dir "$D" >"$D/resplock.log" 2>&1 & SP=$!
 up "$P" && measure resplock "$P" "$SP"
 kill "$SP" 2>/dev/null; wait "$SP" 2>/dev/null; rm -rf "$D"

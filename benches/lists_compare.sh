@@ -24,10 +24,10 @@ up() { for _ in $(seq 1 250); do redis-cli -p "$1" PING 2>/dev/null | grep -q PO
 start_server() {
   P=$(port)
   if [ "$1" = redis ]; then
-    taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --pidfile "$OUT/redis.pid" >/dev/null
+    taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --dir "$OUT" --appendonly no --daemonize yes --pidfile "$OUT/redis.pid" >/dev/null
     up "$P" || { echo "redis-server did not start"; exit 1; }
   else
-    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' >"$OUT/resplock.log" 2>&1 &
+    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' --dir "$OUT" >"$OUT/resplock.log" 2>&1 &
     SP=$!
     up "$P" || { echo "resplock did not start"; kill $SP; exit 1; }
   fi

@@ -64,13 +64,13 @@ bench() {
 echo "# load before: $(uptime)"
 for r in $(seq 1 "$ROUNDS"); do
   P=$(port)
-  taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --pidfile "$OUT/redis.pid" --logfile "$OUT/redis.log"
+  taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --dir "$OUT" --appendonly no --daemonize yes --pidfile "$OUT/redis.pid" --logfile "$OUT/redis.log"
   up "$P" || { echo "redis-server did not start"; exit 1; }
   RP=$(cat "$OUT/redis.pid")
   bench redis "$r" "$P" "$RP"
   redis-cli -p "$P" shutdown nosave >/dev/null 2>&1
   P=$(port)
-  taskset -c 1 "$BIN" --port "$P" --save '' --appendonly no >"$OUT/resplock.server.log" 2>&1 &
+  taskset -c 1 "$BIN" --port "$P" --save '' --dir "$OUT" --appendonly no >"$OUT/resplock.server.log" 2>&1 &
   SP=$!
   up "$P" || { echo "resplock did not start"; kill $SP; exit 1; }
   bench resplock "$r" "$P" "$SP"

@@ -13,7 +13,9 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 used() { redis-cli -p "$1" INFO memory | tr -d '\r' | awk -F: '/^used_memory:/ {print $2}'; }
 CMDS=$(mktemp)
-trap 'rm -f "$CMDS"' EXIT
+# The servers' working directory: a dump.rdb left where the script is run would be loaded.
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$CMDS" "$SCRATCH"' EXIT
 python3 - "$N" >"$CMDS" <<'PY'
 import sys
 line = b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$5\r\nfield\r\n$5\r\nvalue\r\n"
@@ -25,9 +27,9 @@ run() {
   local port pid b_rss b_used a_rss a_used
   port=$(free_port)
   if [ "$1" = redis ]; then
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --dir "$SCRATCH" --appendonly no >/dev/null 2>&1 &
   else
-    "$BIN" --port "$port" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
+    "$BIN" --port "$port" --bind 127.0.0.1 --save '' --dir "$SCRATCH" >/dev/null 2>&1 &
   fi
   pid=$!
   for _ in $(seq 1 100); do redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done

@@ -18,6 +18,9 @@ N=${2:-50000}
 shift $(( $# >= 2 ? 2 : 1 ))
 SCENARIOS=("$@")
 [ ${#SCENARIOS[@]} -eq 0 ] && SCENARIOS=(bitmap1k bitmap1k_grown lock set10 zset10)
+# The servers' working directory: a dump.rdb left where the script is run would be loaded.
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$SCRATCH"' EXIT
 
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
@@ -55,9 +58,9 @@ run() {
   local kind=$1 sc=$2 port pid need
   port=$(free_port)
   if [ "$kind" = redis ]; then
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --dir "$SCRATCH" --appendonly no >/dev/null 2>&1 &
   else
-    "$BIN" --port "$port" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
+    "$BIN" --port "$port" --bind 127.0.0.1 --save '' --dir "$SCRATCH" >/dev/null 2>&1 &
   fi
   pid=$!
   for _ in $(seq 1 100); do redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break; sleep 0.05; done

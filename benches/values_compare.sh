@@ -27,9 +27,9 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 start() { # start NAME -> sets P and SP
   P=$(free_port)
   if [ "$1" = redis ]; then
-    taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+    taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --dir "$TMP" --appendonly no >/dev/null 2>&1 &
   else
-    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
+    taskset -c 1 "$BIN" --port "$P" --bind 127.0.0.1 --save '' --dir "$TMP" >/dev/null 2>&1 &
   fi
   SP=$!
   for _ in $(seq 1 100); do redis-cli -p "$P" PING 2>/dev/null | grep -q PONG && return; sleep 0.05; done

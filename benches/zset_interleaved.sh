@@ -37,12 +37,12 @@ PY
 
 PORTS=(); NAMES=()
 P=$(free_port)
-taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+taskset -c 1 redis-server --port "$P" --bind 127.0.0.1 --save '' --dir "$TMP" --appendonly no >/dev/null 2>&1 &
 PIDS+=($!); PORTS+=("$P"); NAMES+=(redis)
 n=1
 for b in "$@"; do
   P=$(free_port)
-  taskset -c 1 "$b" --port "$P" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
+  taskset -c 1 "$b" --port "$P" --bind 127.0.0.1 --save '' --dir "$TMP" >/dev/null 2>&1 &
   PIDS+=($!); PORTS+=("$P"); NAMES+=("resplock$n"); n=$((n + 1))
 done
 for P in "${PORTS[@]}"; do
