@@ -17,7 +17,7 @@
 //! REQUESTS x ROUNDS.
 
 use bytes::{Bytes, BytesMut};
-use resplock::protocol::{parse_request, Limits, ParseState};
+use resplock::protocol::{encode_bulks, parse_request, Limits, ParseState};
 use resplock::testkit::Harness;
 use resplock::Config;
 
@@ -37,21 +37,10 @@ fn args(parts: &[&[u8]]) -> Vec<Bytes> {
     parts.iter().map(|p| Bytes::copy_from_slice(p)).collect()
 }
 
-/// `*n` then each argument as a bulk string.
-fn resp(parts: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", parts.len()).into_bytes();
-    for p in parts {
-        out.extend_from_slice(format!("${}\r\n", p.len()).as_bytes());
-        out.extend_from_slice(p);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
 /// ns per request of parsing `n` requests, 16 per buffer as a pipelining client sends them.
 fn parse_block(n: usize) -> f64 {
     let batch: Vec<u8> = (0..16)
-        .flat_map(|i| resp(&[b"GET", format!("lock:{:012}", i * 7919).as_bytes()]))
+        .flat_map(|i| encode_bulks(&[b"GET", format!("lock:{:012}", i * 7919).as_bytes()]))
         .collect();
     let limits = Limits::default();
     let mut state = ParseState::default();

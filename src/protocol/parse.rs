@@ -464,9 +464,7 @@ fn make_room_for_big_arg(buf: &mut BytesMut, state: &mut ParseState, start: usiz
     // has arrived: with a few clients sending 10 MB values at once, those buffers raised
     // the peak RSS above redis-server's.
     let head = if state.spans.iter().map(|&(_, l)| l).sum::<usize>() <= HEAD_COPY_MAX {
-        let mut small = BytesMut::with_capacity(start);
-        small.extend_from_slice(&head);
-        small.freeze()
+        Bytes::copy_from_slice(&head)
     } else {
         head
     };
