@@ -16,9 +16,12 @@
 //! limit (`ClientInfo::kill`) stops at once, even in the middle of a write to a peer that does
 //! not read.
 
+mod event_loop;
 mod input;
 mod pool;
 mod replica;
+
+pub(crate) use event_loop::Loops;
 
 use crate::cmd::runtime::client::{Client, ClientInfo};
 use crate::cmd::runtime::client_limits::SoftLimitClock;
@@ -165,23 +168,76 @@ impl Stream for tokio::net::UnixStream {
     }
 }
 
+/// A client's state apart from its socket: what moves from the event loop to a task
+/// (`event_loop`), and what [`serve`] starts with.
+pub(crate) struct Conn {
+    client: Client,
+    input: Input,
+    /// Lent by the pool while there are replies to write (see `pool`).
+    out: Output,
+    taken: Taken,
+    soft_clock: SoftLimitClock,
+    /// Whether the client was already forgotten (see `serve_conn`).
+    gone: bool,
+    _serving: Serving,
+}
+
+impl Conn {
+    /// A new client, registered with the server.
+    fn connect(state: &ServerState, peer: Peer) -> Conn {
+        let _serving = Serving::start();
+        let id = state.next_client_id();
+        let client = cmd::runtime::clients::connect(state, id, peer.addr, peer.laddr);
+        client.info.set_unix_socket(peer.unix_socket);
+        Conn {
+            client,
+            input: Input::new(),
+            out: Output::new(),
+            taken: Taken::default(),
+            soft_clock: SoftLimitClock::default(),
+            gone: false,
+            _serving,
+        }
+    }
+}
+
 /// Serve one client until it disconnects, is killed or the server stops.
 pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
-    let _serving = Serving::start();
-    let id = state.next_client_id();
-    let mut client = cmd::runtime::clients::connect(&state, id, peer.addr, peer.laddr);
-    client.info.set_unix_socket(peer.unix_socket);
+    let mut conn = Conn::connect(&state, peer);
+    let (rd, wr) = stream.split();
+    conn.client.socket_fd = rd.raw_fd();
+    serve_conn(state, conn, rd, wr, None, false).await;
+}
+
+/// Serve a client from where it stands: `pending`, a request the event loop could not run
+/// at once, runs first; `resumed` (a client coming from the event loop) writes what is in
+/// `out` before it waits for anything.
+async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
+    state: Arc<ServerState>,
+    conn: Conn,
+    mut rd: R,
+    mut wr: W,
+    pending: Option<Vec<Bytes>>,
+    resumed: bool,
+) {
+    let Conn {
+        mut client,
+        mut input,
+        mut out,
+        mut taken,
+        mut soft_clock,
+        mut gone,
+        _serving,
+    } = conn;
     let info = client.info.clone();
     let push = client.push.clone();
-    let mut taken = Taken::default();
-    let (mut rd, mut wr) = stream.split();
-    client.socket_fd = rd.raw_fd();
-    let mut input = Input::new();
-    // Lent by the pool while there are replies to write (see `pool`).
-    let mut out = Output::new();
-    let mut soft_clock = SoftLimitClock::default();
-    // Whether the client was already forgotten (see below).
-    let mut gone = false;
+    let mut skip_wait = resumed;
+    if let Some(mut args) = pending {
+        lend(&mut out);
+        let reply = cmd::dispatch::execute::execute(&state, &mut client, &mut args).await;
+        finish_request(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock, args, reply);
+        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+    }
     loop {
         // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
         // out, but its socket is still read so a disconnect is seen at once. It may wait for
@@ -191,7 +247,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         if info.kill.is_cancelled() || state.shutdown.is_cancelled() {
             break;
         }
-        tokio::select! {
+        if !std::mem::take(&mut skip_wait) { tokio::select! {
             r = input.read_from(&mut rd) => {
                 state.stats.reads_processed.fetch_add(1, Ordering::Relaxed);
                 match r {
@@ -240,7 +296,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
                     process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
                 }
             }
-        }
+        } }
         if info.kill.is_cancelled() {
             // Closed for its output-buffer limit (or killed) while its replies were made:
             // Redis discards what was pending.
@@ -333,13 +389,7 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
             break;
         }
         input.shrink_if_idle();
-        let mem = &info.extra.mem;
-        info.extra
-            .qbuf
-            .store(input.pending_bytes(), Ordering::Relaxed);
-        if mem.qbuf_alloc.swap(input.allocated(), Ordering::Relaxed) != input.allocated() {
-            cmd::runtime::client_mem::account(&state, &info);
-        }
+        account_idle(&state, &info, &input);
     }
     // Forget the client (its subscriptions included) before the peer can see the close, as
     // Redis frees a client before its socket: whoever saw the close then sees it gone.
@@ -347,6 +397,18 @@ pub async fn serve<S: Stream>(state: Arc<ServerState>, stream: S, peer: Peer) {
         cmd::runtime::clients::disconnect(&state, &client);
     }
     let _ = wr.shutdown().await;
+}
+
+/// Everything was written: what the query buffer holds now, for CLIENT LIST and
+/// maxmemory-clients.
+fn account_idle(state: &ServerState, info: &ClientInfo, input: &Input) {
+    let mem = &info.extra.mem;
+    info.extra
+        .qbuf
+        .store(input.pending_bytes(), Ordering::Relaxed);
+    if mem.qbuf_alloc.swap(input.allocated(), Ordering::Relaxed) != input.allocated() {
+        cmd::runtime::client_mem::account(state, info);
+    }
 }
 
 /// `n` bytes of `out` reached the socket.
@@ -531,7 +593,8 @@ async fn process_input(
     soft_clock: &mut SoftLimitClock,
 ) {
     let mut ahead = LookAhead::default();
-    while let Some(mut args) = run_at_once(state, client, taken, input, out, soft_clock, &mut ahead)
+    while let Some(mut args) =
+        run_at_once(state, client, taken, input, out, soft_clock, &mut ahead, false)
     {
         let reply = cmd::dispatch::execute::execute(state, client, &mut args).await;
         finish_request(state, client, taken, input, out, soft_clock, args, reply);
@@ -551,7 +614,8 @@ struct LookAhead {
 /// Parse and run the complete requests in `input` for as long as each can run at once
 /// (`execute_now`), keeping the server lock from one to the next (see `Batch`). Returns the
 /// first request that must go through `execute` (the lock released), or None when there is
-/// nothing more to run now.
+/// nothing more to run now. `patient`: wait for a short holder of the lock (`Batch::patient`).
+#[allow(clippy::too_many_arguments)]
 fn run_at_once(
     state: &Arc<ServerState>,
     client: &mut Client,
@@ -560,8 +624,13 @@ fn run_at_once(
     out: &mut Output,
     soft_clock: &mut SoftLimitClock,
     ahead: &mut LookAhead,
+    patient: bool,
 ) -> Option<Vec<Bytes>> {
-    let mut batch = cmd::dispatch::execute::Batch::default();
+    let mut batch = if patient {
+        cmd::dispatch::execute::Batch::patient()
+    } else {
+        cmd::dispatch::execute::Batch::default()
+    };
     while !client.close_after_reply
         && !client.is_blocked()
         && !client.info.kill.is_cancelled()

@@ -192,6 +192,16 @@ impl PushQueue {
         self.kill.bell().rung()
     }
 
+    /// The doorbell a queued frame, CLIENT KILL and shutdown ring (see [`notified`](Self::notified)).
+    pub fn bell(&self) -> &crate::wake::Doorbell {
+        self.kill.bell()
+    }
+
+    /// Whether frames are queued.
+    pub fn has_frames(&self) -> bool {
+        self.nonempty.load(Ordering::Acquire)
+    }
+
     /// Take queued frames, in order, until at least `max_bytes` are taken (at least one
     /// frame) or the queue is empty. Releases them from the backlog. Returns true if frames
     /// remain; the next [`notified`](Self::notified) then resolves at once.

@@ -37,6 +37,13 @@ impl Doorbell {
         Rung(self)
     }
 
+    /// Have `waker` woken by the next ring (a waiter that is not a task: the event loop's
+    /// clients, see `connection::event_loop`). A ring takes the waker, so the caller watches
+    /// again after each wake, then looks at what it watches for.
+    pub fn watch(&self, waker: &std::task::Waker) {
+        self.waker.register(waker);
+    }
+
     fn take(&self) -> bool {
         // A load first: the common poll finds nothing and writes nothing.
         self.rung.load(Ordering::Acquire) && self.rung.swap(false, Ordering::AcqRel)

@@ -103,6 +103,46 @@ impl Input {
         total
     }
 
+    /// The event loop's read (`super::event_loop`): what the socket holds now, without
+    /// waiting, taking in up to a megabyte past a read that filled the buffer as
+    /// [`Input::read_on`] does. `Ok((n, more))`: `n` bytes read (0: the peer closed),
+    /// `more` when the read stopped at that megabyte with bytes perhaps left in the socket.
+    /// `Err(WouldBlock)`: nothing had arrived.
+    pub(super) fn read_now(&mut self, sock: &std::net::TcpStream) -> std::io::Result<(usize, bool)> {
+        let sock = socket2::SockRef::from(sock);
+        let mut total = 0;
+        loop {
+            self.make_room();
+            let room = self.buf.spare_capacity_mut();
+            let want = room.len();
+            match sock.recv(room) {
+                Ok(n) => {
+                    // SAFETY: recv initialised the first `n` bytes of the spare capacity.
+                    unsafe { self.buf.set_len(self.buf.len() + n) };
+                    total += n;
+                    if n == 0 || n < want {
+                        return Ok((total, false));
+                    }
+                    if self.buf.len() >= EAGER_LIMIT {
+                        return Ok((total, true));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) if total > 0 => return Ok((total, false)),
+                Err(e) => {
+                    self.release_if_empty();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Whether a big argument is being read into its own buffer (the task's reads do that:
+    /// [`Input::read_from`]).
+    pub(super) fn reading_big_arg(&self) -> bool {
+        self.state.big_arg_missing(&self.buf).is_some()
+    }
+
     /// Room for one ordinary read: a pooled buffer if none is held.
     fn make_room(&mut self) {
         if self.buf.capacity() == 0 && self.buf.is_empty() {

@@ -208,6 +208,8 @@ pub(super) struct Sockets {
     runtime: tokio::runtime::Handle,
     accepting: TaskTracker,
     connections: TaskTracker,
+    /// The event loops plain TCP clients are served on (None: a task per client).
+    loops: Option<Arc<connection::Loops>>,
     open: Mutex<(Vec<Open>, Vec<Open>)>,
 }
 
@@ -223,6 +225,7 @@ impl Sockets {
         let sockets = Sockets {
             state: Arc::downgrade(state),
             runtime: tokio::runtime::Handle::current(),
+            loops: connection::Loops::start(state, &connections),
             accepting,
             connections,
             open: Mutex::new((Vec::new(), Vec::new())),
@@ -247,6 +250,7 @@ impl Sockets {
             l,
             stop.clone(),
             self.connections.clone(),
+            self.loops.clone(),
         ));
         Ok(Open { socket, stop })
     }
@@ -437,6 +441,7 @@ async fn accept_tcp(
     listener: TcpListener,
     stop: Cancel,
     tracker: TaskTracker,
+    loops: Option<Arc<connection::Loops>>,
 ) {
     loop {
         let accepted = tokio::select! {
@@ -473,6 +478,13 @@ async fn accept_tcp(
             addr: peer.to_string(),
             laddr,
             unix_socket: false,
+        };
+        let (stream, peer) = match &loops {
+            Some(loops) => match loops.serve(&state, stream, peer) {
+                Ok(()) => continue,
+                Err(back) => back,
+            },
+            None => (stream, peer),
         };
         tracker.spawn(connection::serve(state.clone(), stream, peer));
     }

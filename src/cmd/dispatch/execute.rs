@@ -185,6 +185,22 @@ fn refusal(
 #[derive(Default)]
 pub struct Batch<'s> {
     held: Option<Held<'s>>,
+    /// Wait for a short holder of the lock instead of giving up at once (see [`Batch::patient`]).
+    patient: bool,
+}
+
+impl Batch<'_> {
+    /// A batch whose first request blocks its thread for a short holder of the server lock
+    /// (`ServerLock::lock_briefly`) rather than returning None at once: for the event loop,
+    /// whose only other way to wait is to hand the client over to a task for good. A long
+    /// holder (a script past its first 200 µs) still makes it return None, so the client
+    /// gets BUSY from its task.
+    pub fn patient() -> Self {
+        Batch {
+            held: None,
+            patient: true,
+        }
+    }
 }
 
 /// Run one request at once on this thread if it is the common case: an ordinary command or
@@ -223,7 +239,11 @@ pub fn execute_now<'s>(
         return None;
     }
     if batch.held.is_none() {
-        batch.held = Some(state.lock.try_lock()?);
+        batch.held = Some(if batch.patient {
+            state.lock.lock_briefly()?
+        } else {
+            state.lock.try_lock()?
+        });
     }
     // Under the lock, as CLIENT PAUSE changes it.
     if pause::is_paused(state) {

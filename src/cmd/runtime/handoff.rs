@@ -18,6 +18,19 @@ thread_local! {
     pub static INLINE_SINCE: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
 }
 
+thread_local! {
+    /// What else must move off this thread when a script runs long: the event loop running
+    /// the script holds other clients in the same task, which block_in_place cannot move
+    /// (see `connection::event_loop`). Taken (run once) by [`hand_off_if_long`].
+    static ON_LONG: std::cell::RefCell<Option<Arc<dyn Fn() + Send + Sync>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Set (or clear, `None`) what [`hand_off_if_long`] runs first on this thread.
+pub fn set_on_long(hook: Option<Arc<dyn Fn() + Send + Sync>>) {
+    ON_LONG.with(|h| *h.borrow_mut() = hook);
+}
+
 /// The scripting layer's tick, called from the Lua count hook. tokio keeps some runnable
 /// tasks where no other worker can take them (the LIFO slot, the tasks deferred by a yield),
 /// and an I/O event is only noticed by a worker parked on the driver: a script that keeps
@@ -38,6 +51,9 @@ pub fn hand_off_if_long() {
     });
     if !long {
         return;
+    }
+    if let Some(hook) = ON_LONG.with(|h| h.borrow_mut().take()) {
+        hook();
     }
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;

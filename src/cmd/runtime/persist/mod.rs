@@ -96,23 +96,35 @@ pub fn loading_error(
 /// waiting together, while its worker serves the others; otherwise the write into the page
 /// cache is done here, on the worker.
 pub async fn before_reply(state: &ServerState) {
+    if !before_reply_now(state) {
+        let aof = state.persist.aof.read().clone();
+        if let Some(aof) = aof {
+            aof.durable(aof.appended()).await;
+        }
+    }
+}
+
+/// [`before_reply`] without waiting: false when the replies must wait for an fsync
+/// (`appendfsync always` with writes not yet synced), which the caller then awaits with
+/// [`before_reply`] (the event loop hands the client to a task for it).
+pub fn before_reply_now(state: &ServerState) -> bool {
     if state.persist.aof_state.load(Ordering::Relaxed) == aof::OFF {
-        return;
+        return true;
     }
     let aof = state.persist.aof.read().clone();
     if let Some(aof) = aof {
         let upto = aof.appended();
         if !aof.is_flushed(upto) {
             if aof.policy() == crate::aof::append::Fsync::Always {
-                aof.durable(upto).await;
-            } else {
-                // A write into the page cache takes microseconds, far less than handing the
-                // worker's other tasks to another thread (block_in_place, per request): with
-                // it, `everysec` served a fifth of redis-server's SET NX PX rate.
-                aof.flush_to(upto);
+                return false;
             }
+            // A write into the page cache takes microseconds, far less than handing the
+            // worker's other tasks to another thread (block_in_place, per request): with
+            // it, `everysec` served a fifth of redis-server's SET NX PX rate.
+            aof.flush_to(upto);
         }
     }
+    true
 }
 
 /// finishShutdown's persistence half, before the server stops (SHUTDOWN, SIGTERM): a running
