@@ -367,11 +367,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
             if !ok || info.kill.is_cancelled() {
                 break;
             }
-            if out.capacity() > 1024 * 1024 {
-                // A big reply's buffer is freed (never pooled) and its pages go back.
-                out = Output::new();
-                input::release_freed_memory();
-            }
+            free_big_output(&mut out);
         }
         // Everything written: the buffers go back to the pool until bytes move again, so an
         // idle or blocked client holds none.
@@ -408,6 +404,14 @@ fn account_idle(state: &ServerState, info: &ClientInfo, input: &Input) {
         .store(input.pending_bytes(), Ordering::Relaxed);
     if mem.qbuf_alloc.swap(input.allocated(), Ordering::Relaxed) != input.allocated() {
         cmd::runtime::client_mem::account(state, info);
+    }
+}
+
+/// Everything was written: a big reply's buffer is freed (never pooled) and its pages go back.
+fn free_big_output(out: &mut Output) {
+    if out.capacity() > 1024 * 1024 {
+        *out = Output::new();
+        input::release_freed_memory();
     }
 }
 

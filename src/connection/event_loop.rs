@@ -22,7 +22,8 @@ use crate::cmd::{self, ServerState};
 use crate::protocol::{Output, MAX_SLICES};
 use crate::wake::Doorbell;
 use bytes::Bytes;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, ReentrantMutex};
+use std::cell::RefCell;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -89,7 +90,12 @@ impl Loops {
 /// One event loop: its epoll set and the clients in it.
 struct Loop {
     epoll: AsyncFd<OwnedFd>,
-    slots: Mutex<Slots>,
+    /// Touched by the loop's own thread only: the loop holds the lock for a whole pass (one
+    /// lock per pass, not per client), and the long-script hook, which runs on that thread
+    /// inside the pass, takes it again (see [`Loop::rescue`]).
+    slots: ReentrantMutex<RefCell<Slots>>,
+    /// New clients, registered by the loop at its next turn.
+    incoming: Mutex<Vec<(Conn, std::net::TcpStream)>>,
     /// Clients whose doorbell rang (see [`Ring`]), for the loop to look at.
     rings: Mutex<Vec<u64>>,
     /// Rung with `rings`.
@@ -235,7 +241,8 @@ impl Loop {
         let epoll = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)? };
         Ok(Loop {
             epoll,
-            slots: Mutex::new(Slots::default()),
+            slots: ReentrantMutex::new(RefCell::new(Slots::default())),
+            incoming: Mutex::new(Vec::new()),
             rings: Mutex::new(Vec::new()),
             bell: Doorbell::default(),
             busy: AtomicBool::new(false),
@@ -243,43 +250,54 @@ impl Loop {
         })
     }
 
-    /// Register a new client and add its socket to the epoll set.
-    fn add(self: &Arc<Self>, state: &Arc<ServerState>, sock: std::net::TcpStream, peer: Peer) {
+    /// Take a new client: registered with the server now, served from the loop's next turn.
+    fn add(&self, state: &Arc<ServerState>, sock: std::net::TcpStream, peer: Peer) {
         let mut conn = Conn::connect(state, peer);
-        let fd = sock.as_raw_fd();
-        conn.client.socket_fd = Some(fd);
-        let token = self.slots.lock().reserve();
-        let waker = Waker::from(Arc::new(Ring {
-            lp: Arc::downgrade(self),
-            token,
-        }));
-        conn.client.push.bell().watch(&waker);
-        let c = Box::new(LoopClient {
-            conn,
-            sock,
-            waker,
-            more: false,
-        });
-        self.slots.lock().put(token, c);
-        let mut ev = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: token,
-        };
-        // SAFETY: `ev` outlives the call, which copies it.
-        let rc = unsafe {
-            libc::epoll_ctl(
-                self.epoll.get_ref().as_raw_fd(),
-                libc::EPOLL_CTL_ADD,
-                fd,
-                &mut ev,
-            )
-        };
-        // Shutdown may have begun after the accept: the loop may be gone already.
-        if rc != 0 || state.shutdown.is_cancelled() {
-            let c = self.slots.lock().take(token);
-            self.slots.lock().remove(token);
-            if let Some(c) = c {
-                close(state, c);
+        conn.client.socket_fd = Some(sock.as_raw_fd());
+        self.incoming.lock().push((conn, sock));
+        self.bell.ring();
+    }
+
+    /// Put the new clients in the epoll set (on the loop's thread).
+    fn register(self: &Arc<Self>, state: &Arc<ServerState>) {
+        let incoming = std::mem::take(&mut *self.incoming.lock());
+        for (conn, sock) in incoming {
+            let guard = self.slots.lock();
+            let token = guard.borrow_mut().reserve();
+            let waker = Waker::from(Arc::new(Ring {
+                lp: Arc::downgrade(self),
+                token,
+            }));
+            conn.client.push.bell().watch(&waker);
+            let fd = sock.as_raw_fd();
+            let c = Box::new(LoopClient {
+                conn,
+                sock,
+                waker,
+                more: false,
+            });
+            guard.borrow_mut().put(token, c);
+            // EPOLLRDHUP: a peer that sent its last bytes and closed is reported as such,
+            // so the pass knows the socket still holds its end (see `pass`).
+            let mut ev = libc::epoll_event {
+                events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+                u64: token,
+            };
+            // SAFETY: `ev` outlives the call, which copies it.
+            let rc = unsafe {
+                libc::epoll_ctl(
+                    self.epoll.get_ref().as_raw_fd(),
+                    libc::EPOLL_CTL_ADD,
+                    fd,
+                    &mut ev,
+                )
+            };
+            if rc != 0 {
+                let c = guard.borrow_mut().take(token);
+                guard.borrow_mut().remove(token);
+                if let Some(c) = c {
+                    close(state, c);
+                }
             }
         }
     }
@@ -296,15 +314,17 @@ impl Loop {
             Arc::new(move || {
                 if let (Some(lp), Some(st)) = (lp.upgrade(), st.upgrade()) {
                     lp.busy.store(true, Ordering::Release);
-                    let tracker = lp.tracker.clone();
-                    tracker.spawn(async move { lp.rescue(&st) });
+                    lp.rescue(&st);
                 }
             })
         };
         loop {
             tokio::select! {
                 biased;
-                _ = self.bell.rung() => self.rung(&state),
+                _ = self.bell.rung() => {
+                    self.register(&state);
+                    self.rung(&state);
+                }
                 r = self.epoll.readable() => {
                     let Ok(mut guard) = r else { break };
                     // SAFETY: `events` has room for MAX_EVENTS entries.
@@ -318,7 +338,10 @@ impl Loop {
                     };
                     let n = n.max(0) as usize;
                     cmd::runtime::handoff::set_on_long(Some(hook.clone()));
-                    let drained = self.pass(&state, &events[..n], &mut ran);
+                    let drained = {
+                        let slots = self.slots.lock();
+                        self.pass(&state, &slots, &events[..n], &mut ran)
+                    };
                     cmd::runtime::handoff::set_on_long(None);
                     self.busy.store(false, Ordering::Release);
                     // Tokio clears the readiness only if its reactor saw nothing new since:
@@ -330,7 +353,8 @@ impl Loop {
                 _ = &mut shutdown => break,
             }
         }
-        let all = self.slots.lock().drain();
+        self.register(&state);
+        let all = self.slots.lock().borrow_mut().drain();
         for c in all {
             close(&state, c);
         }
@@ -341,39 +365,52 @@ impl Loop {
     fn pass(
         &self,
         state: &Arc<ServerState>,
+        slots: &RefCell<Slots>,
         events: &[libc::epoll_event],
         ran: &mut Vec<u64>,
     ) -> bool {
         let mut drained = true;
         for ev in events {
             let token = ev.u64;
-            let Some(mut c) = self.slots.lock().take(token) else {
+            let Some(mut c) = slots.borrow_mut().take(token) else {
                 continue;
             };
             match read_and_run(state, &mut c) {
                 Next::Stay => {
-                    drained &= !c.more;
+                    // The epoll set is level-triggered but tokio's registration of it is not:
+                    // readiness is cleared after a pass only if no client may still have
+                    // something to read, here a close that came with its last bytes (a short
+                    // read does not show it; the next pass's read returns 0).
+                    let closed = ev.events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+                    drained &= !c.more && closed == 0;
                     ran.push(token);
-                    self.slots.lock().put(token, c);
+                    slots.borrow_mut().put(token, c);
                 }
-                next => self.leave(state, token, c, next),
+                next => self.leave(state, slots, token, c, next),
             }
         }
         for token in ran.drain(..) {
-            let Some(mut c) = self.slots.lock().take(token) else {
+            let Some(mut c) = slots.borrow_mut().take(token) else {
                 continue;
             };
             match write_replies(state, &mut c) {
-                Next::Stay => self.slots.lock().put(token, c),
-                next => self.leave(state, token, c, next),
+                Next::Stay => slots.borrow_mut().put(token, c),
+                next => self.leave(state, slots, token, c, next),
             }
         }
         drained
     }
 
     /// The client leaves the loop: closed, or to a task.
-    fn leave(&self, state: &Arc<ServerState>, token: u64, c: Box<LoopClient>, next: Next) {
-        self.slots.lock().remove(token);
+    fn leave(
+        &self,
+        state: &Arc<ServerState>,
+        slots: &RefCell<Slots>,
+        token: u64,
+        c: Box<LoopClient>,
+        next: Next,
+    ) {
+        slots.borrow_mut().remove(token);
         match next {
             Next::Stay => {}
             Next::Close => close(state, c),
@@ -411,8 +448,10 @@ impl Loop {
     /// a task, and watch the bell again for the others.
     fn rung(&self, state: &Arc<ServerState>) {
         let tokens = std::mem::take(&mut *self.rings.lock());
+        let guard = self.slots.lock();
+        let slots = &*guard;
         for token in tokens {
-            let Some(c) = self.slots.lock().take(token) else {
+            let Some(c) = slots.borrow_mut().take(token) else {
                 continue;
             };
             // Watch first, then look: a ring after the look wakes the loop again.
@@ -421,19 +460,20 @@ impl Loop {
             let killed = client.info.kill.is_cancelled() || state.shutdown.is_cancelled();
             let pushed = client.push.has_frames();
             if killed {
-                self.leave(state, token, c, Next::Close);
+                self.leave(state, slots, token, c, Next::Close);
             } else if pushed {
-                self.leave(state, token, c, Next::Task(None));
+                self.leave(state, slots, token, c, Next::Task(None));
             } else {
-                self.slots.lock().put(token, c);
+                slots.borrow_mut().put(token, c);
             }
         }
     }
 
-    /// A script run by one of this loop's clients is taking long (`handoff::set_on_long`):
-    /// every other client moves to a task, where it gets BUSY and can kill the script.
+    /// A script run by one of this loop's clients is taking long (`handoff::set_on_long`, on
+    /// the loop's thread, inside the pass): every other client moves to a task, where it gets
+    /// BUSY and can kill the script.
     fn rescue(&self, state: &Arc<ServerState>) {
-        let all = self.slots.lock().drain();
+        let all = self.slots.lock().borrow_mut().drain();
         for c in all {
             self.to_task(state, c, None);
         }
@@ -513,11 +553,7 @@ fn write_replies(state: &Arc<ServerState>, c: &mut LoopClient) -> Next {
         if !conn.out.is_empty() {
             return Next::Task(None);
         }
-        if conn.out.capacity() > 1024 * 1024 {
-            // A big reply's buffer is freed (never pooled) and its pages go back.
-            conn.out = Output::new();
-            super::input::release_freed_memory();
-        }
+        super::free_big_output(&mut conn.out);
     }
     super::pool::give(conn.out.tail());
     if conn.client.close_after_reply {
