@@ -45,6 +45,26 @@ const PUSH_BATCH_BYTES: usize = 512 * 1024;
 /// only: servers embedded side by side in one process share it.
 static SERVING: AtomicUsize = AtomicUsize::new(0);
 
+/// Connections being served by a task of their own (not by an event loop), for the loops'
+/// choice to let them run first (see `event_loop`). A hint, as [`SERVING`].
+static IN_TASKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a connection in [`IN_TASKS`] while its task serves it.
+struct InTask;
+
+impl InTask {
+    fn start() -> InTask {
+        IN_TASKS.fetch_add(1, Ordering::Relaxed);
+        InTask
+    }
+}
+
+impl Drop for InTask {
+    fn drop(&mut self) {
+        IN_TASKS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Counts a connection in [`SERVING`] for as long as its task lives.
 struct Serving;
 
@@ -229,14 +249,32 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
         mut gone,
         _serving,
     } = conn;
+    let _in_task = InTask::start();
     let info = client.info.clone();
     let push = client.push.clone();
     let mut skip_wait = resumed;
     if let Some(mut args) = pending {
         lend(&mut out);
         let reply = cmd::dispatch::execute::execute(&state, &mut client, &mut args).await;
-        finish_request(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock, args, reply);
-        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+        finish_request(
+            &state,
+            &mut client,
+            &mut taken,
+            &mut input,
+            &mut out,
+            &mut soft_clock,
+            args,
+            reply,
+        );
+        process_input(
+            &state,
+            &mut client,
+            &mut taken,
+            &mut input,
+            &mut out,
+            &mut soft_clock,
+        )
+        .await;
     }
     loop {
         // A blocked client (BLPOP...) runs no request until it is served, unblocked or times
@@ -247,56 +285,58 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
         if info.kill.is_cancelled() || state.shutdown.is_cancelled() {
             break;
         }
-        if !std::mem::take(&mut skip_wait) { tokio::select! {
-            r = input.read_from(&mut rd) => {
-                state.stats.reads_processed.fetch_add(1, Ordering::Relaxed);
-                match r {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
+        if !std::mem::take(&mut skip_wait) {
+            tokio::select! {
+                r = input.read_from(&mut rd) => {
+                    state.stats.reads_processed.fetch_add(1, Ordering::Relaxed);
+                    match r {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => { state.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed); }
+                    }
+                    // Redis's lastinteraction = server.unixtime: the time last read is near enough.
+                    info.last_active_ms.store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
+                    if !input_arrived(&state, &info, &input) {
+                        break;
+                    }
+                    // A blocked client's later requests stay buffered until it is served.
+                    if !client.is_blocked() {
+                        lend(&mut out);
+                        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                    }
                 }
-                // Redis's lastinteraction = server.unixtime: the time last read is near enough.
-                info.last_active_ms.store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
-                if !input_arrived(&state, &info, &input) {
-                    break;
-                }
-                // A blocked client's later requests stay buffered until it is served.
-                if !client.is_blocked() {
+                // One doorbell for pushes, CLIENT KILL and shutdown (see `crate::wake`).
+                _ = push.notified() => {
+                    if info.kill.is_cancelled() || state.shutdown.is_cancelled() {
+                        break;
+                    }
+                    // A served or unblocked client's reply arrives here, like a pushed message.
                     lend(&mut out);
-                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                    if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
+                        break;
+                    }
+                    if blocked && !client.is_blocked() {
+                        if info.extra.close_after_unblock.swap(false, Ordering::Acquire) {
+                            // -UNBLOCKED of a master turned replica: written, then closed.
+                            client.close_after_reply = true;
+                        } else {
+                            process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                        }
+                    }
                 }
-            }
-            // One doorbell for pushes, CLIENT KILL and shutdown (see `crate::wake`).
-            _ = push.notified() => {
-                if info.kill.is_cancelled() || state.shutdown.is_cancelled() {
-                    break;
-                }
-                // A served or unblocked client's reply arrives here, like a pushed message.
-                lend(&mut out);
-                if !take_pushes(&state, &info, &push, &mut taken, &mut out).await {
-                    break;
-                }
-                if blocked && !client.is_blocked() {
-                    if info.extra.close_after_unblock.swap(false, Ordering::Acquire) {
-                        // -UNBLOCKED of a master turned replica: written, then closed.
-                        client.close_after_reply = true;
-                    } else {
+                // Redis times a client out once its deadline is strictly in the past.
+                _ = state.clock.sleep_until(deadline.saturating_add(1)), if blocked && deadline > 0 => {
+                    lend(&mut out);
+                    if let Some(reply) = cmd::runtime::blocking::timed_out(&state, &mut client).await {
+                        client.push.take(usize::MAX, &mut taken);
+                        taken.write_to(out.tail());
+                        encode(&reply, client.resp, &mut out);
+                    }
+                    if !client.is_blocked() {
                         process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
                     }
                 }
             }
-            // Redis times a client out once its deadline is strictly in the past.
-            _ = state.clock.sleep_until(deadline.saturating_add(1)), if blocked && deadline > 0 => {
-                lend(&mut out);
-                if let Some(reply) = cmd::runtime::blocking::timed_out(&state, &mut client).await {
-                    client.push.take(usize::MAX, &mut taken);
-                    taken.write_to(out.tail());
-                    encode(&reply, client.resp, &mut out);
-                }
-                if !client.is_blocked() {
-                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
-                }
-            }
-        } }
+        }
         if info.kill.is_cancelled() {
             // Closed for its output-buffer limit (or killed) while its replies were made:
             // Redis discards what was pending.
@@ -597,9 +637,9 @@ async fn process_input(
     soft_clock: &mut SoftLimitClock,
 ) {
     let mut ahead = LookAhead::default();
-    while let Some(mut args) =
-        run_at_once(state, client, taken, input, out, soft_clock, &mut ahead, false)
-    {
+    while let Some(mut args) = run_at_once(
+        state, client, taken, input, out, soft_clock, &mut ahead, false,
+    ) {
         let reply = cmd::dispatch::execute::execute(state, client, &mut args).await;
         finish_request(state, client, taken, input, out, soft_clock, args, reply);
     }

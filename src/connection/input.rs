@@ -108,7 +108,10 @@ impl Input {
     /// [`Input::read_on`] does. `Ok((n, more))`: `n` bytes read (0: the peer closed),
     /// `more` when the read stopped at that megabyte with bytes perhaps left in the socket.
     /// `Err(WouldBlock)`: nothing had arrived.
-    pub(super) fn read_now(&mut self, sock: &std::net::TcpStream) -> std::io::Result<(usize, bool)> {
+    pub(super) fn read_now(
+        &mut self,
+        sock: &std::net::TcpStream,
+    ) -> std::io::Result<(usize, bool)> {
         let sock = socket2::SockRef::from(sock);
         let mut total = 0;
         loop {
