@@ -386,7 +386,7 @@ impl Loop {
             let Some(mut c) = slots.borrow_mut().take(token) else {
                 continue;
             };
-            match read_and_run(state, &mut c) {
+            match guarded(|| read_and_run(state, &mut c)) {
                 Next::Stay => {
                     // The epoll set is level-triggered but tokio's registration of it is not:
                     // readiness is cleared after a pass only if no client may still have
@@ -405,7 +405,7 @@ impl Loop {
             let Some(mut c) = slots.borrow_mut().take(token) else {
                 continue;
             };
-            match write_replies(state, &mut c) {
+            match guarded(|| write_replies(state, &mut c)) {
                 Next::Stay => slots.borrow_mut().put(token, c),
                 next => self.leave(state, slots, token, c, next),
             }
@@ -496,6 +496,12 @@ impl Loop {
             self.to_task(state, c, None);
         }
     }
+}
+
+/// Run one client's turn; a panic in it (a bug) closes that client, as it ended the client's
+/// task before the loop, instead of stopping the loop and every other client in it.
+fn guarded(turn: impl FnOnce() -> Next) -> Next {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(turn)).unwrap_or(Next::Close)
 }
 
 /// Read what the client sent and run every request that can run at once.

@@ -236,7 +236,8 @@ pub fn peek_requests<'a, const N: usize>(
     let mut at = 0;
     let mut walked = 0;
     while walked < max && buf.get(at) == Some(&b'*') {
-        let Some(nl) = find_cr(buf, at) else {
+        // The header's LF must have arrived too: the arguments start after it.
+        let Some(nl) = find_cr(buf, at).filter(|&nl| nl + 2 <= buf.len()) else {
             break;
         };
         let count = match parse_ll(&buf[at + 1..nl]) {
@@ -622,6 +623,16 @@ mod tests {
         assert_eq!(count, 1);
         assert_eq!(peek_requests::<2>(b"PING\r\n", &mut st, 16, |_| {}), 0);
         assert_eq!(peek_requests::<2>(b"*1\r\n$4\r\nPI", &mut st, 16, |_| {}), 0);
+    }
+
+    #[test]
+    fn peek_requests_stops_at_a_header_whose_line_feed_has_not_arrived() {
+        // A pipeline cut right after a request header's CR (a mass insert read a megabyte at
+        // a time): the look ahead used to index past the end and panic.
+        let mut st = ParseState::default();
+        let b = b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r";
+        assert_eq!(peek_requests::<2>(b, &mut st, 16, |_| {}), 1);
+        assert_eq!(peek_requests::<2>(b"*3\r", &mut st, 16, |_| {}), 0);
     }
 
     /// Every request the look ahead located parses to the arguments a fresh parse gives,
