@@ -1,7 +1,10 @@
-//! One task per client: read what arrived, run every complete request in order, let the
+//! A client's connection: read what arrived, run every complete request in order, let the
 //! other ready clients run theirs ([`yield_before_write`]), write all replies with one write
 //! (vectored when large values wait beside the buffer, see [`Output`]), and interleave
-//! out-of-band pushes (pub/sub) between batches.
+//! out-of-band pushes (pub/sub) between batches. A plain TCP client starts in its worker's
+//! event loop (`event_loop`), which serves it without a task of its own; TLS and unix-socket
+//! clients, and a TCP client once it needs to wait for something, are served by a task
+//! ([`serve`], `serve_conn`), as below.
 //!
 //! Pushes: publishers append frames, already encoded, to the client's queue (`Client::push`,
 //! which counts the bytes queued and wakes this task only when it was empty). Before each

@@ -300,6 +300,9 @@ impl Loop {
                 if let Some(c) = c {
                     close(state, c);
                 }
+            } else {
+                // Killed or sent a push before its doorbell had the loop's waker: look now.
+                self.rings.lock().push(token);
             }
         }
     }
