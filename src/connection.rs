@@ -52,35 +52,20 @@ static SERVING: AtomicUsize = AtomicUsize::new(0);
 /// choice to let them run first (see `event_loop`). A hint, as [`SERVING`].
 static IN_TASKS: AtomicUsize = AtomicUsize::new(0);
 
-/// Counts a connection in [`IN_TASKS`] while its task serves it.
-struct InTask;
+/// Counts a connection in one of the counters above ([`SERVING`], [`IN_TASKS`]) for as long
+/// as it lives.
+struct Counted(&'static AtomicUsize);
 
-impl InTask {
-    fn start() -> InTask {
-        IN_TASKS.fetch_add(1, Ordering::Relaxed);
-        InTask
+impl Counted {
+    fn start(counter: &'static AtomicUsize) -> Counted {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Counted(counter)
     }
 }
 
-impl Drop for InTask {
+impl Drop for Counted {
     fn drop(&mut self) {
-        IN_TASKS.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Counts a connection in [`SERVING`] for as long as its task lives.
-struct Serving;
-
-impl Serving {
-    fn start() -> Serving {
-        SERVING.fetch_add(1, Ordering::Relaxed);
-        Serving
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        SERVING.fetch_sub(1, Ordering::Relaxed);
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -202,13 +187,13 @@ pub(crate) struct Conn {
     soft_clock: SoftLimitClock,
     /// Whether the client was already forgotten (see `serve_conn`).
     gone: bool,
-    _serving: Serving,
+    _serving: Counted,
 }
 
 impl Conn {
     /// A new client, registered with the server.
     fn connect(state: &ServerState, peer: Peer) -> Conn {
-        let _serving = Serving::start();
+        let _serving = Counted::start(&SERVING);
         let id = state.next_client_id();
         let client = cmd::runtime::clients::connect(state, id, peer.addr, peer.laddr);
         client.info.set_unix_socket(peer.unix_socket);
@@ -252,7 +237,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
         mut gone,
         _serving,
     } = conn;
-    let _in_task = InTask::start();
+    let _in_task = Counted::start(&IN_TASKS);
     let info = client.info.clone();
     let push = client.push.clone();
     let mut skip_wait = resumed;
