@@ -15,7 +15,9 @@
 //! of its doorbell but a kill), SYNC/PSYNC. While a script one of its clients runs takes
 //! long, the loop's other clients move to tasks too (the hook `handoff::set_on_long` runs),
 //! so they get BUSY and can send SCRIPT KILL as from a task; new clients go to tasks until
-//! the pass ends. `RESPLOCK_EVENT_LOOP=0` serves every client in a task instead.
+//! the pass ends. While some clients are served by tasks, a loop yields once before each pass,
+//! so that tasks tokio woke in the same turn (most likely with requests that arrived first)
+//! run before it. `RESPLOCK_EVENT_LOOP=0` serves every client in a task instead.
 
 use super::{Conn, LookAhead, Peer};
 use crate::cmd::{self, ServerState};
