@@ -241,19 +241,8 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
     let info = client.info.clone();
     let push = client.push.clone();
     let mut skip_wait = resumed;
-    if let Some(mut args) = pending {
+    if pending.is_some() {
         lend(&mut out);
-        let reply = cmd::dispatch::execute::execute(&state, &mut client, &mut args).await;
-        finish_request(
-            &state,
-            &mut client,
-            &mut taken,
-            &mut input,
-            &mut out,
-            &mut soft_clock,
-            args,
-            reply,
-        );
         process_input(
             &state,
             &mut client,
@@ -261,6 +250,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
             &mut input,
             &mut out,
             &mut soft_clock,
+            pending,
         )
         .await;
     }
@@ -289,7 +279,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
                     // A blocked client's later requests stay buffered until it is served.
                     if !client.is_blocked() {
                         lend(&mut out);
-                        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock, None).await;
                     }
                 }
                 // One doorbell for pushes, CLIENT KILL and shutdown (see `crate::wake`).
@@ -307,7 +297,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
                             // -UNBLOCKED of a master turned replica: written, then closed.
                             client.close_after_reply = true;
                         } else {
-                            process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                            process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock, None).await;
                         }
                     }
                 }
@@ -320,7 +310,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
                         encode(&reply, client.resp, &mut out);
                     }
                     if !client.is_blocked() {
-                        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                        process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock, None).await;
                     }
                 }
             }
@@ -381,7 +371,7 @@ async fn serve_conn<R: ReadHalf, W: AsyncWrite + Unpin + Send>(
                                 info.last_active_ms.store(state.clock.recent_ms().max(0) as u64, Ordering::Relaxed);
                                 ok = input_arrived(&state, &info, &input);
                                 if ok {
-                                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock).await;
+                                    process_input(&state, &mut client, &mut taken, &mut input, &mut out, &mut soft_clock, None).await;
                                     cmd::runtime::persist::before_reply(&state).await;
                                 }
                             }
@@ -623,11 +613,15 @@ async fn process_input(
     input: &mut Input,
     out: &mut Output,
     soft_clock: &mut SoftLimitClock,
+    first: Option<Vec<Bytes>>,
 ) {
     let mut ahead = LookAhead::default();
-    while let Some(mut args) = run_at_once(
-        state, client, taken, input, out, soft_clock, &mut ahead, false,
-    ) {
+    let mut first = first;
+    while let Some(mut args) = first.take().or_else(|| {
+        run_at_once(
+            state, client, taken, input, out, soft_clock, &mut ahead, false,
+        )
+    }) {
         let reply = cmd::dispatch::execute::execute(state, client, &mut args).await;
         finish_request(state, client, taken, input, out, soft_clock, args, reply);
     }

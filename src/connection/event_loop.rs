@@ -391,35 +391,31 @@ impl Loop {
             let Some(mut c) = slots.borrow_mut().take(token) else {
                 continue;
             };
-            match guarded(|| read_and_run(state, &mut c)) {
-                Next::Stay => {
-                    // The epoll set is level-triggered but tokio's registration of it is not:
-                    // readiness is cleared after a pass only if no client may still have
-                    // something to read, here a close that came with its last bytes (a short
-                    // read does not show it; the next pass's read returns 0).
-                    let closed =
-                        ev.events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
-                    drained &= !c.more && closed == 0;
-                    ran.push(token);
-                    slots.borrow_mut().put(token, c);
-                }
-                next => self.leave(state, slots, token, c, next),
+            let next = guarded(|| read_and_run(state, &mut c));
+            if matches!(next, Next::Stay) {
+                // The epoll set is level-triggered but tokio's registration of it is not:
+                // readiness is cleared after a pass only if no client may still have
+                // something to read, here a close that came with its last bytes (a short
+                // read does not show it; the next pass's read returns 0).
+                let closed =
+                    ev.events & (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+                drained &= !c.more && closed == 0;
+                ran.push(token);
             }
+            self.settle(state, slots, token, c, next);
         }
         for token in ran.drain(..) {
             let Some(mut c) = slots.borrow_mut().take(token) else {
                 continue;
             };
-            match guarded(|| write_replies(state, &mut c)) {
-                Next::Stay => slots.borrow_mut().put(token, c),
-                next => self.leave(state, slots, token, c, next),
-            }
+            let next = guarded(|| write_replies(state, &mut c));
+            self.settle(state, slots, token, c, next);
         }
         drained
     }
 
-    /// The client leaves the loop: closed, or to a task.
-    fn leave(
+    /// After a client's turn: back in its slot, or out of the loop (closed, or to a task).
+    fn settle(
         &self,
         state: &Arc<ServerState>,
         slots: &RefCell<Slots>,
@@ -427,11 +423,16 @@ impl Loop {
         c: Box<LoopClient>,
         next: Next,
     ) {
-        slots.borrow_mut().remove(token);
         match next {
-            Next::Stay => {}
-            Next::Close => close(state, c),
-            Next::Task(pending) => self.to_task(state, c, pending),
+            Next::Stay => slots.borrow_mut().put(token, c),
+            Next::Close => {
+                slots.borrow_mut().remove(token);
+                close(state, c);
+            }
+            Next::Task(pending) => {
+                slots.borrow_mut().remove(token);
+                self.to_task(state, c, pending);
+            }
         }
     }
 
@@ -482,13 +483,14 @@ impl Loop {
             client.push.bell().watch(&c.waker);
             let killed = client.info.kill.is_cancelled() || state.shutdown.is_cancelled();
             let pushed = client.push.has_frames();
-            if killed {
-                self.leave(state, slots, token, c, Next::Close);
+            let next = if killed {
+                Next::Close
             } else if pushed {
-                self.leave(state, slots, token, c, Next::Task(None));
+                Next::Task(None)
             } else {
-                slots.borrow_mut().put(token, c);
-            }
+                Next::Stay
+            };
+            self.settle(state, slots, token, c, next);
         }
     }
 

@@ -103,9 +103,8 @@ impl Input {
         total
     }
 
-    /// The event loop's read: what the socket holds now, without
-    /// waiting, taking in up to a megabyte past a read that filled the buffer as
-    /// [`Input::read_on`] does. `Ok((n, more))`: `n` bytes read (0: the peer closed),
+    /// The event loop's read: what the socket holds now, without waiting, taking in up to a
+    /// megabyte past a read that filled the buffer as [`Input::read_on`] does. `Ok((n, more))`: `n` bytes read (0: the peer closed),
     /// `more` when the read stopped at that megabyte with bytes perhaps left in the socket.
     /// `Err(WouldBlock)`: nothing had arrived.
     pub(super) fn read_now(
