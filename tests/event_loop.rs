@@ -5,9 +5,16 @@
 #[macro_use]
 mod common;
 
-use common::{request, server, Raw};
+use common::{request, Raw};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A server whose TCP clients start in the event loops (off by default: `RESPLOCK_EVENT_LOOP=1`).
+/// Every test of this file sets the same value, so setting it from several at once is benign.
+async fn server() -> resplock::ServerHandle {
+    std::env::set_var("RESPLOCK_EVENT_LOOP", "1");
+    common::server().await
+}
 
 /// A mass insert sent in one go, in pieces cut at every kind of place (inside a header,
 /// between CR and LF, inside an argument), while the replies are read at the same time: every
